@@ -1,0 +1,476 @@
+// Package journal reads Pi session journals: the JSONL files Pi's
+// SessionManager writes, in format versions 1, 2 and 3.
+//
+// It never rewrites a file. Older versions are migrated in memory the way Pi
+// migrates them on open (v1 entries get ids and parents, v2 "hookMessage"
+// roles become "custom"), except that v1 ids here are derived from the session
+// id and line number, so reading the same file twice gives the same ids.
+//
+// Each line is parsed into an Entry that keeps the original bytes exactly, the
+// fields the rest of pi-history needs (id, parent, type, role, time), and the
+// entry's searchable text: the allowlisted, JSON-decoded text that literal
+// search runs over. Which parts of an entry are searchable is decided here and
+// nowhere else (see Searchable).
+package journal
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CurrentVersion is the newest journal format Pi 0.73.1 writes.
+const CurrentVersion = 3
+
+// Header is the first line of a journal: the session's identity.
+type Header struct {
+	ID            string // session id (a UUID in files Pi writes)
+	Version       int    // format version; 1 when the field is absent
+	Timestamp     string // ISO-8601 creation time
+	Cwd           string // the project directory the session ran in
+	ParentSession string // absolute path of the journal this one was forked from, if any
+	Raw           []byte // the header line exactly as written
+}
+
+// Entry is one non-header line of a journal.
+type Entry struct {
+	Type      string // "message", "compaction", "custom", … or any unknown type
+	ID        string // entry id (derived for v1 files)
+	ParentID  string // "" when the entry is a root
+	Timestamp string // ISO-8601 time the entry was appended ("" if absent)
+	Line      int    // 1-based line number in the file (the header is line 1)
+
+	Role       string // message role (user, assistant, toolResult, bashExecution, custom, …); "" for non-messages
+	CustomType string // customType of custom, custom_message and role-custom messages
+	ToolName   string // toolResult: the tool whose result this is
+	ToolCallID string // toolResult: the call it answers
+	IsError    bool   // toolResult: the tool failed
+
+	FirstKeptEntryID string // compaction: where the kept tail starts (migrated from v1's index)
+	FromHook         bool   // compaction and branch_summary: written by an extension
+	TargetID         string // label: the entry labelled
+	Label            string // label: the label ("" clears it)
+	Name             string // session_info: the session name ("" clears it)
+	HasName          bool   // session_info: the name field is present
+
+	Searchable bool   // the entry has searchable text under the allowlist
+	Text       string // the searchable text (decoded, allowlisted); "" when not searchable
+	Raw        []byte // the line exactly as written, without its newline
+}
+
+// Time parses the entry's timestamp; the zero time when absent or malformed.
+func (e *Entry) Time() time.Time { return ParseTime(e.Timestamp) }
+
+// ParseTime parses an ISO-8601 timestamp as Pi writes them; zero on failure.
+func ParseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// LineError describes a line that could not be read as an entry.
+type LineError struct {
+	Line   int    // 1-based line number
+	Reason string // what is wrong with it
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// ErrNoHeader is returned for a first line that is not a session header.
+var ErrNoHeader = errors.New(`first line is not a session header ({"type":"session","id":…})`)
+
+// Parser turns the lines of one journal into a Header and Entries, in order.
+// Its State can be saved and restored so that reading resumes mid-file.
+type Parser struct {
+	State
+}
+
+// State is what a Parser must remember between lines.
+type State struct {
+	SessionID string `json:"sessionId"`
+	Version   int    `json:"version"`
+	Line      int    `json:"line"`   // lines consumed so far, header included
+	PrevID    string `json:"prevId"` // v1: id of the previous entry (the next one's parent)
+}
+
+// HeaderSeen reports whether the header has been read.
+func (p *Parser) HeaderSeen() bool { return p.Version != 0 }
+
+// rawEntry mirrors the fields of an entry line that pi-history reads.
+type rawEntry struct {
+	Type                string          `json:"type"`
+	ID                  *string         `json:"id"`
+	ParentID            *string         `json:"parentId"`
+	Timestamp           json.RawMessage `json:"timestamp"`
+	Version             *int            `json:"version"`
+	Cwd                 string          `json:"cwd"`
+	ParentSession       string          `json:"parentSession"`
+	Message             json.RawMessage `json:"message"`
+	CustomType          string          `json:"customType"`
+	Content             json.RawMessage `json:"content"`
+	Data                json.RawMessage `json:"data"`
+	Summary             *string         `json:"summary"`
+	FirstKeptEntryID    string          `json:"firstKeptEntryId"`
+	FirstKeptEntryIndex *int            `json:"firstKeptEntryIndex"`
+	FromHook            bool            `json:"fromHook"`
+	TargetID            string          `json:"targetId"`
+	Label               *string         `json:"label"`
+	Name                *string         `json:"name"`
+}
+
+// Message is the part of a message entry pi-history reads.
+type Message struct {
+	Role               string          `json:"role"`
+	Content            json.RawMessage `json:"content"`
+	CustomType         string          `json:"customType"`
+	ToolName           string          `json:"toolName"`
+	ToolCallID         string          `json:"toolCallId"`
+	IsError            bool            `json:"isError"`
+	Command            string          `json:"command"`
+	Output             string          `json:"output"`
+	ExcludeFromContext bool            `json:"excludeFromContext"`
+	Summary            string          `json:"summary"`
+}
+
+// Block is one content block of a message.
+type Block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Name      string          `json:"name"`
+	ID        string          `json:"id"`
+	Arguments json.RawMessage `json:"arguments"`
+	MimeType  string          `json:"mimeType"`
+	Data      string          `json:"data"`
+}
+
+// Line parses one line (without its newline). The first line must be the
+// header: it returns (header, nil, nil). Later lines return (nil, entry, nil).
+// A line that cannot be read returns a *LineError and leaves the parser's
+// state as if the line had been consumed, so reading continues with the next.
+func (p *Parser) Line(line []byte) (*Header, *Entry, error) {
+	p.State.Line++
+	n := p.State.Line
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return nil, nil, &LineError{Line: n, Reason: "empty line"}
+	}
+	var r rawEntry
+	if err := json.Unmarshal(trimmed, &r); err != nil {
+		return nil, nil, &LineError{Line: n, Reason: "not a JSON object: " + shortErr(err)}
+	}
+	if !p.HeaderSeen() {
+		if r.Type != "session" || r.ID == nil || *r.ID == "" {
+			// Pi treats such a file as invalid; so do we, but we keep reading
+			// to say so only once.
+			p.State.Line = 0
+			return nil, nil, ErrNoHeader
+		}
+		h := &Header{ID: *r.ID, Version: 1, Timestamp: jsonString(r.Timestamp), Cwd: r.Cwd,
+			ParentSession: r.ParentSession, Raw: append([]byte(nil), line...)}
+		if r.Version != nil {
+			h.Version = *r.Version
+		}
+		if h.Version < 1 {
+			h.Version = 1
+		}
+		p.SessionID, p.Version = h.ID, h.Version
+		return h, nil, nil
+	}
+	if r.Type == "" {
+		return nil, nil, &LineError{Line: n, Reason: `entry has no "type"`}
+	}
+	if r.Type == "session" {
+		return nil, nil, &LineError{Line: n, Reason: "a second session header in the middle of the file"}
+	}
+	e := &Entry{Type: r.Type, Line: n, Timestamp: jsonString(r.Timestamp), Raw: append([]byte(nil), line...),
+		CustomType: r.CustomType, FirstKeptEntryID: r.FirstKeptEntryID, FromHook: r.FromHook, TargetID: r.TargetID}
+	if p.Version == 1 {
+		// v1: ids are assigned in file order; each entry's parent is the previous one.
+		e.ID = V1ID(p.SessionID, n-1)
+		e.ParentID = p.PrevID
+		if r.FirstKeptEntryIndex != nil && e.FirstKeptEntryID == "" {
+			e.FirstKeptEntryID = V1ID(p.SessionID, *r.FirstKeptEntryIndex)
+		}
+	} else {
+		if r.ID == nil || *r.ID == "" {
+			return nil, nil, &LineError{Line: n, Reason: `entry has no "id"`}
+		}
+		e.ID = *r.ID
+		if r.ParentID != nil {
+			e.ParentID = *r.ParentID
+		}
+	}
+	if e.ParentID == e.ID {
+		e.ParentID = "" // an entry cannot be its own parent; treat it as a root
+	}
+	if r.Label != nil {
+		e.Label = *r.Label
+	}
+	if r.Name != nil {
+		e.Name, e.HasName = *r.Name, true
+	}
+	if err := fillContent(e, &r, p.Version); err != nil {
+		return nil, nil, &LineError{Line: n, Reason: err.Error()}
+	}
+	p.PrevID = e.ID
+	return nil, e, nil
+}
+
+// V1ID is the deterministic id given to the entry at line index idx (the
+// header is index 0) of a version-1 journal whose session id is sessionID.
+func V1ID(sessionID string, idx int) string {
+	sum := sha256.Sum256([]byte("pi-history/v1/" + sessionID + "/" + strconv.Itoa(idx)))
+	return hex.EncodeToString(sum[:4])
+}
+
+// fillContent sets role fields and the searchable text.
+func fillContent(e *Entry, r *rawEntry, version int) error {
+	switch r.Type {
+	case "message":
+		if len(r.Message) == 0 || r.Message[0] != '{' {
+			return errors.New(`message entry has no "message" object`)
+		}
+		var m Message
+		if err := json.Unmarshal(r.Message, &m); err != nil {
+			return errors.New("message is malformed: " + shortErr(err))
+		}
+		if m.Role == "hookMessage" { // v2 → v3 migration
+			m.Role = "custom"
+		}
+		e.Role, e.ToolName, e.ToolCallID, e.IsError = m.Role, m.ToolName, m.ToolCallID, m.IsError
+		if m.CustomType != "" {
+			e.CustomType = m.CustomType
+		}
+		e.Text, e.Searchable = messageText(&m)
+	case "custom_message":
+		e.Text, e.Searchable = ContentText(r.Content), true
+	case "compaction", "branch_summary":
+		if r.Summary != nil {
+			e.Text, e.Searchable = *r.Summary, true
+		}
+	case "custom":
+		if r.CustomType == NotebookType {
+			e.Text, e.Searchable = notebookText(r.Data)
+		}
+	}
+	_ = version
+	return nil
+}
+
+// NotebookType is the customType of sectioned-notebook entries.
+const NotebookType = "note-context/notebook"
+
+// messageText applies the allowlist to a message.
+func messageText(m *Message) (string, bool) {
+	switch m.Role {
+	case "user", "custom":
+		return ContentText(m.Content), true
+	case "assistant":
+		return assistantText(m.Content), true
+	case "toolResult":
+		if m.ToolName == "history" {
+			return "", false
+		}
+		return ContentText(m.Content), true
+	case "bashExecution":
+		if m.ExcludeFromContext {
+			return "", false
+		}
+		return m.Command + "\n" + m.Output, true
+	case "branchSummary", "compactionSummary":
+		return m.Summary, true
+	}
+	return "", false
+}
+
+// ContentText returns the text of a content field: the string itself, or
+// the text blocks of an array joined by newlines (other blocks add nothing).
+func ContentText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var blocks []Block
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var b strings.Builder
+	first := true
+	for _, bl := range blocks {
+		if bl.Type != "text" {
+			continue
+		}
+		if !first {
+			b.WriteByte('\n')
+		}
+		first = false
+		b.WriteString(bl.Text)
+	}
+	return b.String()
+}
+
+// assistantText joins text blocks and, for each tool call, the tool name and
+// every string value of its arguments (depth-first, in written order).
+func assistantText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		return ContentText(raw)
+	}
+	var blocks []Block
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, bl := range blocks {
+		switch bl.Type {
+		case "text":
+			parts = append(parts, bl.Text)
+		case "toolCall":
+			parts = append(parts, bl.Name)
+			parts = append(parts, StringValues(bl.Arguments)...)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// StringValues returns every string value (not object keys) in a JSON
+// document, depth-first in the order written. It walks iteratively, so deep
+// nesting costs memory proportional to the depth, not stack frames.
+func StringValues(raw json.RawMessage) []string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	// stack of containers: true = object. In an object, keys and values
+	// alternate; expectKey tracks which comes next at the top of the stack.
+	var stack []bool
+	var expectKey []bool
+	var out []string
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if len(stack) > 0 && stack[len(stack)-1] {
+					expectKey[len(expectKey)-1] = true // the container was a value
+				}
+				stack = append(stack, t == '{')
+				expectKey = append(expectKey, t == '{')
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				expectKey = expectKey[:len(expectKey)-1]
+			}
+		case string:
+			if len(stack) > 0 && stack[len(stack)-1] {
+				if expectKey[len(expectKey)-1] {
+					expectKey[len(expectKey)-1] = false
+					continue
+				}
+				expectKey[len(expectKey)-1] = true
+			}
+			out = append(out, t)
+		default:
+			if len(stack) > 0 && stack[len(stack)-1] {
+				expectKey[len(expectKey)-1] = true
+			}
+		}
+	}
+}
+
+// notebookText renders a notebook entry's sections as "## Name" followed by
+// the section text, in the order the sections were written.
+func notebookText(data json.RawMessage) (string, bool) {
+	sections := NotebookSections(data)
+	if sections == nil {
+		return "", false
+	}
+	var b strings.Builder
+	for i, s := range sections {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("## ")
+		b.WriteString(s.Name)
+		b.WriteByte('\n')
+		b.WriteString(s.Text)
+	}
+	return b.String(), true
+}
+
+// Section is one named section of a notebook entry.
+type Section struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// NotebookSections returns the string-valued sections of a notebook entry's
+// data in written order; nil when data has no "sections" object.
+func NotebookSections(data json.RawMessage) []Section {
+	var d struct {
+		Sections json.RawMessage `json:"sections"`
+	}
+	if json.Unmarshal(data, &d) != nil || len(d.Sections) == 0 || d.Sections[0] != '{' {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(d.Sections))
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	out := []Section{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := kt.(string)
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return out
+		}
+		var text string
+		if json.Unmarshal(v, &text) != nil {
+			continue // non-string sections are not text
+		}
+		out = append(out, Section{Name: name, Text: text})
+	}
+	return out
+}
+
+func jsonString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "json: ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
