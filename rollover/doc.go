@@ -1,0 +1,35 @@
+// Package rollover decides whether a new context window may start in a Pi
+// session and writes the summary that opens it, without any LLM.
+//
+// It is a client with no storage of its own except the ledger file: every
+// decision is a pure function of the active branch (journal entries, root
+// first, with Raw populated), the notebook on that branch, the user's
+// compaction settings and this package's Config. The HTTP API layer reads
+// those inputs from the store and the notebook package and serves the
+// results to the Pi extension, which applies them.
+//
+// The package has five parts:
+//
+//   - A port of the parts of Pi 0.73.1 that choose and size a compaction
+//     (pi.go, jsjson.go): EstimateTokens, FindCutPoint, BuildContext,
+//     EstimateContextTokens and PrepareCut. The reclaim a gate projects is
+//     only useful if it is the number Pi's compaction will produce, so these
+//     follow Pi's JavaScript line by line, down to counting UTF-16 code units
+//     and the length of JSON.stringify output. testdata/picheck runs Pi's own
+//     exported functions under Node and the tests compare the two.
+//   - The gate (gate.go): the structural checks of design §3.2 with their
+//     blocker texts, the model/user/host attribution and the rules for
+//     confirming a pending host schedule (§15).
+//   - The rollover summary (summary.go, extract.go): the deterministic
+//     template of §5, with the notebook verbatim, the index of earlier user
+//     messages built by mechanical extraction rules, and the pinned user
+//     messages of the part that leaves the window.
+//   - Maintenance (maintenance.go): the once-per-window reminder and the
+//     fallback state machine of §6, §14 and §15, as decisions the extension
+//     asks for on each event.
+//   - The ledger and configuration (ledger.go, config.go) of §10, §11, §17.
+//
+// Window numbers follow package journal: every compaction on the path starts
+// a new window, so the wN of the index and the window a history call takes
+// are the same number.
+package rollover

@@ -1,0 +1,152 @@
+package rollover
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/pi-history/pi-history/journal"
+)
+
+// readJournal reads a journal file with package journal and returns the
+// active path (root first), as the API layer would hand it over.
+func readJournal(t testing.TB, file string) []*journal.Entry {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p journal.Parser
+	var entries []*journal.Entry
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		_, e, err := p.Line(sc.Bytes())
+		if err == journal.ErrNoHeader {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if e != nil {
+			entries = append(entries, e)
+		}
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	tree := journal.NewTree(entries)
+	path, err := tree.Path(tree.Leaf())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// piResult is what testdata/picheck/check.mjs prints for one journal.
+type piResult struct {
+	File      string `json:"file"`
+	Empty     bool   `json:"empty"`
+	Types     []string
+	Estimates []*int
+	Context   []struct {
+		Role   string
+		Tokens int
+	}
+	Cuts []struct {
+		Start, Keep, FirstKept, TurnStart int
+		Split                             bool
+	}
+}
+
+// crossCheckJournals are the journals compared with Pi: this package's own
+// and, when the shared fixtures are present, those.
+func crossCheckJournals(t *testing.T) []string {
+	files, _ := filepath.Glob("testdata/journals/*.jsonl")
+	fixtures, _ := filepath.Glob("../../shared/fixtures/pi/*.jsonl")
+	if len(fixtures) == 0 {
+		t.Log("shared Pi fixtures absent; checking this package's journals only")
+	}
+	return append(files, fixtures...)
+}
+
+// TestPiCrossCheck runs Pi's own findCutPoint, estimateTokens and
+// buildSessionContext (testdata/picheck, under Node) and requires the Go
+// port to agree on every journal. It skips when node or the installed
+// package is missing; CI runs `npm ci` in testdata/picheck first.
+func TestPiCrossCheck(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	if _, err := os.Stat("testdata/picheck/node_modules/@mariozechner/pi-coding-agent/package.json"); err != nil {
+		t.Skip("Pi not installed in testdata/picheck (run npm ci there)")
+	}
+	files := crossCheckJournals(t)
+	cmd := exec.Command(node, append([]string{"testdata/picheck/check.mjs"}, files...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("check.mjs: %v\n%s", err, stderr.String())
+	}
+	var results []piResult
+	if err := json.Unmarshal(out, &results); err != nil {
+		t.Fatalf("check.mjs output: %v", err)
+	}
+	if len(results) != len(files) {
+		t.Fatalf("check.mjs answered for %d files, want %d", len(results), len(files))
+	}
+	for _, r := range results {
+		t.Run(filepath.Base(r.File), func(t *testing.T) {
+			path := readJournal(t, r.File)
+			if r.Empty {
+				if len(path) != 0 {
+					t.Fatalf("Pi sees no entries; Go sees %d", len(path))
+				}
+				return
+			}
+			if len(path) != len(r.Types) {
+				t.Fatalf("path length: Go %d, Pi %d", len(path), len(r.Types))
+			}
+			for i, e := range path {
+				if e.Type != r.Types[i] {
+					t.Errorf("path[%d] type: Go %s, Pi %s", i, e.Type, r.Types[i])
+				}
+				if r.Estimates[i] == nil {
+					continue
+				}
+				m, _ := EntryMessage(e)
+				if got := EstimateTokens(m); got != *r.Estimates[i] {
+					t.Errorf("estimateTokens(path[%d] %s/%s): Go %d, Pi %d", i, e.Type, e.Role, got, *r.Estimates[i])
+				}
+			}
+			ctx := BuildContext(path)
+			if len(ctx) != len(r.Context) {
+				t.Fatalf("context length: Go %d, Pi %d", len(ctx), len(r.Context))
+			}
+			for i, m := range ctx {
+				if m.Role != r.Context[i].Role || EstimateTokens(m) != r.Context[i].Tokens {
+					t.Errorf("context[%d]: Go %s/%d, Pi %s/%d", i, m.Role, EstimateTokens(m), r.Context[i].Role, r.Context[i].Tokens)
+				}
+			}
+			for _, c := range r.Cuts {
+				got := FindCutPoint(path, c.Start, len(path), c.Keep)
+				want := CutPoint{FirstKeptIndex: c.FirstKept, TurnStartIndex: c.TurnStart, IsSplitTurn: c.Split}
+				if got != want {
+					t.Errorf("findCutPoint(start %d, keep %d): Go %+v, Pi %+v", c.Start, c.Keep, got, want)
+				}
+			}
+			if p, err := PrepareCut(path, 20000); err == nil {
+				found := false
+				for _, c := range r.Cuts {
+					found = found || (c.Start == p.BoundaryStart)
+				}
+				if !found {
+					t.Errorf("PrepareCut boundary %d is not one Pi's prepareCompaction would use", p.BoundaryStart)
+				}
+			}
+		})
+	}
+}
