@@ -1,0 +1,278 @@
+// Package ingest reads Pi journal files into the store: once (import) or
+// continuously (watch). It resumes each file at the byte where it stopped,
+// reads only complete lines (a half-written last line waits until Pi
+// finishes it), reports unreadable lines with their file and line number,
+// and notices a file rewritten in place (Pi migrates old files on open), in
+// which case that session's entries are replaced by the file's new content.
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/store"
+)
+
+// Limits bound what one line may cost.
+const (
+	// MaxLineBytes is the longest line read; longer lines are skipped with a reason.
+	MaxLineBytes = 64 << 20
+	batchBytes   = 8 << 20
+	batchEntries = 8192
+)
+
+// Problem is a line that was skipped, or a file that could not be read.
+type Problem struct {
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Reason string `json:"reason"`
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Reason)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Reason)
+}
+
+// FileReport says what reading one file did.
+type FileReport struct {
+	Path      string    `json:"path"`
+	Session   string    `json:"session,omitempty"`
+	Added     int       `json:"added"`
+	Confirmed int       `json:"confirmed"`
+	Dups      int       `json:"duplicates"`
+	Replaced  int       `json:"replaced"`
+	Bytes     int64     `json:"bytes"` // bytes consumed by this call
+	Rewritten bool      `json:"rewritten"`
+	Problems  []Problem `json:"problems,omitempty"`
+	Pending   int64     `json:"pending"` // bytes of an incomplete last line left for later
+}
+
+// Progress is called after each stored batch with the bytes consumed so far
+// in this file and the entries added so far; it may be nil.
+type Progress func(bytes int64, entries int)
+
+// File reads path from where the store last stopped to its current end.
+func File(st *store.Store, path string, progress Progress) (FileReport, error) {
+	rep := FileReport{Path: path}
+	f, err := os.Open(path)
+	if err != nil {
+		return rep, fmt.Errorf("open journal %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return rep, fmt.Errorf("stat journal %s: %w", path, err)
+	}
+	if info.IsDir() {
+		return rep, fmt.Errorf("%s is a directory, not a journal file", path)
+	}
+	prev, err := st.FileState(path)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return rep, err
+	}
+	var parser journal.Parser
+	var offset int64
+	replace := false
+	var state store.FileState
+	if prev != nil {
+		rewritten, err := isRewritten(f, info.Size(), prev)
+		if err != nil {
+			return rep, fmt.Errorf("check journal %s: %w", path, err)
+		}
+		if rewritten {
+			replace, rep.Rewritten = true, true
+		} else {
+			parser.State, offset, state = prev.Parser, prev.Offset, *prev
+			rep.Session = prev.Session
+		}
+	}
+	if info.Size() == offset {
+		return rep, nil
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return rep, fmt.Errorf("seek journal %s to %d: %w", path, offset, err)
+	}
+	r := bufio.NewReaderSize(f, 1<<20)
+	fb := &store.FileBatch{Path: path, Replace: replace}
+	pendingBytes := 0
+	consumed := offset
+	headerOK := parser.HeaderSeen()
+	flush := func() error {
+		if fb.Header == nil && len(fb.Entries) == 0 && consumed == state.Offset {
+			return nil
+		}
+		if !headerOK && fb.Header == nil {
+			// No header yet (nothing readable): remember nothing.
+			fb.Entries = nil
+			return nil
+		}
+		state.Offset = consumed
+		state.Parser = parser.State
+		fb.State = state
+		res, err := st.Apply(fb)
+		if err != nil {
+			return err
+		}
+		rep.Session = res.Session
+		rep.Added += res.Added
+		rep.Confirmed += res.Confirmed
+		rep.Dups += res.Duplicates
+		rep.Replaced += res.Replaced
+		rep.Bytes = consumed - offset
+		if progress != nil {
+			progress(rep.Bytes, rep.Added)
+		}
+		fb = &store.FileBatch{Path: path}
+		pendingBytes = 0
+		return nil
+	}
+	var line []byte
+	for {
+		line, err = readLine(r, line[:0])
+		if errors.Is(err, errLineTooLong) {
+			// Skip the rest of the oversize line.
+			n, complete, serr := skipLine(r)
+			consumed += int64(len(line)) + n
+			if serr != nil || !complete {
+				// The long line is not finished: leave it for later.
+				consumed -= int64(len(line)) + n
+				rep.Pending = info.Size() - consumed
+				break
+			}
+			parser.State.Line++
+			state.Skipped++
+			p := Problem{File: path, Line: parser.State.Line, Reason: fmt.Sprintf("line longer than %d MiB; skipped", MaxLineBytes>>20)}
+			state.LastError = p.String()
+			rep.Problems = append(rep.Problems, p)
+			continue
+		}
+		if err == io.EOF {
+			rep.Pending = int64(len(line))
+			break
+		}
+		if err != nil {
+			return rep, fmt.Errorf("read journal %s at byte %d: %w", path, consumed, err)
+		}
+		n := int64(len(line)) + 1
+		content := bytes.TrimSuffix(line, []byte{'\r'})
+		h, e, perr := parser.Line(content)
+		switch {
+		case errors.Is(perr, journal.ErrNoHeader):
+			rep.Problems = append(rep.Problems, Problem{File: path, Line: 1, Reason: perr.Error() + "; the file is not read"})
+			return rep, nil
+		case perr != nil:
+			var le *journal.LineError
+			reason := perr.Error()
+			ln := parser.State.Line
+			if errors.As(perr, &le) {
+				reason, ln = le.Reason, le.Line
+			}
+			p := Problem{File: path, Line: ln, Reason: reason}
+			rep.Problems = append(rep.Problems, p)
+			state.Skipped++
+			state.LastError = p.String()
+		case h != nil:
+			fb.Header = h
+			headerOK = true
+			state.HeadHash = hash(line)
+		case e != nil:
+			fb.Entries = append(fb.Entries, e)
+			pendingBytes += len(e.Raw)
+		}
+		consumed += n
+		state.TailHash, state.TailLen = hash(line), int(n)
+		if pendingBytes >= batchBytes || len(fb.Entries) >= batchEntries {
+			if err := flush(); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one '\n'-terminated line without its newline. At EOF it
+// returns the partial line and io.EOF.
+func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > MaxLineBytes {
+			return append(buf, chunk...), errLineTooLong
+		}
+		buf = append(buf, chunk...)
+		if err == nil {
+			return buf[:len(buf)-1], nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return buf, err
+	}
+}
+
+// skipLine discards up to and including the next newline.
+func skipLine(r *bufio.Reader) (int64, bool, error) {
+	var n int64
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n += int64(len(chunk))
+		if err == nil {
+			return n, true, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF {
+			return n, false, nil
+		}
+		return n, false, err
+	}
+}
+
+func hash(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+// isRewritten reports whether the bytes the store already read are no
+// longer what the file holds: it is shorter, or its header line or the last
+// line read changed.
+func isRewritten(f *os.File, size int64, prev *store.FileState) (bool, error) {
+	if size < prev.Offset {
+		return true, nil
+	}
+	if prev.Offset == 0 {
+		return false, nil
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
+	head, err := readLine(r, nil)
+	if err != nil && !errors.Is(err, errLineTooLong) {
+		return true, nil
+	}
+	if hash(head) != prev.HeadHash {
+		return true, nil
+	}
+	if prev.TailLen > 0 {
+		buf := make([]byte, prev.TailLen)
+		if _, err := f.ReadAt(buf, prev.Offset-int64(prev.TailLen)); err != nil {
+			return false, err
+		}
+		if len(buf) == 0 || buf[len(buf)-1] != '\n' || hash(buf[:len(buf)-1]) != prev.TailHash {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,443 @@
+// Package store is pi-history's source of truth: every entry of every Pi
+// journal it has read, kept in Pebble.
+//
+// For each entry it keeps the original JSON line byte for byte, its
+// searchable text (see package journal), and its place in the session tree.
+// For each journal file it keeps how far it has been read, so ingestion
+// resumes where it stopped. Every write is a synced Pebble batch: once Apply
+// or Push returns, the entries survive kill -9 and a power cut.
+//
+// Entries get a store-wide sequence number (seq) when first stored. The
+// search index (package index) follows the store by seq and is always
+// rebuildable from it; nothing here depends on the index.
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pi-history/pi-history/journal"
+)
+
+// Sentinel errors; test with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// SessionInfo describes one session.
+type SessionInfo struct {
+	ID            string `json:"id"`
+	File          string `json:"file"`
+	Cwd           string `json:"cwd"`
+	Created       string `json:"created"`
+	Version       int    `json:"version"`
+	ParentSession string `json:"parentSession,omitempty"`
+	Name          string `json:"name"`
+	Entries       int    `json:"entries"`
+	Searchable    int    `json:"searchable"`
+	Bytes         int64  `json:"bytes"`
+	LastActivity  string `json:"lastActivity"`
+	Leaf          string `json:"leaf"`
+	LeafSeq       uint64 `json:"-"`
+	Header        string `json:"-"` // the header line exactly as written
+}
+
+// FileState records how far a journal file has been read.
+type FileState struct {
+	Path      string        `json:"path"`
+	Session   string        `json:"session"`
+	Offset    int64         `json:"offset"`    // bytes consumed: always the end of a complete line
+	HeadHash  uint64        `json:"headHash"`  // hash of the header line, to notice a rewrite
+	TailHash  uint64        `json:"tailHash"`  // hash of the last consumed line
+	TailLen   int           `json:"tailLen"`   // its length including the newline
+	Parser    journal.State `json:"parser"`    // parser state after Offset
+	Skipped   int           `json:"skipped"`   // lines skipped as unreadable, in total
+	LastError string        `json:"lastError"` // the last such reason, with its line
+}
+
+// Store is an open store. It is safe for concurrent use; writes are serialized.
+type Store struct {
+	db  *pebble.DB
+	dir string
+
+	wmu     sync.Mutex // serializes writers
+	nextSeq uint64
+
+	cmu     sync.Mutex
+	changed chan struct{} // closed and replaced after every commit
+	trees   *treeCache
+}
+
+// Open opens (creating if needed) the store in dir. The caller must hold the
+// data directory's lock (package datadir): Pebble allows one process only.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: create %s: %w", dir, err)
+	}
+	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest}
+	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
+	opts.Cache = pebble.NewCache(128 << 20)
+	defer opts.Cache.Unref()
+	opts.MemTableSize = 32 << 20
+	for i := range opts.Levels {
+		opts.Levels[i].BlockSize = 32 << 10
+	}
+	db, err := pebble.Open(filepath.Clean(dir), opts)
+	if err != nil {
+		return nil, fmt.Errorf("store: open pebble at %s: %w", dir, err)
+	}
+	s := &Store{db: db, dir: dir, changed: make(chan struct{}), trees: newTreeCache(300_000)}
+	v, err := s.getMeta("seq")
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		db.Close()
+		return nil, err
+	}
+	if len(v) == 8 {
+		s.nextSeq = binary.BigEndian.Uint64(v)
+	}
+	if s.nextSeq == 0 {
+		s.nextSeq = 1
+	}
+	return s, nil
+}
+
+// Close flushes and closes the store.
+func (s *Store) Close() error {
+	if err := s.db.Flush(); err != nil {
+		s.db.Close()
+		return err
+	}
+	return s.db.Close()
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// LastSeq is the highest seq assigned so far (0 when empty).
+func (s *Store) LastSeq() uint64 {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.nextSeq - 1
+}
+
+// Changed returns a channel closed at the next commit.
+func (s *Store) Changed() <-chan struct{} {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	return s.changed
+}
+
+func (s *Store) notify() {
+	s.cmu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.cmu.Unlock()
+}
+
+func (s *Store) getMeta(name string) ([]byte, error) {
+	return s.get(append([]byte{tagMeta}, name...))
+}
+
+func (s *Store) get(key []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: read: %w", err)
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+// Session returns a session's info.
+func (s *Store) Session(sid string) (*SessionInfo, error) {
+	v, err := s.get(sessionKey(tagSession, sid))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("session %q: %w", sid, ErrNotFound)
+		}
+		return nil, err
+	}
+	var si SessionInfo
+	if err := json.Unmarshal(v, &si); err != nil {
+		return nil, fmt.Errorf("store: session %q record is corrupt: %w", sid, err)
+	}
+	return &si, nil
+}
+
+// Sessions returns every session, in id order.
+func (s *Store) Sessions() ([]*SessionInfo, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagSession}, UpperBound: []byte{tagSession + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []*SessionInfo
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		var si SessionInfo
+		if err := json.Unmarshal(v, &si); err != nil {
+			return nil, fmt.Errorf("store: session record %q is corrupt: %w", it.Key(), err)
+		}
+		out = append(out, &si)
+	}
+	return out, it.Error()
+}
+
+// SessionByFile finds the session stored from a journal path.
+func (s *Store) SessionByFile(path string) (*SessionInfo, error) {
+	fs, err := s.FileState(path)
+	if err != nil {
+		return nil, err
+	}
+	return s.Session(fs.Session)
+}
+
+// FileState returns the read position of a journal file.
+func (s *Store) FileState(path string) (*FileState, error) {
+	v, err := s.get(append([]byte{tagFile}, path...))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("file %s: %w", path, ErrNotFound)
+		}
+		return nil, err
+	}
+	var fs FileState
+	if err := json.Unmarshal(v, &fs); err != nil {
+		return nil, fmt.Errorf("store: file record %s is corrupt: %w", path, err)
+	}
+	return &fs, nil
+}
+
+// Files returns the read position of every known journal file.
+func (s *Store) Files() ([]*FileState, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagFile}, UpperBound: []byte{tagFile + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []*FileState
+	for it.First(); it.Valid(); it.Next() {
+		var fs FileState
+		if err := json.Unmarshal(it.Value(), &fs); err != nil {
+			return nil, fmt.Errorf("store: file record %q is corrupt: %w", it.Key(), err)
+		}
+		out = append(out, &fs)
+	}
+	return out, it.Error()
+}
+
+// Meta returns the record of the entry with seq.
+func (s *Store) Meta(seq uint64) (*Meta, error) {
+	v, err := s.get(seqKey(tagEntry, seq))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+		}
+		return nil, err
+	}
+	return decodeMeta(v)
+}
+
+// Text returns the searchable text of seq ("" for an entry without any).
+func (s *Store) Text(seq uint64) (string, error) {
+	v, err := s.get(seqKey(tagText, seq))
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	return string(v), err
+}
+
+// TextBytes calls fn with the searchable text of seq without copying it; the
+// slice is valid only during the call. It reports whether the entry exists.
+func (s *Store) TextBytes(seq uint64, fn func([]byte)) (bool, error) {
+	v, closer, err := s.db.Get(seqKey(tagText, seq))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	fn(v)
+	closer.Close()
+	return true, nil
+}
+
+// Raw returns the original JSON line of seq.
+func (s *Store) Raw(seq uint64) ([]byte, error) {
+	v, err := s.get(seqKey(tagRaw, seq))
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+	}
+	return v, err
+}
+
+// Lookup returns the seq of entry id in session sid.
+func (s *Store) Lookup(sid, id string) (uint64, error) {
+	v, err := s.get(idKey(sid, id))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return 0, fmt.Errorf("entry %q in session %q: %w", id, sid, ErrNotFound)
+		}
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// SessionMetas returns a session's entries in file order.
+func (s *Store) SessionMetas(sid string) ([]*Meta, error) {
+	p := sessionKey(tagOrder, sid)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []*Meta
+	for it.First(); it.Valid(); it.Next() {
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, it.Error()
+}
+
+// ScanMetas calls fn for every entry with from <= seq <= to, in seq order,
+// until fn returns false.
+func (s *Store) ScanMetas(from, to uint64, fn func(*Meta) bool) error {
+	if to < from {
+		return nil
+	}
+	upper := seqKey(tagEntry, to)
+	upper = prefixEnd(upper)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagEntry, from), UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(m) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// ScanMetasReverse is ScanMetas from to down to from.
+func (s *Store) ScanMetasReverse(from, to uint64, fn func(*Meta) bool) error {
+	if to < from {
+		return nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagEntry, from), UpperBound: prefixEnd(seqKey(tagEntry, to))})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Last(); it.Valid(); it.Prev() {
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(m) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// ScanTexts calls fn for the searchable text of every entry with
+// from <= seq <= to, in seq order (newest first when reverse), until fn
+// returns false. The text slice is valid only during the call.
+func (s *Store) ScanTexts(from, to uint64, reverse bool, fn func(seq uint64, text []byte) bool) error {
+	if to < from {
+		return nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, from), UpperBound: prefixEnd(seqKey(tagText, to))})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	step := it.Next
+	ok := it.First()
+	if reverse {
+		step, ok = it.Prev, it.Last()
+	}
+	for ; ok; ok = step() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if !fn(binary.BigEndian.Uint64(it.Key()[1:]), v) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// Deleted returns the seqs removed since they were stored (after from), for
+// the index to forget, and ClearDeleted drops those markers once handled.
+func (s *Store) Deleted(limit int) ([]uint64, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagDeleted}, UpperBound: []byte{tagDeleted + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []uint64
+	for it.First(); it.Valid() && len(out) < limit; it.Next() {
+		out = append(out, binary.BigEndian.Uint64(it.Key()[1:]))
+	}
+	return out, it.Error()
+}
+
+// ClearDeleted removes deletion markers the index has applied.
+func (s *Store) ClearDeleted(seqs []uint64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	b := s.db.NewBatch()
+	for _, q := range seqs {
+		if err := b.Delete(seqKey(tagDeleted, q), nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.NoSync) // losing this only makes the index forget twice
+}
+
+// DiskSize is the store's size on disk in bytes.
+func (s *Store) DiskSize() int64 {
+	m := s.db.Metrics()
+	return int64(m.DiskSpaceUsage())
+}
+
+// Count returns the number of stored entries and of searchable ones.
+func (s *Store) Count() (entries, searchable int, err error) {
+	ss, err := s.Sessions()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, si := range ss {
+		entries += si.Entries
+		searchable += si.Searchable
+	}
+	return entries, searchable, nil
+}
+
+var _ = bytes.Equal

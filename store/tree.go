@@ -1,0 +1,101 @@
+package store
+
+import (
+	"sync"
+
+	"github.com/pi-history/pi-history/journal"
+)
+
+// SessionTree is a session's entry tree with the store records behind it.
+type SessionTree struct {
+	*journal.Tree
+	Metas []*Meta // parallel to Tree.Entries
+}
+
+// MetaOf returns the record of entry id, or nil.
+func (t *SessionTree) MetaOf(id string) *Meta {
+	if i := t.Index(id); i >= 0 {
+		return t.Metas[i]
+	}
+	return nil
+}
+
+// Tree returns the entry tree of a session. Trees are cached and rebuilt
+// after the session changes.
+func (s *Store) Tree(sid string) (*SessionTree, error) {
+	if t := s.trees.get(sid); t != nil {
+		return t, nil
+	}
+	if _, err := s.Session(sid); err != nil {
+		return nil, err
+	}
+	metas, err := s.SessionMetas(sid)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]*journal.Entry, len(metas))
+	for i, m := range metas {
+		entries[i] = m.Entry()
+	}
+	t := &SessionTree{Tree: journal.NewTree(entries), Metas: metas}
+	s.trees.put(sid, t)
+	return t, nil
+}
+
+// treeCache keeps recently used trees, bounded by their total entry count.
+type treeCache struct {
+	mu    sync.Mutex
+	max   int
+	total int
+	tick  uint64
+	m     map[string]*cached
+}
+
+type cached struct {
+	t    *SessionTree
+	used uint64
+}
+
+func newTreeCache(max int) *treeCache { return &treeCache{max: max, m: map[string]*cached{}} }
+
+func (c *treeCache) get(sid string) *SessionTree {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[sid]; ok {
+		c.tick++
+		e.used = c.tick
+		return e.t
+	}
+	return nil
+}
+
+func (c *treeCache) put(sid string, t *SessionTree) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[sid]; ok {
+		c.total -= old.t.Len()
+	}
+	c.tick++
+	c.m[sid] = &cached{t: t, used: c.tick}
+	c.total += t.Len()
+	for c.total > c.max && len(c.m) > 1 {
+		var victim string
+		var oldest uint64 = ^uint64(0)
+		for k, e := range c.m {
+			if k != sid && e.used < oldest {
+				victim, oldest = k, e.used
+			}
+		}
+		c.total -= c.m[victim].t.Len()
+		delete(c.m, victim)
+	}
+}
+
+func (c *treeCache) drop(sid string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[sid]; ok {
+		c.total -= old.t.Len()
+		delete(c.m, sid)
+	}
+}

@@ -1,0 +1,369 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pi-history/pi-history/journal"
+)
+
+// FileBatch is a run of complete lines read from one journal file.
+type FileBatch struct {
+	Path    string
+	Header  *journal.Header  // set when the header line is part of this batch
+	Entries []*journal.Entry // in file order
+	State   FileState        // the file's read position after this batch
+	Replace bool             // the file was rewritten: its session's old entries are dropped first
+}
+
+// Result says what a write did.
+type Result struct {
+	Session    string `json:"session"`
+	Added      int    `json:"added"`      // new entries stored
+	Confirmed  int    `json:"confirmed"`  // pushed entries now also found in the file
+	Duplicates int    `json:"duplicates"` // entries already stored with the same bytes
+	Replaced   int    `json:"replaced"`   // old entries dropped by a rewrite
+	LastSeq    uint64 `json:"lastSeq"`
+}
+
+// ConflictError is returned by Push for an id already stored with other content.
+type ConflictError struct{ Session, ID string }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("entry %q of session %q is already stored with different content; entries are immutable, so push the same bytes or a new id", e.ID, e.Session)
+}
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// Apply stores a batch read from a journal file, with one synced commit.
+func (s *Store) Apply(fb *FileBatch) (Result, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+
+	var si *SessionInfo
+	prev, err := s.FileState(fb.Path)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Result{}, err
+	}
+	var res Result
+	switch {
+	case prev != nil && !fb.Replace:
+		si, err = s.Session(prev.Session)
+		if err != nil {
+			return Result{}, fmt.Errorf("store: file %s names session %q: %w", fb.Path, prev.Session, err)
+		}
+	case fb.Header != nil:
+		sid, err := s.sessionIDFor(fb.Header.ID, fb.Path, prev)
+		if err != nil {
+			return Result{}, err
+		}
+		old, err := s.Session(sid)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Result{}, err
+		}
+		if old != nil && (fb.Replace || old.File != fb.Path) {
+			n, err := s.dropSession(b, sid, false)
+			if err != nil {
+				return Result{}, err
+			}
+			res.Replaced = n
+			old = nil
+		}
+		if old != nil { // pushed before the file was seen
+			si = old
+			si.File, si.Header = fb.Path, string(fb.Header.Raw)
+		} else {
+			si = &SessionInfo{ID: sid, File: fb.Path}
+			si.applyHeader(fb.Header)
+		}
+	default:
+		return Result{}, fmt.Errorf("store: file %s: batch has no header and the file was never read", fb.Path)
+	}
+	fb.State.Path, fb.State.Session = fb.Path, si.ID
+	res.Session = si.ID
+	if err := s.addEntries(b, si, fb.Entries, false, &res); err != nil {
+		return Result{}, err
+	}
+	fsb, _ := json.Marshal(&fb.State)
+	if err := b.Set(append([]byte{tagFile}, fb.Path...), fsb, nil); err != nil {
+		return Result{}, err
+	}
+	if err := s.commit(b, si); err != nil {
+		return Result{}, err
+	}
+	res.LastSeq = s.nextSeq - 1
+	return res, nil
+}
+
+// Push stores entries sent by a live client before (or after) they reach the
+// journal file. An id already stored with the same bytes is a duplicate; with
+// other bytes it is a *ConflictError and nothing of the push is stored.
+// header is needed only for a session the store has not seen yet.
+func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entry) (Result, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	si, err := s.Session(sid)
+	if errors.Is(err, ErrNotFound) {
+		if header == nil {
+			return Result{}, fmt.Errorf("session %q is unknown; push its header line too, or sync its journal file first: %w", sid, ErrNotFound)
+		}
+		if header.ID != sid {
+			return Result{}, fmt.Errorf("header names session %q, not %q", header.ID, sid)
+		}
+		si = &SessionInfo{ID: sid}
+		si.applyHeader(header)
+	} else if err != nil {
+		return Result{}, err
+	}
+	for _, e := range entries {
+		seq, err := s.Lookup(sid, e.ID)
+		if err != nil {
+			continue
+		}
+		raw, err := s.Raw(seq)
+		if err != nil {
+			return Result{}, err
+		}
+		if !bytes.Equal(raw, e.Raw) {
+			return Result{}, &ConflictError{Session: sid, ID: e.ID}
+		}
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	res := Result{Session: sid}
+	if err := s.addEntries(b, si, entries, true, &res); err != nil {
+		return Result{}, err
+	}
+	if err := s.commit(b, si); err != nil {
+		return Result{}, err
+	}
+	res.LastSeq = s.nextSeq - 1
+	return res, nil
+}
+
+// DropSession removes a session and all its entries.
+func (s *Store) DropSession(sid string) (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	n, err := s.dropSession(b, sid, true)
+	if err != nil {
+		return 0, err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return 0, fmt.Errorf("store: commit: %w", err)
+	}
+	s.trees.drop(sid)
+	s.notify()
+	return n, nil
+}
+
+func (si *SessionInfo) applyHeader(h *journal.Header) {
+	si.Cwd, si.Created, si.Version, si.ParentSession, si.Header = h.Cwd, h.Timestamp, h.Version, h.ParentSession, string(h.Raw)
+	if si.LastActivity == "" {
+		si.LastActivity = h.Timestamp
+	}
+}
+
+// sessionIDFor picks the session key for a header read from path: the
+// header's id, unless another live file already owns that id.
+func (s *Store) sessionIDFor(hid, path string, prev *FileState) (string, error) {
+	if prev != nil {
+		return prev.Session, nil
+	}
+	si, err := s.Session(hid)
+	if errors.Is(err, ErrNotFound) {
+		return hid, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if si.File == "" || si.File == path {
+		return hid, nil
+	}
+	if _, err := os.Stat(si.File); err != nil {
+		return hid, nil // the old file is gone: this is the session, moved
+	}
+	sum := sha256.Sum256([]byte(path))
+	return hid + "~" + hex.EncodeToString(sum[:4]), nil
+}
+
+// dropSession deletes every key of a session into b.
+func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, error) {
+	metas, err := s.SessionMetas(sid)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range metas {
+		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
+			if err := b.Delete(k, nil); err != nil {
+				return 0, err
+			}
+		}
+		if err := b.Set(seqKey(tagDeleted, m.Seq), nil, nil); err != nil {
+			return 0, err
+		}
+	}
+	if withInfo {
+		if err := b.Delete(sessionKey(tagSession, sid), nil); err != nil {
+			return 0, err
+		}
+		files, err := s.Files()
+		if err != nil {
+			return 0, err
+		}
+		for _, f := range files {
+			if f.Session == sid {
+				if err := b.Delete(append([]byte{tagFile}, f.Path...), nil); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	s.trees.drop(sid)
+	return len(metas), nil
+}
+
+func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.Entry, pushed bool, res *Result) error {
+	batchIDs := map[string]*Meta{}
+	for _, e := range entries {
+		var old *Meta
+		if m, ok := batchIDs[e.ID]; ok {
+			old = m
+		} else if seq, err := s.Lookup(si.ID, e.ID); err == nil {
+			if old, err = s.Meta(seq); err != nil {
+				return err
+			}
+		}
+		m := metaFromEntry(si.ID, e)
+		m.Window = s.windowFor(si.ID, e, batchIDs)
+		if pushed {
+			m.Flags |= FlagPushed
+			m.Line = 0
+		}
+		if old != nil {
+			sameBytes := false
+			if raw, err := s.rawInBatch(b, old.Seq); err == nil {
+				sameBytes = bytes.Equal(raw, e.Raw)
+			}
+			switch {
+			case pushed && sameBytes:
+				res.Duplicates++
+				continue
+			case !pushed && old.Flags&FlagPushed != 0:
+				// The file now holds an entry that was pushed earlier: keep
+				// its seq (and place), take the file's bytes and line.
+				m.Seq = old.Seq
+				if err := s.putEntry(b, m, e); err != nil {
+					return err
+				}
+				if !sameBytes {
+					if err := b.Set(seqKey(tagDeleted, m.Seq), nil, nil); err != nil {
+						return err
+					}
+				}
+				batchIDs[e.ID] = m
+				res.Confirmed++
+				continue
+			case !pushed && sameBytes:
+				res.Duplicates++ // the same line twice in a file, or a rescan overlap
+				continue
+			}
+		}
+		m.Seq = s.nextSeq
+		s.nextSeq++
+		if err := s.putEntry(b, m, e); err != nil {
+			return err
+		}
+		batchIDs[e.ID] = m
+		res.Added++
+		si.Entries++
+		if m.Searchable() {
+			si.Searchable++
+		}
+		si.Bytes += int64(len(e.Raw) + 1)
+		si.Leaf, si.LeafSeq = m.ID, m.Seq
+		if e.Timestamp > si.LastActivity {
+			si.LastActivity = e.Timestamp
+		}
+		if e.Type == "session_info" && e.HasName {
+			si.Name = e.Name
+		}
+	}
+	return nil
+}
+
+func (s *Store) rawInBatch(b *pebble.Batch, seq uint64) ([]byte, error) {
+	// Entries of this batch are not readable yet; those are the only ones
+	// Get misses, and for them the caller's duplicate check is by id only.
+	return s.Raw(seq)
+}
+
+func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
+	enc := m.encode(nil)
+	if err := b.Set(seqKey(tagEntry, m.Seq), enc, nil); err != nil {
+		return err
+	}
+	if err := b.Set(orderKey(m.Session, m.Seq), enc, nil); err != nil {
+		return err
+	}
+	if err := b.Set(idKey(m.Session, m.ID), binary.BigEndian.AppendUint64(nil, m.Seq), nil); err != nil {
+		return err
+	}
+	if err := b.Set(seqKey(tagRaw, m.Seq), e.Raw, nil); err != nil {
+		return err
+	}
+	if e.Searchable {
+		return b.Set(seqKey(tagText, m.Seq), []byte(e.Text), nil)
+	}
+	return b.Delete(seqKey(tagText, m.Seq), nil)
+}
+
+// windowFor computes the context window of e on its own ancestor chain:
+// its parent's window, plus one if e is a compaction with a parent.
+func (s *Store) windowFor(sid string, e *journal.Entry, batch map[string]*Meta) int {
+	if e.ParentID == "" {
+		return 1
+	}
+	pw := 0
+	if m, ok := batch[e.ParentID]; ok {
+		pw = m.Window
+	} else if seq, err := s.Lookup(sid, e.ParentID); err == nil {
+		if m, err := s.Meta(seq); err == nil {
+			pw = m.Window
+		}
+	}
+	if pw == 0 {
+		return 1 // parent unknown: the entry is a root
+	}
+	if e.Type == "compaction" {
+		return pw + 1
+	}
+	return pw
+}
+
+func (s *Store) commit(b *pebble.Batch, si *SessionInfo) error {
+	sib, _ := json.Marshal(si)
+	if err := b.Set(sessionKey(tagSession, si.ID), sib, nil); err != nil {
+		return err
+	}
+	if err := b.Set(append([]byte{tagMeta}, "seq"...), binary.BigEndian.AppendUint64(nil, s.nextSeq), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("store: commit to %s: %w (the write was not stored)", s.dir, err)
+	}
+	s.trees.drop(si.ID)
+	s.notify()
+	return nil
+}
