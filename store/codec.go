@@ -18,10 +18,10 @@ type Meta struct {
 	Type      string
 	Role      string
 	Timestamp string
-	Line      int  // line in the journal file; 0 for an entry pushed before it reached the file
-	Window    int  // context window on the entry's own ancestor chain (1-based)
-	TextLen   int  // bytes of searchable text
-	RawLen    int  // bytes of the raw line
+	Line      int // line in the journal file; 0 for an entry pushed before it reached the file
+	Window    int // context window on the entry's own ancestor chain (1-based)
+	TextLen   int // bytes of searchable text
+	RawLen    int // bytes of the raw line
 	Flags     uint8
 	Extra     Extra
 }

@@ -87,6 +87,7 @@ func Open(dir string) (*Store, error) {
 	opts.Cache = pebble.NewCache(128 << 20)
 	defer opts.Cache.Unref()
 	opts.MemTableSize = 32 << 20
+	opts.Logger = quietLogger{}
 	for i := range opts.Levels {
 		opts.Levels[i].BlockSize = 32 << 10
 	}
@@ -441,3 +442,15 @@ func (s *Store) Count() (entries, searchable int, err error) {
 }
 
 var _ = bytes.Equal
+
+// quietLogger drops Pebble's informational chatter and keeps its errors.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: fatal: "+format+"\n", args...)
+	os.Exit(1)
+}

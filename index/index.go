@@ -1,0 +1,437 @@
+// Package index keeps a Bleve index of trigrams over the store's searchable
+// text, used to find candidate entries for a literal search quickly.
+//
+// The index is derived data. It follows the store by sequence number: an
+// indexer tails the store above the index's "indexed through" mark and
+// writes Bleve batches that carry the new mark in the same batch, so after a
+// crash the mark and the documents agree and indexing resumes from the mark.
+// Search must treat entries above the mark as not indexed (scan them), and
+// must confirm every candidate against the stored text: a trigram match is
+// only a candidate. Reindex rebuilds the whole index from the store into a
+// new directory and swaps it in.
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bindex "github.com/blevesearch/bleve_index_api"
+	"github.com/pi-history/pi-history/store"
+)
+
+const (
+	fieldText = "t"
+	fieldSeq  = "s"
+	markKey   = "indexed_through"
+	// docBatch bounds one Bleve batch by documents and by text bytes.
+	docBatch   = 4096
+	bytesBatch = 16 << 20
+)
+
+// Index is an open trigram index that follows a store.
+type Index struct {
+	st      *store.Store
+	dir     string
+	log     *slog.Logger
+	mu      sync.RWMutex // guards bi against a swap by Reindex
+	bi      bleve.Index
+	through atomic.Uint64
+	wmu     sync.Mutex // one indexing pass at a time
+	changed chan struct{}
+	cmu     sync.Mutex
+
+	// persisted is closed when the newest batch reaches disk; Close waits
+	// for it so that a clean shutdown needs no replay.
+	pmu       sync.Mutex
+	persisted chan struct{}
+}
+
+// Open opens or creates the index in dir for store st.
+func Open(dir string, st *store.Store, log *slog.Logger) (*Index, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	bi, err := openBleve(dir)
+	if err != nil {
+		return nil, err
+	}
+	x := &Index{st: st, dir: dir, log: log, bi: bi, changed: make(chan struct{})}
+	if err := x.loadMark(); err != nil {
+		bi.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+func newMapping() mapping.IndexMapping {
+	m := bleve.NewIndexMapping()
+	m.DefaultAnalyzer = AnalyzerName
+	doc := bleve.NewDocumentStaticMapping()
+	tf := bleve.NewTextFieldMapping()
+	tf.Analyzer = AnalyzerName
+	tf.Store, tf.IncludeTermVectors, tf.DocValues, tf.SkipFreqNorm = false, false, false, true
+	doc.AddFieldMappingsAt(fieldText, tf)
+	nf := bleve.NewNumericFieldMapping()
+	nf.Store, nf.DocValues = false, false
+	doc.AddFieldMappingsAt(fieldSeq, nf)
+	m.DefaultMapping = doc
+	return m
+}
+
+func openBleve(dir string) (bleve.Index, error) {
+	cfg := map[string]interface{}{"unsafe_batch": true}
+	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
+		bi, err := bleve.OpenUsing(dir, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("index: open %s: %w (run 'pi-history reindex' to rebuild it from the store)", dir, err)
+		}
+		return bi, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, err
+	}
+	os.RemoveAll(dir) // a directory without index_meta.json is a half-created index
+	bi, err := bleve.NewUsing(dir, newMapping(), "scorch", "scorch", cfg)
+	if err != nil {
+		return nil, fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	return bi, nil
+}
+
+func (x *Index) loadMark() error {
+	v, err := x.bi.GetInternal([]byte(markKey))
+	if err != nil {
+		return fmt.Errorf("index: read mark: %w", err)
+	}
+	if len(v) == 8 {
+		x.through.Store(binary.BigEndian.Uint64(v))
+	}
+	return nil
+}
+
+// IndexedThrough is the highest seq whose entry is in the index: every
+// entry at or below it is indexed, none above it is.
+func (x *Index) IndexedThrough() uint64 { return x.through.Load() }
+
+// Changed returns a channel closed when the mark next moves.
+func (x *Index) Changed() <-chan struct{} {
+	x.cmu.Lock()
+	defer x.cmu.Unlock()
+	return x.changed
+}
+
+// Close closes the index. Batches not yet persisted are replayed from the
+// store on the next Open.
+func (x *Index) Close() error {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	x.pmu.Lock()
+	done := x.persisted
+	x.pmu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			x.log.Warn("index: last batch not persisted after 30s; it will be replayed on next start")
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.bi.Close()
+}
+
+// DocCount is the number of documents in the index.
+func (x *Index) DocCount() uint64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n, _ := x.bi.DocCount()
+	return n
+}
+
+// Run indexes new entries as the store commits them, until ctx ends.
+func (x *Index) Run(ctx context.Context) {
+	for {
+		ch := x.st.Changed()
+		if _, err := x.CatchUp(ctx, nil); err != nil && ctx.Err() == nil {
+			x.log.Error("indexing failed; retrying in 1s", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+// CatchUp indexes every stored entry above the mark and applies pending
+// deletions. progress, if set, is called after each batch with the mark.
+func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int, error) {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	total := 0
+	if err := x.applyDeletes(); err != nil {
+		return 0, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		last := x.st.LastSeq()
+		from := x.through.Load() + 1
+		if from > last {
+			return total, nil
+		}
+		n, through, err := x.indexRange(from, last)
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if progress != nil {
+			progress(through)
+		}
+	}
+}
+
+func (x *Index) indexRange(from, last uint64) (int, uint64, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	b := x.bi.NewBatch()
+	var size, docs int
+	through := from - 1
+	an := trigramAnalyzer{}
+	err := x.st.ScanTexts(from, last, false, func(seq uint64, text []byte) bool {
+		if docs >= docBatch || size >= bytesBatch {
+			return false
+		}
+		doc := document.NewDocument(docID(seq))
+		t := make([]byte, len(text))
+		copy(t, text)
+		doc.AddField(document.NewTextFieldCustom(fieldText, nil, t, bindex.IndexField|bindex.SkipFreqNorm, an))
+		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(seq), bindex.IndexField))
+		if err := b.IndexAdvanced(doc); err != nil {
+			x.log.Error("index document", "seq", seq, "err", err)
+		}
+		size += len(text)
+		docs++
+		through = seq
+		return true
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("index: read store: %w", err)
+	}
+	if docs < docBatch && size < bytesBatch {
+		through = last // nothing searchable between the last doc and last
+	}
+	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, through))
+	done := make(chan struct{})
+	b.SetPersistedCallback(func(error) { close(done) })
+	x.pmu.Lock()
+	x.persisted = done
+	x.pmu.Unlock()
+	if err := x.bi.Batch(b); err != nil {
+		return 0, 0, fmt.Errorf("index: write batch: %w", err)
+	}
+	x.through.Store(through)
+	x.cmu.Lock()
+	close(x.changed)
+	x.changed = make(chan struct{})
+	x.cmu.Unlock()
+	return docs, through, nil
+}
+
+func (x *Index) applyDeletes() error {
+	for {
+		seqs, err := x.st.Deleted(4096)
+		if err != nil || len(seqs) == 0 {
+			return err
+		}
+		x.mu.RLock()
+		b := x.bi.NewBatch()
+		mark := x.through.Load()
+		for _, q := range seqs {
+			b.Delete(docID(q))
+			if q > mark {
+				continue // will be indexed in order
+			}
+			if text, err := x.st.Text(q); err == nil && text != "" {
+				doc := document.NewDocument(docID(q))
+				doc.AddField(document.NewTextFieldCustom(fieldText, nil, []byte(text), bindex.IndexField|bindex.SkipFreqNorm, trigramAnalyzer{}))
+				doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(q), bindex.IndexField))
+				_ = b.IndexAdvanced(doc)
+			}
+		}
+		err = x.bi.Batch(b)
+		x.mu.RUnlock()
+		if err != nil {
+			return fmt.Errorf("index: apply deletions: %w", err)
+		}
+		if err := x.st.ClearDeleted(seqs); err != nil {
+			return err
+		}
+	}
+}
+
+func docID(seq uint64) string { return strconv.FormatUint(seq, 36) }
+
+func parseDocID(id string) (uint64, error) { return strconv.ParseUint(id, 36, 64) }
+
+// Plan is how the index would answer a needle.
+type Plan struct {
+	Trigrams []string // distinct trigrams of the needle
+	Zero     string   // a trigram no document has: nothing indexed can match
+	Rarest   uint64   // document frequency of the rarest trigram
+}
+
+// ErrNoTrigrams means the needle is shorter than three characters: the
+// index cannot narrow it down and the caller must scan.
+var ErrNoTrigrams = errors.New("needle has fewer than 3 characters")
+
+// PlanNeedle looks up the document frequency of the needle's trigrams.
+func (x *Index) PlanNeedle(needle string) (Plan, error) {
+	p := Plan{Trigrams: Trigrams(needle)}
+	if len(p.Trigrams) == 0 {
+		return p, ErrNoTrigrams
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	r, err := x.bi.Advanced()
+	if err != nil {
+		return p, err
+	}
+	rd, err := r.Reader()
+	if err != nil {
+		return p, err
+	}
+	defer rd.Close()
+	p.Rarest = ^uint64(0)
+	for _, t := range p.Trigrams {
+		tfr, err := rd.TermFieldReader(context.Background(), []byte(t), fieldText, false, false, false)
+		if err != nil {
+			return p, err
+		}
+		c := tfr.Count()
+		tfr.Close()
+		if c == 0 {
+			p.Zero, p.Rarest = t, 0
+			return p, nil
+		}
+		if c < p.Rarest {
+			p.Rarest = c
+		}
+	}
+	return p, nil
+}
+
+// Candidates returns, in ascending order, the seqs in [lo, hi] whose
+// indexed text holds every trigram of the needle. hi is capped at the mark.
+func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64) ([]uint64, error) {
+	if m := x.through.Load(); hi > m {
+		hi = m
+	}
+	if lo > hi || len(trigrams) == 0 {
+		return nil, nil
+	}
+	qs := make([]query.Query, 0, len(trigrams)+1)
+	for _, t := range trigrams {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField(fieldText)
+		qs = append(qs, tq)
+	}
+	whole := lo <= 1 && hi >= x.through.Load()
+	if !whole {
+		lf, hf := float64(lo), float64(hi)
+		incl := true
+		nq := bleve.NewNumericRangeInclusiveQuery(&lf, &hf, &incl, &incl)
+		nq.SetField(fieldSeq)
+		qs = append(qs, nq)
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), 1<<30, 0, false)
+	req.Score = "none"
+	req.SortBy([]string{"_id"}) // cheap: avoids a score sort; order is fixed locally below
+	x.mu.RLock()
+	res, err := x.bi.SearchInContext(ctx, req)
+	x.mu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	out := make([]uint64, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		q, err := parseDocID(h.ID)
+		if err == nil {
+			out = append(out, q)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// Reindex rebuilds the index from the store into a fresh directory beside
+// the current one and swaps it in. Searches keep using the old index until
+// the swap. progress is called with the mark as the rebuild advances.
+func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)) error {
+	tmp := x.dir + ".rebuild"
+	os.RemoveAll(tmp)
+	nbi, err := bleve.NewUsing(tmp, newMapping(), "scorch", "scorch", map[string]interface{}{"unsafe_batch": true})
+	if err != nil {
+		return fmt.Errorf("index: create %s: %w", tmp, err)
+	}
+	nx := &Index{st: x.st, dir: tmp, log: x.log, bi: nbi, changed: make(chan struct{})}
+	if _, err := nx.CatchUp(ctx, func(t uint64) {
+		if progress != nil {
+			progress(t, x.st.LastSeq())
+		}
+	}); err != nil {
+		nbi.Close()
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := nx.Close(); err != nil {
+		return fmt.Errorf("index: close rebuilt index: %w", err)
+	}
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.bi.Close(); err != nil {
+		x.log.Warn("closing old index", "err", err)
+	}
+	old := x.dir + ".old"
+	os.RemoveAll(old)
+	if err := os.Rename(x.dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("index: move old index aside: %w", err)
+	}
+	if err := os.Rename(tmp, x.dir); err != nil {
+		return fmt.Errorf("index: swap in rebuilt index: %w", err)
+	}
+	os.RemoveAll(old)
+	bi, err := openBleve(x.dir)
+	if err != nil {
+		return err
+	}
+	x.bi = bi
+	x.through.Store(0)
+	if err := x.loadMark(); err != nil {
+		return err
+	}
+	return nil
+}

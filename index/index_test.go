@@ -1,0 +1,111 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/store"
+)
+
+func TestTrigramsAreDistinctRuneTrigrams(t *testing.T) {
+	cases := map[string][]string{
+		"ab":      nil,
+		"abc":     {"abc"},
+		"abcabc":  {"abc", "bca", "cab"},
+		"héllo":   {"hél", "éll", "llo"},
+		"🙂🙂🙂🙂": {"🙂🙂🙂"},
+		"Foo foo": {"Foo", "oo ", "o f", " fo", "foo"},
+	}
+	for in, want := range cases {
+		if got := Trigrams(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Trigrams(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func pushTexts(t *testing.T, st *store.Store, sid string, texts []string) {
+	t.Helper()
+	h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+	var es []*journal.Entry
+	for i, tx := range texts {
+		id := fmt.Sprintf("%s-%04d", sid, i)
+		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, Searchable: true, Text: tx,
+			Raw: []byte(fmt.Sprintf(`{"id":%q}`, id))})
+	}
+	if _, err := st.Push(sid, h, es); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pushTexts(t, st, "s1", []string{"alpha beta", "gamma delta", "alphabet soup", "Alpha"})
+	x, err := Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if x.IndexedThrough() != 4 {
+		t.Fatalf("mark %d, want 4", x.IndexedThrough())
+	}
+	got, err := x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []uint64{1, 3}) {
+		t.Errorf("candidates for alpha = %v, want [1 3] (case-sensitive)", got)
+	}
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 2, 100)
+	if !reflect.DeepEqual(got, []uint64{3}) {
+		t.Errorf("windowed candidates = %v, want [3]", got)
+	}
+	p, _ := x.PlanNeedle("zzz")
+	if p.Zero == "" {
+		t.Errorf("a trigram absent from every document should be reported: %+v", p)
+	}
+	x.Close()
+	x, err = Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if x.IndexedThrough() != 4 {
+		t.Errorf("mark after reopen %d, want 4", x.IndexedThrough())
+	}
+	pushTexts(t, st, "s2", []string{"alpha again"})
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
+	if !reflect.DeepEqual(got, []uint64{1, 3, 5}) {
+		t.Errorf("after catch-up: %v", got)
+	}
+	if err := x.Reindex(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
+	if !reflect.DeepEqual(got, []uint64{1, 3, 5}) || x.IndexedThrough() != 5 {
+		t.Errorf("after reindex: %v mark %d", got, x.IndexedThrough())
+	}
+	if _, err := st.DropSession("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
+	if !reflect.DeepEqual(got, []uint64{5}) {
+		t.Errorf("after dropping s1: %v", got)
+	}
+}
