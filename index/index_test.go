@@ -17,7 +17,7 @@ func TestTrigramsAreDistinctRuneTrigrams(t *testing.T) {
 		"abc":     {"abc"},
 		"abcabc":  {"abc", "bca", "cab"},
 		"héllo":   {"hél", "éll", "llo"},
-		"🙂🙂🙂🙂": {"🙂🙂🙂"},
+		"🙂🙂🙂🙂":    {"🙂🙂🙂"},
 		"Foo foo": {"Foo", "oo ", "o f", " fo", "foo"},
 	}
 	for in, want := range cases {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/service"
+)
+
+var importJSON bool
+
+func init() {
+	register(&command{
+		name:    "import",
+		usage:   "[--json] [PATH...]",
+		summary: "read journal files or directories into the store",
+		help: `Reads Pi session journals (*.jsonl) from the given files and directories,
+or from Pi's sessions directory when none are given. Files already imported
+are resumed where they stopped: importing the same files again adds nothing.
+Unreadable lines are skipped and reported with their file and line number.
+
+On a terminal a progress line shows files, entries, MB/s and the time left.
+
+Examples:
+  pi-history import
+  pi-history import ~/old-sessions/ one-session.jsonl
+  pi-history import --json | jq .entries`,
+		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.BoolVar(&importJSON, "json", false, "print the summary as one JSON object")
+		},
+		run: runImport,
+	})
+}
+
+func runImport(g *globals, args []string) error {
+	if len(args) == 0 {
+		dirs, err := datadir.SessionsDirs(g.sessions)
+		if err != nil {
+			return err
+		}
+		args = dirs
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	svc, err := g.openService()
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	var progress service.ImportProgress
+	if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		start := time.Now()
+		last := time.Time{}
+		progress = func(done, files int, b, total int64, entries int) {
+			if time.Since(last) < 200*time.Millisecond && done < files {
+				return
+			}
+			last = time.Now()
+			el := time.Since(start).Seconds()
+			mbs := float64(b) / 1e6 / max(el, 1e-3)
+			eta := "?"
+			if b > 0 && total > b {
+				eta = (time.Duration(float64(total-b)/float64(b)*el) * time.Second).Round(time.Second).String()
+			} else if total <= b {
+				eta = "0s"
+			}
+			fmt.Fprintf(g.stderr, "\r\033[Kimport: files %d/%d  entries %d  %.1f MB/s  %d%%  ETA %s",
+				done, files, entries, mbs, pct(b, total), eta)
+		}
+	}
+	sum, err := svc.Import(ctx, args, progress)
+	if progress != nil {
+		fmt.Fprintln(g.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if importJSON {
+		enc := json.NewEncoder(g.stdout)
+		return enc.Encode(sum)
+	}
+	for _, p := range sum.Problems {
+		fmt.Fprintf(g.stderr, "skipped %s\n", p)
+	}
+	fmt.Fprintf(g.stdout, "imported %d files: %d sessions, %d new entries (%d already stored), %.1f MB, %d lines skipped, %.2fs\n",
+		sum.Files, sum.Sessions, sum.Entries, sum.Dups, float64(sum.Bytes)/1e6, sum.Skipped, sum.Seconds)
+	return nil
+}
+
+func pct(a, b int64) int64 {
+	if b <= 0 {
+		return 100
+	}
+	return a * 100 / b
+}

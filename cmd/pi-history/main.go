@@ -1,0 +1,228 @@
+// Command pi-history keeps the full history of Pi coding-agent sessions
+// searchable, and serves the notebook, rollover and history tools built on it.
+//
+// Each subcommand lives in its own file and registers itself in init; this
+// file holds the dispatcher and the flags every subcommand shares.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/service"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	usage   string // argument synopsis, after the name
+	summary string // one line for the command list
+	help    string // longer text for 'pi-history help NAME'
+	flags   func(fs *flag.FlagSet, g *globals)
+	run     func(g *globals, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// globals are the flags every subcommand accepts.
+type globals struct {
+	data      string
+	sessions  string
+	logFormat string
+	logLevel  string
+	stdout    io.Writer
+	stderr    io.Writer
+	log       *slog.Logger
+}
+
+// exitError carries an exit status without a message (grep-style "no match").
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func (g *globals) addFlags(fs *flag.FlagSet) {
+	fs.StringVar(&g.data, "data", "", "data directory (default $PI_HISTORY_DATA, else $XDG_DATA_HOME/pi-history or ~/.local/share/pi-history)")
+	fs.StringVar(&g.sessions, "sessions", "", "Pi's sessions directory, or several joined by ':' (default $PI_CODING_AGENT_SESSION_DIR, else $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions)")
+	fs.StringVar(&g.logFormat, "log-format", "", "log format: text or json (default text on a terminal, json otherwise)")
+	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+func (g *globals) setupLog() error {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	format := g.logFormat
+	if format == "" {
+		format = "text"
+		if f, ok := g.stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+			format = "json"
+		}
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		g.log = slog.New(slog.NewTextHandler(g.stderr, opts))
+	case "json":
+		g.log = slog.New(slog.NewJSONHandler(g.stderr, opts))
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", g.logFormat)
+	}
+	return nil
+}
+
+func (g *globals) dataDir() (string, error) { return datadir.Resolve(g.data) }
+
+// openService opens the data directory for this process.
+func (g *globals) openService() (*service.Service, error) {
+	dir, err := g.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	sd, err := datadir.SessionsDirs(g.sessions)
+	if err != nil {
+		return nil, err
+	}
+	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log})
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
+		printUsage(stdout)
+		return 0
+	}
+	name := args[0]
+	if name == "help" {
+		name = args[1]
+		args = []string{name, "--help"}
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "pi-history: unknown command %q\n\n", name)
+		printUsage(stderr)
+		return 2
+	}
+	fs := flag.NewFlagSet("pi-history "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.addFlags(fs)
+	if c.flags != nil {
+		c.flags(fs, g)
+	}
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "usage: pi-history %s %s\n\n%s\n", c.name, c.usage, c.summary)
+		if c.help != "" {
+			fmt.Fprintf(out, "\n%s\n", strings.TrimSpace(c.help))
+		}
+		fmt.Fprintf(out, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := g.setupLog(); err != nil {
+		fmt.Fprintln(stderr, "pi-history:", err)
+		return 2
+	}
+	if err := c.run(g, fs.Args()); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "pi-history %s: %s\n(see 'pi-history %s --help')\n", c.name, ue.msg, c.name)
+			return 2
+		}
+		fmt.Fprintf(stderr, "pi-history %s: %v\n", c.name, err)
+		return 1
+	}
+	return 0
+}
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// interleave moves flags that follow positional arguments to the front, so
+// 'pi-history search NEEDLE --json' works as users expect. A lone "--" ends
+// flag parsing: everything after it is positional (a needle may start with -).
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if strings.Contains(name, "=") {
+				continue
+			}
+			if f := fs.Lookup(name); f != nil {
+				if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+					continue
+				}
+				if i+1 < len(args) {
+					flags = append(flags, args[i+1])
+					i++
+				}
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(append(flags, "--"), pos...)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `pi-history keeps the full history of Pi coding-agent sessions searchable.
+
+It reads Pi's session journals (~/.pi/agent/sessions) into a local store,
+indexes them for literal (grep -F style) search, and serves a web UI and the
+HTTP API that the Pi extension uses for notes, new context windows and
+history look-ups.
+
+usage: pi-history COMMAND [flags] [args]
+
+commands:
+`)
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+Start here:
+  pi-history serve               watch Pi's sessions and serve the API and web UI
+  pi-history search 'ErrCartEmpty'   find text in every session
+  pi-history help COMMAND        flags and examples for one command
+`)
+}

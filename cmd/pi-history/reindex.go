@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+)
+
+func init() {
+	register(&command{
+		name:    "reindex",
+		usage:   "",
+		summary: "rebuild the search index from the store",
+		help: `Builds a new index from the store in a directory beside the current one
+and swaps it in when complete. Use it after an upgrade that changes the
+index format, or if the index is damaged. The store is not changed.`,
+		run: func(g *globals, args []string) error {
+			if len(args) > 0 {
+				return usagef("reindex takes no arguments")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			svc, err := g.openService()
+			if err != nil {
+				return err
+			}
+			defer svc.Close()
+			start := time.Now()
+			err = svc.Index.Reindex(ctx, func(through, last uint64) {
+				fmt.Fprintf(g.stderr, "\r\033[Kreindex: %d of %d entries", through, last)
+			})
+			fmt.Fprintln(g.stderr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "reindexed %d entries in %.1fs\n", svc.Store.LastSeq(), time.Since(start).Seconds())
+			return nil
+		},
+	})
+}

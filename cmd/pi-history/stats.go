@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+)
+
+var statsJSON bool
+
+func init() {
+	register(&command{
+		name:    "stats",
+		usage:   "[--json]",
+		summary: "count sessions, entries and bytes; show index health",
+		help: `Prints what the store holds and whether the index has caught up with it
+(indexed-through vs the last stored entry).
+
+Example:
+  pi-history stats --json`,
+		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.BoolVar(&statsJSON, "json", false, "print one JSON object")
+		},
+		run: func(g *globals, args []string) error {
+			if len(args) > 0 {
+				return usagef("stats takes no arguments")
+			}
+			svc, err := g.openService()
+			if err != nil {
+				return err
+			}
+			defer svc.Close()
+			st, err := svc.Stats()
+			if err != nil {
+				return err
+			}
+			if statsJSON {
+				return json.NewEncoder(g.stdout).Encode(st)
+			}
+			health := "up to date"
+			if st.IndexLag > 0 {
+				health = fmt.Sprintf("%d entries behind (catching up)", st.IndexLag)
+			}
+			fmt.Fprintf(g.stdout, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %.1f MB in %d files (%d lines skipped)\nstore:       %.1f MB\nindex:       %.1f MB, %s (through seq %d of %d)\n",
+				st.DataDir, st.Sessions, st.Entries, st.Searchable, float64(st.Bytes)/1e6, st.Files, st.SkippedLines,
+				float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6, health, st.IndexedThrough, st.LastSeq)
+			return nil
+		},
+	})
+}

@@ -1,0 +1,146 @@
+// Package datadir finds pi-history's data directory and Pi's sessions
+// directory, and makes sure one process at a time owns the data.
+//
+// Layout of the data directory:
+//
+//	store/        Pebble: the source of truth
+//	index/        Bleve: trigram index, rebuildable from store/
+//	owner.lock    held (flock) by the owning process; holds its pid
+//	api-token     the API's bearer token (mode 0600)
+//	server.json   where the running server listens
+//	ledger.jsonl  the rollover ledger
+package datadir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Resolve picks the data directory: flag, else $PI_HISTORY_DATA, else
+// $XDG_DATA_HOME/pi-history, else ~/.local/share/pi-history.
+func Resolve(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if v := os.Getenv("PI_HISTORY_DATA"); v != "" {
+		return filepath.Abs(v)
+	}
+	if v := os.Getenv("XDG_DATA_HOME"); v != "" {
+		return filepath.Join(v, "pi-history"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a data directory: no --data, PI_HISTORY_DATA or home directory (%w)", err)
+	}
+	return filepath.Join(home, ".local", "share", "pi-history"), nil
+}
+
+// SessionsDirs returns the directories Pi writes journals to: the flag's
+// if given, else $PI_CODING_AGENT_SESSION_DIR, else
+// $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions.
+func SessionsDirs(flag string) ([]string, error) {
+	if flag != "" {
+		var out []string
+		for _, d := range strings.Split(flag, string(os.PathListSeparator)) {
+			if d == "" {
+				continue
+			}
+			a, err := filepath.Abs(d)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
+		}
+		return out, nil
+	}
+	if v := os.Getenv("PI_CODING_AGENT_SESSION_DIR"); v != "" {
+		a, err := filepath.Abs(v)
+		return []string{a}, err
+	}
+	if v := os.Getenv("PI_CODING_AGENT_DIR"); v != "" {
+		a, err := filepath.Abs(filepath.Join(v, "sessions"))
+		return []string{a}, err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find Pi's sessions directory: no --sessions and no home directory (%w)", err)
+	}
+	return []string{filepath.Join(home, ".pi", "agent", "sessions")}, nil
+}
+
+// Lock is the held ownership of a data directory.
+type Lock struct {
+	f    *os.File
+	Path string
+}
+
+// LockedError says another process owns the data directory.
+type LockedError struct {
+	Dir string
+	PID int
+}
+
+func (e *LockedError) Error() string {
+	who := "another process"
+	if e.PID > 0 {
+		who = "process " + strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("data directory %s is in use by %s (a running 'pi-history serve'?); stop it, or use another --data", e.Dir, who)
+}
+
+// ErrLocked matches a *LockedError with errors.Is.
+var ErrLocked = errors.New("data directory in use")
+
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// Acquire takes ownership of dir (created with mode 0700 if missing).
+func Acquire(dir string) (*Lock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", dir, err)
+	}
+	p := filepath.Join(dir, "owner.lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", p, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(p)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		f.Close()
+		return nil, &LockedError{Dir: dir, PID: pid}
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &Lock{f: f, Path: p}, nil
+}
+
+// Owner returns the pid recorded by the owner of dir, if it is locked.
+func Owner(dir string) (int, bool) {
+	l, err := Acquire(dir)
+	if err == nil {
+		l.Release()
+		return 0, false
+	}
+	var le *LockedError
+	if errors.As(err, &le) {
+		return le.PID, true
+	}
+	return 0, false
+}
+
+// Release gives up ownership.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	err := l.f.Close()
+	l.f = nil
+	return err
+}

@@ -1,0 +1,270 @@
+// Package service opens everything pi-history keeps in a data directory (the
+// store, the index, the lock that says who owns them) and offers the
+// operations that the CLI and the HTTP API share: import, stats, reindex.
+// It is the one place that wires the store to its index.
+package service
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/store"
+)
+
+// Options configure Open.
+type Options struct {
+	DataDir      string   // resolved data directory
+	SessionsDirs []string // Pi's sessions directories (for import defaults and the watcher)
+	Log          *slog.Logger
+}
+
+// Service is an open data directory.
+type Service struct {
+	Dir          string
+	SessionsDirs []string
+	Store        *store.Store
+	Index        *index.Index
+	Log          *slog.Logger
+	lock         *datadir.Lock
+	cancel       context.CancelFunc
+	done         chan struct{}
+}
+
+// Open takes the data directory's lock, opens store and index, replays what
+// the index missed, and starts the background indexer.
+func Open(o Options) (*Service, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	lock, err := datadir.Acquire(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(filepath.Join(o.DataDir, "store"))
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	ix, err := index.Open(filepath.Join(o.DataDir, "index"), st, o.Log)
+	if err != nil {
+		st.Close()
+		lock.Release()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Service{Dir: o.DataDir, SessionsDirs: o.SessionsDirs, Store: st, Index: ix, Log: o.Log, lock: lock, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		ix.Run(ctx)
+	}()
+	return s, nil
+}
+
+// Close stops the indexer, closes index and store, and releases the lock.
+func (s *Service) Close() error {
+	s.cancel()
+	<-s.done
+	err1 := s.Index.Close()
+	err2 := s.Store.Close()
+	s.lock.Release()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+// WaitIndexed blocks until the index covers every entry stored so far, or
+// ctx ends.
+func (s *Service) WaitIndexed(ctx context.Context) error {
+	for {
+		ch := s.Index.Changed()
+		if s.Index.IndexedThrough() >= s.Store.LastSeq() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Stats summarises the data directory.
+type Stats struct {
+	Sessions       int    `json:"sessions"`
+	Entries        int    `json:"entries"`
+	Searchable     int    `json:"searchable"`
+	Bytes          int64  `json:"bytes"` // bytes of journal lines stored
+	StoreBytes     int64  `json:"storeBytes"`
+	IndexBytes     int64  `json:"indexBytes"`
+	LastSeq        uint64 `json:"lastSeq"`
+	IndexedThrough uint64 `json:"indexedThrough"`
+	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed
+	IndexHealthy   bool   `json:"indexHealthy"`
+	Files          int    `json:"files"`
+	SkippedLines   int    `json:"skippedLines"`
+	DataDir        string `json:"dataDir"`
+}
+
+// Stats counts what is stored.
+func (s *Service) Stats() (Stats, error) {
+	ss, err := s.Store.Sessions()
+	if err != nil {
+		return Stats{}, err
+	}
+	st := Stats{Sessions: len(ss), DataDir: s.Dir}
+	for _, si := range ss {
+		st.Entries += si.Entries
+		st.Searchable += si.Searchable
+		st.Bytes += si.Bytes
+	}
+	files, err := s.Store.Files()
+	if err != nil {
+		return Stats{}, err
+	}
+	st.Files = len(files)
+	for _, f := range files {
+		st.SkippedLines += f.Skipped
+	}
+	st.StoreBytes = s.Store.DiskSize()
+	st.IndexBytes = dirSize(filepath.Join(s.Dir, "index"))
+	st.LastSeq = s.Store.LastSeq()
+	st.IndexedThrough = s.Index.IndexedThrough()
+	if st.LastSeq > st.IndexedThrough {
+		st.IndexLag = st.LastSeq - st.IndexedThrough
+	}
+	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
+	return st, nil
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// ImportSummary is what an import did.
+type ImportSummary struct {
+	Files    int              `json:"files"`
+	Sessions int              `json:"sessions"`
+	Entries  int              `json:"entries"` // entries added
+	Dups     int              `json:"duplicates"`
+	Bytes    int64            `json:"bytes"` // journal bytes read
+	Skipped  int              `json:"skippedLines"`
+	Problems []ingest.Problem `json:"problems"`
+	Seconds  float64          `json:"seconds"`
+}
+
+// ImportProgress reports progress: files done of total, bytes read of total,
+// entries added so far.
+type ImportProgress func(filesDone, files int, bytes, totalBytes int64, entries int)
+
+// FindJournals lists the .jsonl files under paths (files or directories),
+// sorted, with their total size. Missing paths are errors.
+func FindJournals(paths []string) ([]string, int64, error) {
+	var out []string
+	var total int64
+	seen := map[string]bool{}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		info, err := os.Stat(abs)
+		if err != nil {
+			return nil, 0, fmt.Errorf("import %s: %w", p, err)
+		}
+		if !info.IsDir() {
+			if !seen[abs] {
+				seen[abs] = true
+				out = append(out, abs)
+				total += info.Size()
+			}
+			continue
+		}
+		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // a directory that vanished or is unreadable: skip it
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".jsonl") && !seen[path] {
+				if info, err := d.Info(); err == nil {
+					seen[path] = true
+					out = append(out, path)
+					total += info.Size()
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	sort.Strings(out)
+	return out, total, nil
+}
+
+// Import reads journal files (and directories of them) into the store.
+// Files already read are resumed where they stopped, so importing again adds
+// nothing new.
+func (s *Service) Import(ctx context.Context, paths []string, progress ImportProgress) (ImportSummary, error) {
+	start := time.Now()
+	files, total, err := FindJournals(paths)
+	if err != nil {
+		return ImportSummary{}, err
+	}
+	sum := ImportSummary{Files: len(files), Problems: []ingest.Problem{}}
+	sessions := map[string]bool{}
+	var done int64
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		base := done
+		rep, err := ingest.File(s.Store, f, func(b int64, n int) {
+			if progress != nil {
+				progress(i, len(files), base+b, total, sum.Entries+n)
+			}
+		})
+		if err != nil {
+			sum.Problems = append(sum.Problems, ingest.Problem{File: f, Reason: err.Error()})
+		}
+		if rep.Session != "" {
+			sessions[rep.Session] = true
+		}
+		sum.Entries += rep.Added
+		sum.Dups += rep.Dups
+		sum.Bytes += rep.Bytes
+		sum.Skipped += len(rep.Problems)
+		sum.Problems = append(sum.Problems, rep.Problems...)
+		if info, err := os.Stat(f); err == nil {
+			done += info.Size()
+		}
+		if progress != nil {
+			progress(i+1, len(files), done, total, sum.Entries)
+		}
+	}
+	sum.Sessions = len(sessions)
+	if err := s.WaitIndexed(ctx); err != nil {
+		return sum, err
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	return sum, nil
+}
