@@ -1,0 +1,215 @@
+// Package search answers questions about stored history: literal search,
+// chronological lists, reads by id, context windows and sessions, each
+// scoped to a branch, a session (all its branches), a lineage (a session
+// with the sessions it was forked from and forked into) or everything.
+//
+// Search is literal: a hit is an entry whose searchable text contains the
+// needle byte for byte (case-sensitive, no normalisation), like grep -F over
+// the decoded text. In "all" scope the trigram index proposes candidates and
+// the stored text confirms each; entries the index has not reached yet are
+// scanned, so a search never misses what the store holds. Narrow scopes scan
+// their entries' text directly.
+//
+// Paging uses opaque cursors that name the last seq examined, so pages stay
+// correct (no duplicates, no gaps) while new entries arrive.
+package search
+
+import (
+	"fmt"
+	"time"
+)
+
+// Scope names what a request covers.
+type Scope string
+
+// Scopes.
+const (
+	ScopeBranch  Scope = "branch"  // the ancestor chain of a leaf (default: the session's current leaf)
+	ScopeSession Scope = "session" // every branch of one session
+	ScopeLineage Scope = "lineage" // the session, its fork ancestors and its fork descendants
+	ScopeAll     Scope = "all"     // every session
+)
+
+// Limits.
+const (
+	MaxNeedleBytes = 4096
+	DefaultLimit   = 20
+	MaxLimit       = 1000
+	// DefaultBudget is the default character budget for all snippets of a response.
+	DefaultBudget = 8000
+	// RawPiece is the size of one piece of a raw read, in characters.
+	RawPiece = 2000
+)
+
+// Request is a literal search.
+type Request struct {
+	Needle      string    `json:"needle"`
+	Scope       Scope     `json:"scope,omitempty"`   // default: branch when Session is set, else all
+	Session     string    `json:"session,omitempty"` // required for branch, session and lineage scopes
+	Leaf        string    `json:"leaf,omitempty"`    // branch scope: default the session's current leaf
+	Window      int       `json:"window,omitempty"`  // 0: any window
+	Types       []string  `json:"types,omitempty"`   // entry types (message, compaction, custom, …)
+	Roles       []string  `json:"roles,omitempty"`   // message roles (user, assistant, toolResult, …)
+	Since       time.Time `json:"since,omitzero"`
+	Until       time.Time `json:"until,omitzero"`
+	NewestFirst bool      `json:"newestFirst,omitempty"`
+	Limit       int       `json:"limit,omitempty"` // default DefaultLimit, at most MaxLimit
+	All         bool      `json:"all,omitempty"`   // every hit, no limit
+	Cursor      string    `json:"cursor,omitempty"`
+	Count       bool      `json:"count,omitempty"`  // also count every hit (exact)
+	Budget      int       `json:"budget,omitempty"` // snippet characters for the whole response
+}
+
+// Hit is one matching entry.
+type Hit struct {
+	Session         string    `json:"session"`
+	Entry           string    `json:"entry"`
+	Type            string    `json:"type"`
+	Role            string    `json:"role,omitempty"`
+	CustomType      string    `json:"customType,omitempty"`
+	ToolName        string    `json:"toolName,omitempty"`
+	Timestamp       string    `json:"timestamp"`
+	Window          int       `json:"window"`
+	OnCurrentBranch bool      `json:"onCurrentBranch"`
+	Leaves          []string  `json:"leaves,omitempty"` // session/lineage scope: the leaves whose branch holds the entry
+	Matches         int       `json:"matches"`          // occurrences of the needle in the entry
+	Snippets        []Snippet `json:"snippets"`
+	Ref             string    `json:"ref"` // "[history entry=ID]"
+	Seq             uint64    `json:"seq"`
+}
+
+// Snippet is a piece of an entry's text around a match. The match is
+// Text[MatchStart:MatchEnd] (byte offsets into Text).
+type Snippet struct {
+	Text       string `json:"text"`
+	MatchStart int    `json:"matchStart"`
+	MatchEnd   int    `json:"matchEnd"`
+	Offset     int    `json:"offset"` // character offset of Text in the entry's text
+}
+
+// Stats say what a request cost.
+type Stats struct {
+	Candidates   int     `json:"candidates"`   // entries proposed by the index
+	Scanned      int     `json:"scanned"`      // entries whose text was read without the index
+	Confirmed    int     `json:"confirmed"`    // entries that really contain the needle
+	BytesScanned int64   `json:"bytesScanned"` // text bytes compared
+	TookMs       float64 `json:"tookMs"`
+	Plan         string  `json:"plan"` // how it was answered: index, scan, no-trigram, zero-trigram …
+}
+
+// Response is a page of hits.
+type Response struct {
+	Hits      []Hit  `json:"hits"`
+	Cursor    string `json:"cursor,omitempty"` // pass back for the next page; empty when done
+	Total     *int   `json:"total,omitempty"`  // with Count: every hit, all pages
+	Truncated bool   `json:"truncated"`        // snippets were cut to fit the budget
+	Stats     Stats  `json:"stats"`
+}
+
+// ListRequest asks for the entries of a branch (or one window of it) in order.
+type ListRequest struct {
+	Session     string   `json:"session"`
+	Leaf        string   `json:"leaf,omitempty"`
+	Window      int      `json:"window,omitempty"`
+	Types       []string `json:"types,omitempty"`
+	Roles       []string `json:"roles,omitempty"`
+	NewestFirst bool     `json:"newestFirst,omitempty"`
+	AllBranches bool     `json:"allBranches,omitempty"` // every entry of the session in file order
+	Limit       int      `json:"limit,omitempty"`
+	Cursor      string   `json:"cursor,omitempty"`
+}
+
+// Item is one line of a list.
+type Item struct {
+	Entry      string `json:"entry"`
+	ParentID   string `json:"parentId,omitempty"`
+	Type       string `json:"type"`
+	Role       string `json:"role,omitempty"`
+	CustomType string `json:"customType,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+	Timestamp  string `json:"timestamp"`
+	Window     int    `json:"window"`
+	Preview    string `json:"preview"` // at most 120 characters: "user: …", "assistant → bash(…)", …
+	Label      string `json:"label,omitempty"`
+	Seq        uint64 `json:"seq"`
+}
+
+// ListResponse is a page of items.
+type ListResponse struct {
+	Session string `json:"session"`
+	Leaf    string `json:"leaf"`
+	Items   []Item `json:"items"`
+	Total   int    `json:"total"` // items in the list, all pages
+	Cursor  string `json:"cursor,omitempty"`
+}
+
+// ReadRequest reads one entry.
+type ReadRequest struct {
+	Session string `json:"session"`
+	Entry   string `json:"entry"`
+	Context int    `json:"context,omitempty"` // neighbours on each side, on the entry's branch
+	Offset  int    `json:"offset,omitempty"`  // character offset into the text (or raw line)
+	Length  int    `json:"length,omitempty"`  // characters to return (default 2000 for raw, all for text up to 20000)
+	Raw     bool   `json:"raw,omitempty"`     // return the original JSON line instead of the decoded text
+}
+
+// ReadResponse is one entry with its neighbours.
+type ReadResponse struct {
+	Item       Item   `json:"item"`
+	Text       string `json:"text"`                 // decoded searchable text (or raw line) from Offset
+	Offset     int    `json:"offset"`               // character offset of Text
+	TotalChars int    `json:"totalChars"`           // length of the whole text or raw line, in characters
+	NextOffset int    `json:"nextOffset,omitempty"` // where the next piece starts; 0 when complete
+	Before     []Item `json:"before,omitempty"`
+	After      []Item `json:"after,omitempty"`
+	Ref        string `json:"ref"`
+}
+
+// SessionSummary describes one session for lists.
+type SessionSummary struct {
+	ID            string   `json:"id"`
+	Name          string   `json:"name"`
+	Cwd           string   `json:"cwd"`
+	File          string   `json:"file"`
+	Created       string   `json:"created"`
+	LastActivity  string   `json:"lastActivity"`
+	Entries       int      `json:"entries"`
+	Bytes         int64    `json:"bytes"`
+	Windows       int      `json:"windows"` // on the current branch
+	Leaf          string   `json:"leaf"`
+	ParentSession string   `json:"parentSession,omitempty"` // id of the session this was forked from, when known
+	ParentFile    string   `json:"parentFile,omitempty"`    // as the header names it
+	Leaves        []string `json:"leaves"`
+}
+
+// Error is a request the engine refuses; Param names the offending field.
+type Error struct {
+	Kind  Kind
+	Param string
+	Msg   string
+}
+
+// Kind classifies errors.
+type Kind int
+
+// Kinds.
+const (
+	BadRequest Kind = iota
+	NotFound
+)
+
+func (e *Error) Error() string {
+	if e.Param != "" {
+		return fmt.Sprintf("%s: %s", e.Param, e.Msg)
+	}
+	return e.Msg
+}
+
+func badf(param, format string, args ...any) error {
+	return &Error{Kind: BadRequest, Param: param, Msg: fmt.Sprintf(format, args...)}
+}
+
+func notFoundf(param, format string, args ...any) error {
+	return &Error{Kind: NotFound, Param: param, Msg: fmt.Sprintf(format, args...)}
+}
