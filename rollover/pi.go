@@ -33,14 +33,14 @@ type Message struct {
 	Output     json.RawMessage // bashExecution
 	Summary    json.RawMessage // branchSummary, compactionSummary
 	StopReason string          // assistant
-	Usage      *Usage          // assistant, when reported
+	Usage      *AssistantUsage // assistant, when reported
 	ToolCallID string          // toolResult
 
 	ExcludeFromContext bool // bashExecution run with !!
 }
 
-// Usage is the token usage an assistant message reports.
-type Usage struct {
+// AssistantUsage is the token usage an assistant message reports.
+type AssistantUsage struct {
 	Input       float64 `json:"input"`
 	Output      float64 `json:"output"`
 	CacheRead   float64 `json:"cacheRead"`
@@ -50,7 +50,7 @@ type Usage struct {
 
 // ContextTokens is Pi's calculateContextTokens: totalTokens when non-zero,
 // else the sum of the parts.
-func (u Usage) ContextTokens() int {
+func (u AssistantUsage) ContextTokens() int {
 	if u.TotalTokens != 0 {
 		return int(u.TotalTokens)
 	}
@@ -106,7 +106,7 @@ func EntryMessage(e *journal.Entry) (Message, bool) {
 		m.ToolCallID = jsonStr(rm.ToolCallID)
 		m.ExcludeFromContext = bytes.Equal(bytes.TrimSpace(rm.ExcludeFromContext), []byte("true"))
 		if u := bytes.TrimSpace(rm.Usage); len(u) > 0 && u[0] == '{' {
-			var us Usage
+			var us AssistantUsage
 			if json.Unmarshal(u, &us) == nil {
 				m.Usage = &us
 			}
@@ -135,6 +135,7 @@ type rawBlock struct {
 	Text      json.RawMessage `json:"text"`
 	Thinking  json.RawMessage `json:"thinking"`
 	Name      json.RawMessage `json:"name"`
+	ID        json.RawMessage `json:"id"`
 	Arguments json.RawMessage `json:"arguments"`
 }
 
@@ -326,18 +327,7 @@ func findCutPoint(path []*journal.Entry, est []int, startIndex, endIndex, keepRe
 func BuildContext(path []*journal.Entry) []Message {
 	var out []Message
 	add := func(i int) {
-		e := path[i]
-		switch e.Type {
-		case "message", "custom_message":
-		case "branch_summary":
-			// Pi skips a branch summary whose summary is empty.
-			if m, ok := EntryMessage(e); !ok || strLen(m.Summary) == 0 {
-				return
-			}
-		default:
-			return
-		}
-		if m, ok := EntryMessage(e); ok {
+		if m, ok := contextMessage(path[i]); ok {
 			m.Index = i
 			out = append(out, m)
 		}
@@ -372,6 +362,23 @@ func BuildContext(path []*journal.Entry) []Message {
 		add(i)
 	}
 	return out
+}
+
+// contextMessage is buildSessionContext's appendMessage: the message an
+// entry adds to the context outside a compaction summary. Message and
+// custom_message entries always add one, a branch_summary only when its
+// summary is not empty.
+func contextMessage(e *journal.Entry) (Message, bool) {
+	switch e.Type {
+	case "message", "custom_message":
+	case "branch_summary":
+		if m, ok := EntryMessage(e); !ok || strLen(m.Summary) == 0 {
+			return Message{}, false
+		}
+	default:
+		return Message{}, false
+	}
+	return EntryMessage(e)
 }
 
 // ContextEstimate is Pi's estimateContextTokens result.
@@ -418,7 +425,7 @@ func EstimateContextTokens(msgs []Message) ContextEstimate {
 // where the droppable range starts, where the cut falls, and Pi's
 // tokensBefore.
 type Preparation struct {
-	BoundaryStart    int      `json:"boundaryStart"` // first entry a compaction may drop (the previous compaction's kept tail)
+	BoundaryStart    int      `json:"boundaryStart"`  // first entry a compaction may drop (the previous compaction's kept tail)
 	PrevCompaction   int      `json:"prevCompaction"` // index of the last compaction on the path, -1 if none
 	Cut              CutPoint `json:"cut"`
 	FirstKeptEntryID string   `json:"firstKeptEntryId"`

@@ -1,0 +1,105 @@
+package rollover
+
+import (
+	"fmt"
+
+	"github.com/pi-history/pi-history/journal"
+)
+
+// Notebook is the notebook state the gate and the summary need, as the API
+// layer reads it from the notebook package for the active branch. A nil
+// *Notebook means the branch has no notebook.
+type Notebook struct {
+	Revision        int       `json:"revision"`
+	Sections        []Section `json:"sections"`        // in notebook order
+	ReviewedThrough string    `json:"reviewedThrough"` // id of the assistant entry that issued the last write or review
+	EntryID         string    `json:"entryId"`         // id of the note-context/notebook entry holding this revision
+	Bytes           int       `json:"bytes"`           // UTF-8 size of the sections
+}
+
+// Section is one named notebook section.
+type Section struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// Reason says who asked for a rollover. It is carried into gate verdicts,
+// the compaction details and ledger rows.
+type Reason string
+
+// Rollover reasons (design §3.2, §5, §6).
+const (
+	ReasonModel     Reason = "model"     // new_context from the model
+	ReasonUser      Reason = "user"      // new_context({userRequested: true})
+	ReasonHost      Reason = "host"      // the host after a notes write (§15)
+	ReasonThreshold Reason = "threshold" // Pi's own threshold compaction, template accepted
+	ReasonFallback  Reason = "fallback"  // the maintenance state machine (§6)
+)
+
+// Valid reports whether r is one of the known reasons.
+func (r Reason) Valid() bool {
+	switch r {
+	case ReasonModel, ReasonUser, ReasonHost, ReasonThreshold, ReasonFallback:
+		return true
+	}
+	return false
+}
+
+// PiSettings are the user's Pi compaction settings, read by the extension
+// through Pi's SettingsManager.
+type PiSettings struct {
+	KeepRecentTokens int `json:"keepRecentTokens"`
+	ReserveTokens    int `json:"reserveTokens"`
+}
+
+// Pi's documented defaults (DEFAULT_COMPACTION_SETTINGS in 0.73.1).
+const (
+	DefaultKeepRecentTokens = 20000
+	DefaultReserveTokens    = 16384
+)
+
+// withDefaults fills zero or negative settings with Pi's defaults.
+func (s PiSettings) withDefaults() PiSettings {
+	if s.KeepRecentTokens <= 0 {
+		s.KeepRecentTokens = DefaultKeepRecentTokens
+	}
+	if s.ReserveTokens <= 0 {
+		s.ReserveTokens = DefaultReserveTokens
+	}
+	return s
+}
+
+// Usage is the context usage the extension reads from ctx.getContextUsage().
+// Tokens < 0 means unknown (Pi reports null right after a compaction).
+type Usage struct {
+	Tokens        int `json:"tokens"`
+	ContextWindow int `json:"contextWindow"` // the model's window; 0 when unknown
+}
+
+// indexOf returns the position of id in path, or -1.
+func indexOf(path []*journal.Entry, id string) int {
+	if id == "" {
+		return -1
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// windowNumber is the number of the window the end of path is in: one plus
+// the compactions on the path (package journal's numbering).
+func windowNumber(path []*journal.Entry) int {
+	n := 1
+	for i, e := range path {
+		if e.Type == "compaction" && i > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// kTokens formats a token count as the gate's blocker text does: 84K.
+func kTokens(n int) string { return fmt.Sprintf("%dK", (n+500)/1000) }
