@@ -46,7 +46,8 @@ type SessionInfo struct {
 	Bytes         int64  `json:"bytes"`
 	LastActivity  string `json:"lastActivity"`
 	Leaf          string `json:"leaf"`
-	LeafSeq       uint64 `json:"-"`
+	LeafSeq       uint64 `json:"leafSeq"`
+	LeafWindow    int    `json:"leafWindow"` // windows on the current branch
 	Header        string `json:"-"` // the header line exactly as written
 }
 

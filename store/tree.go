@@ -10,6 +10,45 @@ import (
 type SessionTree struct {
 	*journal.Tree
 	Metas []*Meta // parallel to Tree.Entries
+
+	curOnce sync.Once
+	current map[string]bool // ids on the current branch
+	lvOnce  sync.Once
+	leaves  map[string][]string // id → leaves whose branch holds it (at most maxLeaves)
+}
+
+const maxLeaves = 64
+
+// OnCurrentBranch reports whether id lies on the path to the current leaf.
+func (t *SessionTree) OnCurrentBranch(id string) bool {
+	t.curOnce.Do(func() {
+		t.current = map[string]bool{}
+		if p, err := t.Path(t.Leaf()); err == nil {
+			for _, e := range p {
+				t.current[e.ID] = true
+			}
+		}
+	})
+	return t.current[id]
+}
+
+// LeavesOf returns the leaves whose branch holds id (up to 64), in file order.
+func (t *SessionTree) LeavesOf(id string) []string {
+	t.lvOnce.Do(func() {
+		t.leaves = map[string][]string{}
+		for _, l := range t.Leaves() {
+			p, err := t.Path(l)
+			if err != nil {
+				continue
+			}
+			for _, e := range p {
+				if len(t.leaves[e.ID]) < maxLeaves {
+					t.leaves[e.ID] = append(t.leaves[e.ID], l)
+				}
+			}
+		}
+	})
+	return t.leaves[id]
 }
 
 // MetaOf returns the record of entry id, or nil.

@@ -292,7 +292,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 			si.Searchable++
 		}
 		si.Bytes += int64(len(e.Raw) + 1)
-		si.Leaf, si.LeafSeq = m.ID, m.Seq
+		si.Leaf, si.LeafSeq, si.LeafWindow = m.ID, m.Seq, m.Window
 		if e.Timestamp > si.LastActivity {
 			si.LastActivity = e.Timestamp
 		}

@@ -1,0 +1,571 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/store"
+)
+
+// Engine answers requests over a store and its index.
+type Engine struct {
+	st *store.Store
+	ix *index.Index
+}
+
+// New returns an Engine. ix may be nil: every search then scans.
+func New(st *store.Store, ix *index.Index) *Engine { return &Engine{st: st, ix: ix} }
+
+// filter is a request's per-entry conditions.
+type filter struct {
+	window       int
+	types, roles []string
+	since, until time.Time
+}
+
+func (f *filter) match(m *store.Meta) bool {
+	if f.window > 0 && m.Window != f.window {
+		return false
+	}
+	if len(f.types) > 0 && !slices.Contains(f.types, m.Type) {
+		return false
+	}
+	if len(f.roles) > 0 && !slices.Contains(f.roles, m.Role) {
+		return false
+	}
+	if !f.since.IsZero() || !f.until.IsZero() {
+		t := journal.ParseTime(m.Timestamp)
+		if !f.since.IsZero() && t.Before(f.since) {
+			return false
+		}
+		if !f.until.IsZero() && !t.Before(f.until) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *filter) trivial() bool {
+	return f.window == 0 && len(f.types) == 0 && len(f.roles) == 0 && f.since.IsZero() && f.until.IsZero()
+}
+
+// prepared is a validated search request.
+type prepared struct {
+	req      *Request
+	needle   []byte
+	filter   filter
+	limit    int // 0: no limit
+	after    uint64
+	hasAfter bool
+	qh       uint64
+	// for scoped searches: the candidate entries, ascending by seq
+	members []*store.Meta
+	trees   map[string]*store.SessionTree
+	scoped  bool
+}
+
+func (e *Engine) prepare(req *Request) (*prepared, error) {
+	if req.Needle == "" {
+		return nil, badf("needle", "the needle is empty; give the text to find (any length from 1 character)")
+	}
+	if len(req.Needle) > MaxNeedleBytes {
+		return nil, badf("needle", "the needle is %d bytes; at most %d are allowed", len(req.Needle), MaxNeedleBytes)
+	}
+	if !utf8.ValidString(req.Needle) {
+		return nil, badf("needle", "the needle is not valid UTF-8")
+	}
+	if req.Scope == "" {
+		req.Scope = ScopeAll
+		if req.Session != "" {
+			req.Scope = ScopeBranch
+		}
+	}
+	switch req.Scope {
+	case ScopeAll, ScopeBranch, ScopeSession, ScopeLineage:
+	default:
+		return nil, badf("scope", "unknown scope %q; use branch, session, lineage or all", req.Scope)
+	}
+	if req.Scope != ScopeAll && req.Session == "" {
+		return nil, badf("session", "scope %q needs a session id", req.Scope)
+	}
+	if req.Leaf != "" && req.Scope != ScopeBranch {
+		return nil, badf("leaf", "a leaf applies only to branch scope (scope is %q)", req.Scope)
+	}
+	if req.Window < 0 {
+		return nil, badf("window", "window %d is invalid; windows are numbered from 1", req.Window)
+	}
+	if req.Limit < 0 || req.Limit > MaxLimit {
+		return nil, badf("limit", "limit %d is out of range 1..%d (use all for every hit)", req.Limit, MaxLimit)
+	}
+	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
+		return nil, badf("until", "the time range is empty: until must be after since")
+	}
+	p := &prepared{req: req, needle: []byte(req.Needle), trees: map[string]*store.SessionTree{},
+		filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
+	p.limit = req.Limit
+	if p.limit == 0 {
+		p.limit = DefaultLimit
+	}
+	if req.All {
+		p.limit = 0
+	}
+	p.qh = queryHash(req.Needle, string(req.Scope), req.Session, req.Leaf, strconv.Itoa(req.Window),
+		strings.Join(req.Types, ","), strings.Join(req.Roles, ","), req.Since.String(), req.Until.String(),
+		strconv.FormatBool(req.NewestFirst))
+	if req.Cursor != "" {
+		seq, err := decodeCursor(req.Cursor, p.qh)
+		if err != nil {
+			return nil, err
+		}
+		p.after, p.hasAfter = seq, true
+	}
+	if req.Scope == ScopeAll {
+		return p, nil
+	}
+	p.scoped = true
+	switch req.Scope {
+	case ScopeBranch:
+		t, err := e.tree(req.Session)
+		if err != nil {
+			return nil, err
+		}
+		leaf := req.Leaf
+		if leaf == "" {
+			leaf = t.Leaf()
+		}
+		if t.Index(leaf) < 0 {
+			return nil, notFoundf("leaf", "entry %q is not in session %q", leaf, req.Session)
+		}
+		path, _ := t.Path(leaf)
+		if req.Window > 0 {
+			if n := len(journal.Windows(path)); req.Window > n {
+				return nil, notFoundf("window", "window %d does not exist: this branch has %d window(s)", req.Window, n)
+			}
+		}
+		p.trees[req.Session] = t
+		for _, en := range path {
+			p.members = append(p.members, t.MetaOf(en.ID))
+		}
+	case ScopeSession, ScopeLineage:
+		sids := []string{req.Session}
+		if req.Scope == ScopeLineage {
+			var err error
+			if sids, err = e.Lineage(req.Session); err != nil {
+				return nil, err
+			}
+		}
+		for _, sid := range sids {
+			t, err := e.tree(sid)
+			if err != nil {
+				return nil, err
+			}
+			p.trees[sid] = t
+			p.members = append(p.members, t.Metas...)
+		}
+	}
+	slices.SortFunc(p.members, func(a, b *store.Meta) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	return p, nil
+}
+
+func (e *Engine) tree(sid string) (*store.SessionTree, error) {
+	t, err := e.st.Tree(sid)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("session", "no session %q; list sessions to find its id", sid)
+	}
+	return t, err
+}
+
+// Search runs a literal search.
+func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
+	start := time.Now()
+	p, err := e.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{Hits: []Hit{}}
+	var hits []*store.Meta
+	var last uint64
+	var more bool
+	if p.scoped {
+		hits, last, more, err = e.scanMembers(ctx, p, &resp.Stats)
+	} else {
+		hits, last, more, err = e.searchAll(ctx, p, &resp.Stats)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if more {
+		resp.Cursor = encodeCursor(p.qh, last)
+	}
+	if req.Count {
+		n, err := e.count(ctx, p, &resp.Stats)
+		if err != nil {
+			return nil, err
+		}
+		resp.Total = &n
+	}
+	budget := req.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	resp.Truncated = e.fillHits(p, hits, budget, resp)
+	resp.Stats.TookMs = float64(time.Since(start).Microseconds()) / 1000
+	return resp, nil
+}
+
+// scanMembers confirms a scoped search by reading each member's text.
+func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) ([]*store.Meta, uint64, bool, error) {
+	st.Plan = "scan " + string(p.req.Scope)
+	var hits []*store.Meta
+	n := len(p.members)
+	for k := 0; k < n; k++ {
+		i := k
+		if p.req.NewestFirst {
+			i = n - 1 - k
+		}
+		m := p.members[i]
+		if p.hasAfter && ((!p.req.NewestFirst && m.Seq <= p.after) || (p.req.NewestFirst && m.Seq >= p.after)) {
+			continue
+		}
+		if !m.Searchable() || !p.filter.match(m) {
+			continue
+		}
+		if k%256 == 0 && ctx.Err() != nil {
+			return nil, 0, false, ctx.Err()
+		}
+		found := false
+		if _, err := e.st.TextBytes(m.Seq, func(b []byte) {
+			st.BytesScanned += int64(len(b))
+			found = bytes.Contains(b, p.needle)
+		}); err != nil {
+			return nil, 0, false, err
+		}
+		st.Scanned++
+		if !found {
+			continue
+		}
+		st.Confirmed++
+		hits = append(hits, m)
+		if p.limit > 0 && len(hits) == p.limit {
+			// More only if some later member could still match.
+			return hits, m.Seq, k < n-1, nil
+		}
+	}
+	return hits, 0, false, nil
+}
+
+// denseRatio: when the rarest trigram is in more than this share of
+// documents, a scan that stops at a full page beats the index.
+const denseRatio = 0.25
+
+// searchAll answers an all-scope search: index windows for what is indexed,
+// a scan for what is not.
+func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*store.Meta, uint64, bool, error) {
+	last := e.st.LastSeq()
+	through := uint64(0)
+	var plan index.Plan
+	useIndex := false
+	if e.ix != nil {
+		through = min(e.ix.IndexedThrough(), last)
+		var err error
+		plan, err = e.ix.PlanNeedle(p.req.Needle)
+		switch {
+		case errors.Is(err, index.ErrNoTrigrams):
+			st.Plan = "scan (needle shorter than 3 characters)"
+		case err != nil:
+			return nil, 0, false, err
+		case plan.Zero != "":
+			st.Plan = fmt.Sprintf("index: trigram %q occurs nowhere", plan.Zero)
+			useIndex = true
+		case float64(plan.Rarest) > denseRatio*float64(max(e.ix.DocCount(), 1)):
+			st.Plan = "scan (every trigram is common)"
+		default:
+			st.Plan = fmt.Sprintf("index (rarest trigram in %d entries)", plan.Rarest)
+			useIndex = true
+		}
+	} else {
+		st.Plan = "scan (no index)"
+	}
+	c := &collector{e: e, p: p, st: st}
+	if !useIndex {
+		lo, hi := uint64(1), last
+		if p.hasAfter {
+			if p.req.NewestFirst {
+				hi = p.after - 1
+			} else {
+				lo = p.after + 1
+			}
+		}
+		err := c.scan(ctx, lo, hi)
+		return c.result(err)
+	}
+	// Indexed range [1, through], then the unindexed tail (through, last].
+	if !p.req.NewestFirst {
+		lo := uint64(1)
+		if p.hasAfter {
+			lo = p.after + 1
+		}
+		if plan.Zero == "" {
+			w := uint64(16384)
+			for lo <= through && !c.full() {
+				hi := min(lo+w-1, through)
+				if err := c.candidates(ctx, plan.Trigrams, lo, hi); err != nil {
+					return c.result(err)
+				}
+				lo = hi + 1
+				w *= 4
+			}
+		}
+		if !c.full() {
+			err := c.scan(ctx, max(lo, through+1), last)
+			return c.result(err)
+		}
+		return c.result(nil)
+	}
+	hi := last
+	if p.hasAfter {
+		hi = p.after - 1
+	}
+	if hi > through {
+		if err := c.scan(ctx, through+1, hi); err != nil || c.full() {
+			return c.result(err)
+		}
+		hi = through
+	}
+	if plan.Zero == "" {
+		w := uint64(16384)
+		for hi >= 1 && !c.full() {
+			lo := uint64(1)
+			if hi > w {
+				lo = hi - w + 1
+			}
+			if err := c.candidates(ctx, plan.Trigrams, lo, hi); err != nil {
+				return c.result(err)
+			}
+			if lo == 1 {
+				break
+			}
+			hi = lo - 1
+			w *= 4
+		}
+	}
+	return c.result(nil)
+}
+
+// collector gathers confirmed hits in request order until the page is full.
+type collector struct {
+	e    *Engine
+	p    *prepared
+	st   *Stats
+	hits []*store.Meta
+	more bool
+	last uint64
+}
+
+func (c *collector) full() bool { return c.p.limit > 0 && len(c.hits) >= c.p.limit }
+
+func (c *collector) result(err error) ([]*store.Meta, uint64, bool, error) {
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return c.hits, c.last, c.more, nil
+}
+
+// offer confirms one seq whose text is in hand.
+func (c *collector) offer(seq uint64, text []byte) (bool, error) {
+	c.st.BytesScanned += int64(len(text))
+	if !bytes.Contains(text, c.p.needle) {
+		return false, nil
+	}
+	m, err := c.e.st.Meta(seq)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil // dropped since the index saw it
+		}
+		return false, err
+	}
+	if !c.p.filter.match(m) {
+		return false, nil
+	}
+	c.st.Confirmed++
+	if c.full() {
+		c.more = true
+		return true, nil
+	}
+	c.hits = append(c.hits, m)
+	c.last = seq
+	if c.full() {
+		c.more = true // possibly; the next page may come back empty
+	}
+	return true, nil
+}
+
+// scan confirms every searchable entry in [lo, hi] in request order.
+func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
+	if lo > hi || lo == 0 && hi == 0 {
+		return nil
+	}
+	var ferr error
+	i := 0
+	err := c.e.st.ScanTexts(lo, hi, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
+		i++
+		if i%1024 == 0 && ctx.Err() != nil {
+			ferr = ctx.Err()
+			return false
+		}
+		c.st.Scanned++
+		if _, err := c.offer(seq, text); err != nil {
+			ferr = err
+			return false
+		}
+		return !c.full()
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// candidates confirms the index's candidates in [lo, hi] in request order.
+func (c *collector) candidates(ctx context.Context, trigrams []string, lo, hi uint64) error {
+	cands, err := c.e.ix.Candidates(ctx, trigrams, lo, hi)
+	if err != nil {
+		return err
+	}
+	c.st.Candidates += len(cands)
+	if c.p.req.NewestFirst {
+		slices.Reverse(cands)
+	}
+	for _, seq := range cands {
+		if c.full() {
+			return nil
+		}
+		var oerr error
+		if _, err := c.e.st.TextBytes(seq, func(b []byte) { _, oerr = c.offer(seq, b) }); err != nil {
+			return err
+		}
+		if oerr != nil {
+			return oerr
+		}
+	}
+	return nil
+}
+
+// count counts every hit of the request, ignoring cursor and limit.
+func (e *Engine) count(ctx context.Context, p *prepared, st *Stats) (int, error) {
+	q := *p
+	q.limit, q.hasAfter = 0, false
+	var tmp Stats
+	var hits []*store.Meta
+	var err error
+	if q.scoped {
+		hits, _, _, err = e.scanMembers(ctx, &q, &tmp)
+	} else {
+		hits, _, _, err = e.searchAll(ctx, &q, &tmp)
+	}
+	st.Candidates += tmp.Candidates
+	st.Scanned += tmp.Scanned
+	st.BytesScanned += tmp.BytesScanned
+	return len(hits), err
+}
+
+// fillHits turns confirmed metas into hits with snippets; it reports whether
+// the snippet budget cut any.
+func (e *Engine) fillHits(p *prepared, metas []*store.Meta, budget int, resp *Response) bool {
+	truncated := false
+	for i, m := range metas {
+		h := Hit{Session: m.Session, Entry: m.ID, Type: m.Type, Role: m.Role, CustomType: m.Extra.CustomType,
+			ToolName: m.Extra.ToolName, Timestamp: m.Timestamp, Window: m.Window, Ref: Ref(m.ID), Seq: m.Seq, Snippets: []Snippet{}}
+		t := p.trees[m.Session]
+		if t == nil {
+			if tt, err := e.st.Tree(m.Session); err == nil {
+				t = tt
+				p.trees[m.Session] = t
+			}
+		}
+		if t != nil {
+			h.OnCurrentBranch = t.OnCurrentBranch(m.ID)
+			if p.req.Scope == ScopeSession || p.req.Scope == ScopeLineage {
+				h.Leaves = t.LeavesOf(m.ID)
+			}
+		}
+		text, _ := e.st.Text(m.Seq)
+		h.Matches = strings.Count(text, p.req.Needle)
+		share := budget / max(len(metas)-i, 1)
+		share = min(share, 600)
+		if share < 40 {
+			truncated = true
+		} else {
+			var used int
+			h.Snippets, used = snippets(text, p.req.Needle, share)
+			budget -= used
+			if len(h.Snippets) < min(h.Matches, maxSnippets) {
+				truncated = true
+			}
+		}
+		resp.Hits = append(resp.Hits, h)
+	}
+	return truncated
+}
+
+// Ref is how the model cites an entry.
+func Ref(id string) string { return "[history entry=" + id + "]" }
+
+const maxSnippets = 3
+
+// snippets cuts up to three pieces of text around matches of needle, within
+// budget characters in all. It returns the pieces and the characters used.
+func snippets(text, needle string, budget int) ([]Snippet, int) {
+	var out []Snippet
+	used := 0
+	from := 0
+	nl := utf8.RuneCountInString(needle)
+	for len(out) < maxSnippets {
+		i := strings.Index(text[from:], needle)
+		if i < 0 {
+			break
+		}
+		i += from
+		room := budget - used
+		if room < nl+10 {
+			break
+		}
+		ctxChars := (room/max(maxSnippets-len(out), 1) - nl) / 2
+		ctxChars = max(min(ctxChars, 80), 5)
+		s := i
+		for k := 0; k < ctxChars && s > 0; k++ {
+			_, sz := utf8.DecodeLastRuneInString(text[:s])
+			s -= sz
+		}
+		end := i + len(needle)
+		for k := 0; k < ctxChars && end < len(text); k++ {
+			_, sz := utf8.DecodeRuneInString(text[end:])
+			end += sz
+		}
+		piece := text[s:end]
+		out = append(out, Snippet{Text: piece, MatchStart: i - s, MatchEnd: i - s + len(needle), Offset: utf8.RuneCountInString(text[:s])})
+		used += utf8.RuneCountInString(piece)
+		from = end
+		if from >= len(text) {
+			break
+		}
+	}
+	return out, used
+}

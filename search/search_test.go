@@ -1,0 +1,360 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/store"
+)
+
+type env struct {
+	st  *store.Store
+	ix  *index.Index
+	eng *Engine
+	dir string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close(); st.Close() })
+	return &env{st: st, ix: ix, eng: New(st, ix), dir: dir}
+}
+
+func (e *env) importFile(t *testing.T, path string) string {
+	t.Helper()
+	rep, err := ingest.File(e.st, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Session
+}
+
+func (e *env) catchUp(t *testing.T) {
+	t.Helper()
+	if _, err := e.ix.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// words used to build synthetic text: ASCII, case variants, multi-byte,
+// emoji, quotes, backslashes and newlines.
+var vocab = []string{"alpha", "Alpha", "ALPHA", "beta", "gamma", "délta", "naïve", "日本語", "🙂", "🚀x", `"quoted"`,
+	`back\slash`, "line\nbreak", "tab\there", "ErrCartEmpty", "errcartempty", "func", "return nil", "x", "{", "}"}
+
+func randText(r *rand.Rand) string {
+	n := 1 + r.IntN(30)
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocab[r.IntN(len(vocab))])
+	}
+	return b.String()
+}
+
+// writeJournal writes a v3 journal with branches, compactions and every
+// searchable shape, and returns its path.
+func writeJournal(t *testing.T, dir, sid string, r *rand.Rand, n int, parentFile string) string {
+	t.Helper()
+	var lines []string
+	hdr := map[string]any{"type": "session", "version": 3, "id": sid, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p/" + sid}
+	if parentFile != "" {
+		hdr["parentSession"] = parentFile
+	}
+	add := func(v map[string]any) {
+		b, _ := json.Marshal(v)
+		lines = append(lines, string(b))
+	}
+	add(hdr)
+	var ids []string
+	parent := any(nil)
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("%s%04d", sid[:4], i)
+		if len(ids) > 3 && r.IntN(10) == 0 {
+			parent = ids[r.IntN(len(ids))] // start a branch
+		}
+		ts := fmt.Sprintf("2026-01-01T00:%02d:%02d.000Z", (i/60)%60, i%60)
+		e := map[string]any{"id": id, "parentId": parent, "timestamp": ts}
+		switch r.IntN(7) {
+		case 0:
+			e["type"], e["message"] = "message", map[string]any{"role": "user", "content": randText(r)}
+		case 1:
+			e["type"], e["message"] = "message", map[string]any{"role": "assistant", "content": []any{
+				map[string]any{"type": "text", "text": randText(r)},
+				map[string]any{"type": "toolCall", "id": "c" + id, "name": "bash", "arguments": map[string]any{"command": randText(r)}}}}
+		case 2:
+			e["type"], e["message"] = "message", map[string]any{"role": "toolResult", "toolName": "bash", "toolCallId": "c", "content": []any{map[string]any{"type": "text", "text": randText(r)}}}
+		case 3:
+			e["type"], e["message"] = "message", map[string]any{"role": "bashExecution", "command": randText(r), "output": randText(r)}
+		case 4:
+			if len(ids) == 0 {
+				e["type"], e["thinkingLevel"] = "thinking_level_change", "low"
+			} else {
+				e["type"], e["summary"], e["firstKeptEntryId"] = "compaction", randText(r), ids[len(ids)/2]
+			}
+		case 5:
+			e["type"], e["customType"], e["content"] = "custom_message", "x", randText(r)
+		case 6:
+			e["type"], e["message"] = "message", map[string]any{"role": "toolResult", "toolName": "history", "toolCallId": "c", "content": []any{map[string]any{"type": "text", "text": randText(r)}}}
+		}
+		add(e)
+		ids = append(ids, id)
+		parent = id
+	}
+	return testutil.WriteFile(t, dir, sid+".jsonl", strings.Join(lines, "\n")+"\n")
+}
+
+// brute lists the seqs a request must return, by reading every stored entry.
+func brute(t *testing.T, e *env, req Request) []uint64 {
+	t.Helper()
+	var member map[uint64]bool
+	if req.Scope != ScopeAll {
+		member = map[uint64]bool{}
+		sids := []string{req.Session}
+		if req.Scope == ScopeLineage {
+			sids, _ = e.eng.Lineage(req.Session)
+		}
+		for _, sid := range sids {
+			tr, err := e.st.Tree(sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Scope == ScopeBranch {
+				leaf := req.Leaf
+				if leaf == "" {
+					leaf = tr.Leaf()
+				}
+				p, _ := tr.Path(leaf)
+				for _, en := range p {
+					member[tr.MetaOf(en.ID).Seq] = true
+				}
+			} else {
+				for _, m := range tr.Metas {
+					member[m.Seq] = true
+				}
+			}
+		}
+	}
+	var out []uint64
+	e.st.ScanMetas(1, e.st.LastSeq(), func(m *store.Meta) bool {
+		if member != nil && !member[m.Seq] {
+			return true
+		}
+		if req.Window > 0 && m.Window != req.Window {
+			return true
+		}
+		if len(req.Roles) > 0 && !slices.Contains(req.Roles, m.Role) {
+			return true
+		}
+		txt, _ := e.st.Text(m.Seq)
+		if m.Searchable() && strings.Contains(txt, req.Needle) {
+			out = append(out, m.Seq)
+		}
+		return true
+	})
+	if req.NewestFirst {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+func pages(t *testing.T, e *env, req Request) []uint64 {
+	t.Helper()
+	var out []uint64
+	for i := 0; i < 10000; i++ {
+		resp, err := e.eng.Search(context.Background(), &req)
+		if err != nil {
+			t.Fatalf("search %+v: %v", req, err)
+		}
+		for _, h := range resp.Hits {
+			out = append(out, h.Seq)
+		}
+		if resp.Cursor == "" {
+			return out
+		}
+		req.Cursor = resp.Cursor
+	}
+	t.Fatal("paging did not end")
+	return nil
+}
+
+func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	root := writeJournal(t, dir, "aaaa-root", r, 300, "")
+	e.importFile(t, root)
+	e.importFile(t, writeJournal(t, dir, "bbbb-fork", r, 120, "/elsewhere/aaaa-root.jsonl"))
+	e.importFile(t, writeJournal(t, dir, "cccc-other", r, 200, ""))
+	e.catchUp(t)
+	// Stored but not indexed: the tail must be scanned.
+	e.importFile(t, writeJournal(t, dir, "dddd-tail", r, 80, ""))
+
+	needles := []string{"alpha", "Alpha", "ALPHA", "a", "é", "🙂", "日本", "\"quoted\"", `back\slash`, "line\nbreak",
+		"k\nb", "ErrCartEmpty", "nil ErrCart", "zzzz-nothing", "al", "pha beta", "x 🚀x", "\t"}
+	scopes := []Request{{Scope: ScopeAll}, {Scope: ScopeBranch, Session: "aaaa-root"}, {Scope: ScopeSession, Session: "aaaa-root"},
+		{Scope: ScopeLineage, Session: "bbbb-fork"}, {Scope: ScopeSession, Session: "cccc-other", Window: 2},
+		{Scope: ScopeAll, Roles: []string{"user"}}}
+	for _, needle := range needles {
+		for _, sc := range scopes {
+			for _, newest := range []bool{false, true} {
+				for _, limit := range []int{1, 7, 50} {
+					req := sc
+					req.Needle, req.NewestFirst, req.Limit = needle, newest, limit
+					want := brute(t, e, req)
+					got := pages(t, e, req)
+					if !slices.Equal(got, want) {
+						t.Fatalf("needle %q scope %s session %s newest=%v limit %d:\n got %v\nwant %v", needle, req.Scope, req.Session, newest, limit, got, want)
+					}
+				}
+			}
+			req := sc
+			req.Needle, req.Count, req.Limit = needle, true, 5
+			resp, err := e.eng.Search(context.Background(), &req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := len(brute(t, e, req)); resp.Total == nil || *resp.Total != want {
+				t.Fatalf("count for %q in %s: got %v want %d", needle, req.Scope, resp.Total, want)
+			}
+		}
+	}
+}
+
+func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	dir := t.TempDir()
+	e.importFile(t, writeJournal(t, dir, "eeee-live", r, 200, ""))
+	e.catchUp(t)
+	want := brute(t, e, Request{Needle: "alpha", Scope: ScopeAll})
+	req := Request{Needle: "alpha", Scope: ScopeAll, Limit: 5}
+	var got []uint64
+	k := 0
+	for {
+		resp, err := e.eng.Search(context.Background(), &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range resp.Hits {
+			got = append(got, h.Seq)
+		}
+		// New entries arrive between pages, some indexed, some not.
+		k++
+		e.importFile(t, writeJournal(t, dir, fmt.Sprintf("f%03d-new", k), r, 10, ""))
+		if k%2 == 0 {
+			e.catchUp(t)
+		}
+		if resp.Cursor == "" {
+			break
+		}
+		req.Cursor = resp.Cursor
+	}
+	// Everything that existed at the start is there once, in order; what
+	// arrived later may follow, also once and in order.
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("pages lost or duplicated existing hits:\n got %v\nwant prefix %v", got, want)
+	}
+	if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
+		t.Fatalf("pages are not strictly increasing: %v", got)
+	}
+}
+
+func TestBadRequestsAreClearErrors(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	e.importFile(t, writeJournal(t, t.TempDir(), "gggg-one", r, 30, ""))
+	other := Request{Needle: "alpha", Scope: ScopeAll, Limit: 1}
+	resp, _ := e.eng.Search(context.Background(), &other)
+	cases := []struct {
+		name  string
+		req   Request
+		param string
+	}{
+		{"empty needle", Request{Needle: ""}, "needle"},
+		{"needle over 4 KB", Request{Needle: strings.Repeat("a", 4097)}, "needle"},
+		{"invalid UTF-8", Request{Needle: "\xff"}, "needle"},
+		{"unknown scope", Request{Needle: "a", Scope: "galaxy"}, "scope"},
+		{"branch without session", Request{Needle: "a", Scope: ScopeBranch}, "session"},
+		{"unknown session", Request{Needle: "a", Scope: ScopeSession, Session: "nope"}, "session"},
+		{"leaf not in session", Request{Needle: "a", Scope: ScopeBranch, Session: "gggg-one", Leaf: "zzzz"}, "leaf"},
+		{"window that does not exist", Request{Needle: "a", Scope: ScopeBranch, Session: "gggg-one", Window: 99}, "window"},
+		{"negative window", Request{Needle: "a", Window: -1}, "window"},
+		{"limit too large", Request{Needle: "a", Limit: 5000}, "limit"},
+		{"forged cursor", Request{Needle: "a", Cursor: "AAAA"}, "cursor"},
+		{"cursor of another query", Request{Needle: "beta", Cursor: resp.Cursor}, "cursor"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.eng.Search(context.Background(), &c.req)
+			se, ok := err.(*Error)
+			if !ok || se.Param != c.param {
+				t.Fatalf("got %v, want a *search.Error about %q", err, c.param)
+			}
+		})
+	}
+}
+
+func TestSharedFixturesBranchesAndLineage(t *testing.T) {
+	dir := filepath.Join(testutil.SharedDir(t), "fixtures", "pi")
+	e := newEnv(t)
+	tree := e.importFile(t, filepath.Join(dir, "tree.jsonl"))
+	fork := e.importFile(t, filepath.Join(dir, "fork.jsonl"))
+	e.catchUp(t)
+	// Text only on the abandoned branch (9e0cdd09: "Done; Checkout now returns ErrCartEmpty.").
+	needle := "Done; Checkout now returns"
+	b, err := e.eng.Search(context.Background(), &Request{Needle: needle, Scope: ScopeBranch, Session: tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Hits) != 0 {
+		t.Errorf("branch scope at the leaf found the abandoned branch's text: %+v", b.Hits)
+	}
+	s, _ := e.eng.Search(context.Background(), &Request{Needle: needle, Scope: ScopeSession, Session: tree})
+	if len(s.Hits) != 1 || s.Hits[0].OnCurrentBranch || !slices.Equal(s.Hits[0].Leaves, []string{"9e0cdd09"}) {
+		t.Errorf("session scope: %+v", s.Hits)
+	}
+	lin, err := e.eng.Lineage(fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(lin, tree) || !slices.Contains(lin, fork) {
+		t.Errorf("fork.jsonl and tree.jsonl should be one lineage: %v", lin)
+	}
+	// Escapes are decoded: a real newline is found, the two characters \n are literal too.
+	uni := e.importFile(t, filepath.Join(dir, "unicode.jsonl"))
+	e.catchUp(t)
+	for _, n := range []string{`\n`, "\"", "\\"} {
+		r, err := e.eng.Search(context.Background(), &Request{Needle: n, Scope: ScopeSession, Session: uni})
+		if err != nil || len(r.Hits) == 0 {
+			t.Errorf("needle %q in unicode.jsonl: %v %v", n, err, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agent.jsonl")); err == nil {
+		ag := e.importFile(t, filepath.Join(dir, "agent.jsonl"))
+		ws, err := e.eng.List(context.Background(), &ListRequest{Session: ag})
+		if err != nil || len(ws.Items) == 0 {
+			t.Fatalf("list agent.jsonl: %v", err)
+		}
+	}
+}
