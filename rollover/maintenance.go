@@ -108,7 +108,8 @@ type Decision struct {
 	RollOver Reason `json:"rollOver,omitempty"`
 	// Cancel names why a pending schedule was cancelled (a gate blocker,
 	// external_owner or user_abort) for the rollover_cancelled ledger row.
-	Cancel string `json:"cancel,omitempty"`
+	Cancel    string `json:"cancel,omitempty"`
+	Cancelled Reason `json:"cancelled,omitempty"` // the reason of the cancelled schedule
 	// GiveUp is set when maintenance gives up for the window: Pi's own
 	// compaction (with its LLM summary) proceeds.
 	GiveUp bool `json:"giveUp,omitempty"`
@@ -174,7 +175,7 @@ func recheckHost(s *State, w World, d *Decision) {
 		return
 	}
 	if v := hostGate(w, ""); !v.OK {
-		d.Cancel = string(v.Blocker)
+		d.Cancel, d.Cancelled = string(v.Blocker), ReasonHost
 		s.Pending = ""
 	}
 }
@@ -296,7 +297,8 @@ func Step(s State, ev Event, w World) (State, Decision) {
 			break
 		}
 		if s.Aborted && s.Pending != ReasonUser {
-			d.Cancel, s.Pending, s.Confirmed = "user_abort", "", false
+			d.Cancel, d.Cancelled = "user_abort", s.Pending
+			s.Pending, s.Confirmed = "", false
 			break
 		}
 		recheckHost(&s, w, &d)
