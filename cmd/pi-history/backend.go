@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+)
+
+// backend is what read-only commands need: answered either by opening the
+// data directory here or, when a server owns it, by that server's API.
+type backend interface {
+	Search(ctx context.Context, req *search.Request) (*search.Response, error)
+	List(ctx context.Context, req *search.ListRequest) (*search.ListResponse, error)
+	Read(ctx context.Context, req *search.ReadRequest) (*search.ReadResponse, error)
+	Sessions(ctx context.Context) ([]search.SessionSummary, error)
+	Session(ctx context.Context, id string) (*search.SessionSummary, error)
+	Close() error
+}
+
+// localBackend answers from a data directory opened by this process.
+type localBackend struct {
+	*search.Engine
+	svc *service.Service
+}
+
+func (l *localBackend) Close() error { return l.svc.Close() }
+
+// backend opens the data directory, or (when a server owns it) connects to
+// the server. See remote.go.
+func (g *globals) backend() (backend, error) {
+	svc, err := g.openService()
+	if err != nil {
+		if rb, rerr := g.remoteBackend(err); rerr == nil {
+			return rb, nil
+		}
+		return nil, err
+	}
+	return &localBackend{Engine: search.New(svc.Store, svc.Index), svc: svc}, nil
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pi-history/pi-history/search"
+)
+
+type searchFlags struct {
+	scope, session, leaf, role, typ, since, until string
+	window, limit                                  int
+	newest, all, json, count                       bool
+}
+
+var sf searchFlags
+
+func init() {
+	register(&command{
+		name:    "search",
+		usage:   "[flags] NEEDLE",
+		summary: "find literal text in stored sessions (like grep -F)",
+		help: `Finds entries whose searchable text contains NEEDLE exactly: case-sensitive,
+no normalisation, spaces and any Unicode allowed. Searchable text is user and
+assistant text, tool calls (name and string arguments), tool results (except
+the history tool's), user shell commands, custom messages, summaries and
+notebooks. Exit status is 1 when nothing matched, as with grep.
+
+Scopes:
+  all      every session (default without --session)
+  branch   the current branch of --session (or the branch ending at --leaf)
+  session  every branch of --session; hits say which leaves reach them
+  lineage  --session with the sessions it was forked from and into
+
+Examples:
+  pi-history search ErrCartEmpty
+  pi-history search --session 01a2286a-... --scope session 'keep the public API'
+  pi-history search --json --all -- --force     (a needle starting with -)
+  pi-history search --role user --since 2026-11-01 'deploy'`,
+		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.StringVar(&sf.scope, "scope", "", "branch, session, lineage or all (default: all, or branch with --session)")
+			fs.StringVar(&sf.session, "session", "", "session id for branch, session and lineage scopes")
+			fs.StringVar(&sf.leaf, "leaf", "", "branch scope: the leaf entry id (default: the current leaf)")
+			fs.IntVar(&sf.window, "window", 0, "only this context window (1 = before the first compaction)")
+			fs.StringVar(&sf.role, "role", "", "only these message roles, comma-separated (user, assistant, toolResult, bashExecution, custom)")
+			fs.StringVar(&sf.typ, "type", "", "only these entry types, comma-separated (message, compaction, branch_summary, custom_message, custom)")
+			fs.StringVar(&sf.since, "since", "", "only entries at or after this time (RFC 3339 or YYYY-MM-DD)")
+			fs.StringVar(&sf.until, "until", "", "only entries before this time (RFC 3339 or YYYY-MM-DD)")
+			fs.BoolVar(&sf.newest, "newest-first", false, "newest hits first (default: oldest first)")
+			fs.IntVar(&sf.limit, "limit", 20, "hits to print")
+			fs.BoolVar(&sf.all, "all", false, "print every hit")
+			fs.BoolVar(&sf.count, "count", false, "also print the exact number of hits")
+			fs.BoolVar(&sf.json, "json", false, "print one JSON object per hit")
+		},
+		run: runSearch,
+	})
+}
+
+func parseTimeFlag(name, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("--%s %q: want RFC 3339 (2026-11-29T10:00:00Z) or a date (2026-11-29)", name, v)
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runSearch(g *globals, args []string) error {
+	if len(args) != 1 {
+		return usagef("give exactly one NEEDLE (quote it if it has spaces; put -- before one that starts with -)")
+	}
+	since, err := parseTimeFlag("since", sf.since)
+	if err != nil {
+		return err
+	}
+	until, err := parseTimeFlag("until", sf.until)
+	if err != nil {
+		return err
+	}
+	req := &search.Request{Needle: args[0], Scope: search.Scope(sf.scope), Session: sf.session, Leaf: sf.leaf, Window: sf.window,
+		Roles: splitList(sf.role), Types: splitList(sf.typ), Since: since, Until: until, NewestFirst: sf.newest,
+		Limit: min(sf.limit, search.MaxLimit), All: sf.all, Count: sf.count}
+	if sf.limit <= 0 && !sf.all {
+		return usagef("--limit must be at least 1 (or use --all)")
+	}
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	resp, err := b.Search(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	printHits(g.stdout, resp, sf.json)
+	if sf.count && resp.Total != nil && !sf.json {
+		fmt.Fprintf(g.stdout, "%d hits in all\n", *resp.Total)
+	}
+	if len(resp.Hits) == 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+func printHits(w io.Writer, resp *search.Response, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, h := range resp.Hits {
+			enc.Encode(h)
+		}
+		return
+	}
+	for _, h := range resp.Hits {
+		role := h.Type
+		if h.Role != "" {
+			role = h.Role
+		}
+		branch := ""
+		if !h.OnCurrentBranch {
+			branch = " (off the current branch)"
+		}
+		fmt.Fprintf(w, "%s/%s  %s  window %d  %s%s\n", h.Session, h.Entry, h.Timestamp, h.Window, role, branch)
+		for _, s := range h.Snippets {
+			t := s.Text[:s.MatchStart] + "«" + s.Text[s.MatchStart:s.MatchEnd] + "»" + s.Text[s.MatchEnd:]
+			fmt.Fprintf(w, "    …%s…\n", strings.ReplaceAll(t, "\n", "⏎"))
+		}
+	}
+	if resp.Cursor != "" {
+		fmt.Fprintf(w, "(more hits: use --limit or --all)\n")
+	}
+}

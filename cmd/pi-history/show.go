@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pi-history/pi-history/search"
+)
+
+var showFlags struct {
+	leaf, role, typ     string
+	window, context     int
+	offset, limit       int
+	raw, json, branches bool
+}
+
+var sessionsJSON bool
+
+func init() {
+	register(&command{
+		name:    "show",
+		usage:   "[flags] SESSION[/ENTRY]",
+		summary: "list a session's branch, or read one entry",
+		help: `With SESSION: lists the entries of its current branch (or --leaf's branch,
+or every entry with --all-branches), one line each, oldest first.
+With SESSION/ENTRY: prints that entry's searchable text, with --context
+neighbours on its branch; --raw prints the journal line exactly as written,
+in 2,000-character pieces (--offset for the next piece).
+
+Examples:
+  pi-history show 01a2286a-1d6c-766a-a9a4-b20e40c3ce44
+  pi-history show 01a2286a-1d6c-766a-a9a4-b20e40c3ce44 --window 2
+  pi-history show 01a2286a-1d6c-766a-a9a4-b20e40c3ce44/987f98c7 --context 2`,
+		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.StringVar(&showFlags.leaf, "leaf", "", "the branch ending at this entry (default: the current leaf)")
+			fs.IntVar(&showFlags.window, "window", 0, "only this context window")
+			fs.StringVar(&showFlags.role, "role", "", "only these roles, comma-separated")
+			fs.StringVar(&showFlags.typ, "type", "", "only these entry types, comma-separated")
+			fs.BoolVar(&showFlags.branches, "all-branches", false, "every entry of the session in file order")
+			fs.IntVar(&showFlags.limit, "limit", 1000, "entries to list")
+			fs.IntVar(&showFlags.context, "context", 0, "with ENTRY: neighbours to show on each side")
+			fs.IntVar(&showFlags.offset, "offset", 0, "with ENTRY: character offset to start from")
+			fs.BoolVar(&showFlags.raw, "raw", false, "with ENTRY: the original JSON line")
+			fs.BoolVar(&showFlags.json, "json", false, "print JSON")
+		},
+		run: runShow,
+	})
+	register(&command{
+		name:    "sessions",
+		usage:   "[--json]",
+		summary: "list stored sessions, newest activity first",
+		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.BoolVar(&sessionsJSON, "json", false, "print one JSON object per session")
+		},
+		run: runSessions,
+	})
+}
+
+func runShow(g *globals, args []string) error {
+	if len(args) != 1 {
+		return usagef("give SESSION or SESSION/ENTRY")
+	}
+	sid, eid, _ := strings.Cut(args[0], "/")
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	ctx := context.Background()
+	if eid == "" {
+		resp, err := b.List(ctx, &search.ListRequest{Session: sid, Leaf: showFlags.leaf, Window: showFlags.window,
+			Roles: splitList(showFlags.role), Types: splitList(showFlags.typ), AllBranches: showFlags.branches, Limit: min(max(showFlags.limit, 1), search.MaxLimit)})
+		if err != nil {
+			return err
+		}
+		if showFlags.json {
+			return json.NewEncoder(g.stdout).Encode(resp)
+		}
+		tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+		for _, it := range resp.Items {
+			label := ""
+			if it.Label != "" {
+				label = " [" + it.Label + "]"
+			}
+			fmt.Fprintf(tw, "%s\tw%d\t%s\t%s%s\n", it.Entry, it.Window, it.Timestamp, it.Preview, label)
+		}
+		tw.Flush()
+		if resp.Cursor != "" {
+			fmt.Fprintf(g.stdout, "(%d of %d entries shown; use --limit)\n", len(resp.Items), resp.Total)
+		}
+		return nil
+	}
+	resp, err := b.Read(ctx, &search.ReadRequest{Session: sid, Entry: eid, Context: showFlags.context, Offset: showFlags.offset, Raw: showFlags.raw})
+	if err != nil {
+		return err
+	}
+	if showFlags.json {
+		return json.NewEncoder(g.stdout).Encode(resp)
+	}
+	for _, it := range resp.Before {
+		fmt.Fprintf(g.stdout, "  %s  %s\n", it.Entry, it.Preview)
+	}
+	fmt.Fprintf(g.stdout, "▶ %s  %s  window %d  %s\n", resp.Item.Entry, resp.Item.Timestamp, resp.Item.Window, resp.Ref)
+	fmt.Fprintln(g.stdout, resp.Text)
+	if resp.NextOffset > 0 {
+		fmt.Fprintf(g.stdout, "(continues: --offset %d of %d characters)\n", resp.NextOffset, resp.TotalChars)
+	}
+	for _, it := range resp.After {
+		fmt.Fprintf(g.stdout, "  %s  %s\n", it.Entry, it.Preview)
+	}
+	return nil
+}
+
+func runSessions(g *globals, args []string) error {
+	if len(args) > 0 {
+		return usagef("sessions takes no arguments")
+	}
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	ss, err := b.Sessions(context.Background())
+	if err != nil {
+		return err
+	}
+	if sessionsJSON {
+		enc := json.NewEncoder(g.stdout)
+		for _, s := range ss {
+			enc.Encode(s)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tLAST ACTIVITY\tENTRIES\tWINDOWS\tNAME\tPROJECT")
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.LastActivity, s.Entries, s.Windows, s.Name, s.Cwd)
+	}
+	return tw.Flush()
+}
