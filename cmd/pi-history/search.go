@@ -14,8 +14,8 @@ import (
 
 type searchFlags struct {
 	scope, session, leaf, role, typ, since, until string
-	window, limit                                  int
-	newest, all, json, count                       bool
+	window, limit                                 int
+	newest, all, json, count                      bool
 }
 
 var sf searchFlags

@@ -41,3 +41,27 @@ func WriteFile(t testing.TB, dir, name, content string) string {
 	}
 	return p
 }
+
+// NeedTool skips the test when a tool it needs is missing (why says what
+// and how to get it), except when PI_HISTORY_REQUIRE_TOOLS=1 (set by CI),
+// where a missing tool fails the test instead of hiding it.
+func NeedTool(t testing.TB, ok bool, why string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("PI_HISTORY_REQUIRE_TOOLS") == "1" {
+		t.Fatalf("required tool missing: %s (run scripts/setup)", why)
+	}
+	t.Skipf("skipping: %s (run scripts/setup to install it)", why)
+}
+
+// NodeModules returns dir/node_modules when it exists (after scripts/setup
+// ran npm ci there); otherwise the test is skipped or failed per NeedTool.
+func NodeModules(t testing.TB, dir string) string {
+	t.Helper()
+	nm := filepath.Join(dir, "node_modules")
+	_, err := os.Stat(nm)
+	NeedTool(t, err == nil, "node packages in "+dir)
+	return nm
+}
