@@ -2,6 +2,7 @@ package rollover
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pi-history/pi-history/journal"
 )
@@ -15,6 +16,23 @@ type Notebook struct {
 	ReviewedThrough string    `json:"reviewedThrough"` // id of the assistant entry that issued the last write or review
 	EntryID         string    `json:"entryId"`         // id of the note-context/notebook entry holding this revision
 	Bytes           int       `json:"bytes"`           // UTF-8 size of the sections
+}
+
+// Render is the notebook text as the model sees it from notes() and as the
+// summary embeds it verbatim: each section as "## Name", a newline and its
+// text, sections separated by blank lines (notebook.Sections.Render).
+func (nb *Notebook) Render() string {
+	var b strings.Builder
+	for i, s := range nb.Sections {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("## ")
+		b.WriteString(s.Name)
+		b.WriteByte('\n')
+		b.WriteString(s.Text)
+	}
+	return b.String()
 }
 
 // Section is one named notebook section.

@@ -145,11 +145,7 @@ func RenderNotebook(nb *Notebook) string {
 		return "(no notebook yet)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<notebook revision=\"%d\">\n", nb.Revision)
-	for _, s := range nb.Sections {
-		fmt.Fprintf(&b, "## %s\n%s\n", s.Name, strings.TrimRight(s.Text, "\n"))
-	}
-	b.WriteString("</notebook>")
+	fmt.Fprintf(&b, "<notebook revision=\"%d\">\n%s\n</notebook>", nb.Revision, nb.Render())
 	return b.String()
 }
 

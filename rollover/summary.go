@@ -147,11 +147,9 @@ func compose(path []*journal.Entry, p *plan, nb *Notebook, reason Reason, cfg Co
 	b.WriteString("The raw transcript before this point remains in the session and is readable with `history`.\n")
 
 	fmt.Fprintf(&b, "\n## Notebook (revision %d, reviewed through entry %s)\n", nb.Revision, nb.ReviewedThrough)
-	for i, s := range nb.Sections {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "### %s\n%s\n", s.Name, strings.TrimRight(s.Text, "\n"))
+	if text := nb.Render(); text != "" {
+		b.WriteString(text)
+		b.WriteByte('\n')
 	}
 
 	if idx := sessionIndex(path, p.prep.BoundaryStart, cfg.SessionIndexMaxTokens); len(idx) > 0 {

@@ -53,7 +53,7 @@ func TestRolloverSummaryGolden(t *testing.T) {
 	for _, want := range []string{
 		"Context window #4 started (previous #3, rollover reason: model).",
 		"## Notebook (revision 3, reviewed through entry " + nb.ReviewedThrough + ")",
-		"### Task\nFix the checkout bug",
+		"\n## Task\nFix the checkout bug",
 		"w1 [history entry=",
 		"w2 [history entry=",
 		"[history entry=" + path[indexOfText(t, path, "Now make")].ID + "] user: Now make the empty-cart error message clearer.\nIt should name the cart id.",
