@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
@@ -71,6 +73,42 @@ func crossCheckJournals(t *testing.T) []string {
 	return append(files, fixtures...)
 }
 
+// picorpusJournals writes a small corpus with ../shared/tools/picorpus (the
+// project's generator of realistic Pi journals, with compactions, branches
+// and notebook entries) and returns its files; none when the tool is absent
+// or in -short mode.
+func picorpusJournals(t *testing.T) []string {
+	tool := filepath.Join("..", "..", "shared", "tools", "picorpus")
+	if testing.Short() {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(tool, "main.go")); err != nil {
+		t.Log("picorpus absent; no generated sessions in the cross-check")
+		return nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return nil
+	}
+	out := t.TempDir()
+	cmd := exec.Command(goBin, "run", ".", "-out", out, "-entries", "3000", "-seed", "11")
+	cmd.Dir = tool
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("picorpus: %v\n%s", err, b)
+	}
+	var files []string
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Fatal("picorpus wrote no journals")
+	}
+	return files
+}
+
 // TestPiCrossCheck runs Pi's own findCutPoint, estimateTokens and
 // buildSessionContext (testdata/picheck, under Node) and requires the Go
 // port to agree on every journal. It skips when node or the installed
@@ -83,7 +121,7 @@ func TestPiCrossCheck(t *testing.T) {
 	if _, err := os.Stat("testdata/picheck/node_modules/@mariozechner/pi-coding-agent/package.json"); err != nil {
 		t.Skip("Pi not installed in testdata/picheck (run npm ci there)")
 	}
-	files := crossCheckJournals(t)
+	files := append(crossCheckJournals(t), picorpusJournals(t)...)
 	cmd := exec.Command(node, append([]string{"testdata/picheck/check.mjs"}, files...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -137,6 +175,25 @@ func TestPiCrossCheck(t *testing.T) {
 				if got != want {
 					t.Errorf("findCutPoint(start %d, keep %d): Go %+v, Pi %+v", c.Start, c.Keep, got, want)
 				}
+			}
+			// Smoke: a rollover on this path, with a notebook reviewed
+			// through its last entry, either succeeds within its budgets
+			// or is refused with a blocker; it never panics.
+			nb := &Notebook{Revision: 1, Sections: testSections, ReviewedThrough: path[len(path)-1].ID}
+			cfg := DefaultConfig()
+			cfg.SessionIndexMaxTokens = 200
+			if c, err := Rollover(RolloverInput{Path: path, Notebook: nb, Reason: ReasonHost, Pi: PiSettings{KeepRecentTokens: 300}, Config: cfg}); err == nil {
+				_, idx, _ := strings.Cut(c.Summary, "## Earlier user messages")
+				idx, _, _ = strings.Cut(idx, "\n\n")
+				cost := 0
+				for _, l := range strings.Split(idx, "\n")[1:] {
+					cost += lineTokens(l)
+				}
+				if cost > 200 && strings.Count(idx, "\n") > 1 {
+					t.Errorf("index costs %d tokens over a budget of 200", cost)
+				}
+			} else if r := (*Refusal)(nil); !errors.As(err, &r) {
+				t.Errorf("rollover: %v", err)
 			}
 			if p, err := PrepareCut(path, 20000); err == nil {
 				found := false
