@@ -238,22 +238,32 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 			return sum, err
 		}
 		base := done
-		rep, err := ingest.File(s.Store, f, func(b int64, n int) {
+		prog := func(b int64, n int) {
 			if progress != nil {
 				progress(i, len(files), base+b, total, sum.Entries+n)
 			}
-		})
+		}
+		var reps []ingest.FileReport
+		if ingest.IsArchive(f) { // a .tar.zst written by 'pi-history export'
+			reps, err = ingest.Archive(s.Store, f, prog)
+		} else {
+			var rep ingest.FileReport
+			rep, err = ingest.File(s.Store, f, prog)
+			reps = []ingest.FileReport{rep}
+		}
 		if err != nil {
 			sum.Problems = append(sum.Problems, ingest.Problem{File: f, Reason: err.Error()})
 		}
-		if rep.Session != "" {
-			sessions[rep.Session] = true
+		for _, rep := range reps {
+			if rep.Session != "" {
+				sessions[rep.Session] = true
+			}
+			sum.Entries += rep.Added
+			sum.Dups += rep.Dups
+			sum.Bytes += rep.Bytes
+			sum.Skipped += len(rep.Problems)
+			sum.Problems = append(sum.Problems, rep.Problems...)
 		}
-		sum.Entries += rep.Added
-		sum.Dups += rep.Dups
-		sum.Bytes += rep.Bytes
-		sum.Skipped += len(rep.Problems)
-		sum.Problems = append(sum.Problems, rep.Problems...)
 		if info, err := os.Stat(f); err == nil {
 			done += info.Size()
 		}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/pi-history/pi-history/export"
+	"github.com/pi-history/pi-history/store"
+)
+
+var exportFlags struct {
+	format  string
+	leaf    string
+	window  int
+	zstd    bool
+	out     string
+	force   bool
+	all     bool
+	project string
+	since   string
+	until   string
+}
+
+func init() {
+	register(&command{
+		name:    "export",
+		usage:   "SESSION [--leaf ID] [--window N] [--format jsonl|md|html] [--zstd] [-o FILE] [--force]\n       pi-history export --all|--project CWD|--since TIME [--until TIME] -o FILE.tar.zst [--force]",
+		summary: "write sessions out as Pi journals, Markdown or HTML, or many into a .tar.zst",
+		help: `One session: SESSION is its id (or a unique prefix of it, or its journal
+file). --format jsonl (the default) writes Pi's own journal, the original
+lines byte for byte: the whole session, or with --leaf the branch ending at
+that entry (header, then its path from the root), which Pi opens as a
+session. --format md writes a readable transcript and --format html one
+self-contained page (no scripts); without --leaf they show the current
+branch, then the entries of every other branch. --window N keeps one
+context window of the branch (windows start at compactions). --zstd
+compresses (.zst); it is implied by an -o name ending in .zst, as the
+format is by one ending in .md or .html.
+
+Many sessions: --all, --project DIR (sessions run in that directory) and
+--since/--until TIME (an RFC 3339 time, a date such as 2026-01-31, or an
+age such as 36h, 7d, 2w) select sessions; they are written with -o into a
+zstd-compressed tar with one journal per session, laid out as Pi lays out
+its sessions directory. 'pi-history import FILE.tar.zst' reads it back.
+
+The output goes to stdout unless -o is given. A file is written under a
+temporary name and renamed when complete, so a failed export (a full disk,
+an interrupt) leaves nothing that looks finished; an existing file is
+replaced only with --force. The store is only read.
+
+Examples:
+  pi-history export 01a2286a --format html -o checkout.html
+  pi-history export 01a2286a --leaf 9e0cdd09 > branch.jsonl
+  pi-history export 01a2286a --window 2 --format md --zstd -o w2.md.zst
+  pi-history export --project ~/src/shop --since 30d -o shop.tar.zst`,
+		flags: func(fs *flag.FlagSet, g *globals) {
+			f := &exportFlags
+			fs.StringVar(&f.format, "format", "", "jsonl, md or html (default jsonl, or from the -o name)")
+			fs.StringVar(&f.leaf, "leaf", "", "export the branch ending at this entry id")
+			fs.IntVar(&f.window, "window", 0, "export only this context window (1-based) of the branch")
+			fs.BoolVar(&f.zstd, "zstd", false, "compress with zstd")
+			fs.StringVar(&f.out, "o", "", "output file (default stdout; required for archives)")
+			fs.BoolVar(&f.force, "force", false, "replace an existing output file")
+			fs.BoolVar(&f.all, "all", false, "archive every session")
+			fs.StringVar(&f.project, "project", "", "archive the sessions whose working directory is `CWD`")
+			fs.StringVar(&f.since, "since", "", "archive the sessions active since `TIME`")
+			fs.StringVar(&f.until, "until", "", "archive the sessions started before `TIME`")
+		},
+		run: runExport,
+	})
+}
+
+func runExport(g *globals, args []string) error {
+	f := &exportFlags
+	many := f.all || f.project != "" || f.since != "" || f.until != ""
+	switch {
+	case many && len(args) > 0:
+		return usagef("give a SESSION or --all/--project/--since, not both")
+	case !many && len(args) != 1:
+		return usagef("give one SESSION (an id), or --all, --project CWD or --since TIME for an archive")
+	}
+	if many {
+		return exportArchive(g)
+	}
+	if f.out == "" {
+		if f.format == "" {
+			f.format = "jsonl"
+		}
+	} else {
+		lower := strings.ToLower(f.out)
+		if strings.HasSuffix(lower, ".zst") {
+			f.zstd = true
+			lower = strings.TrimSuffix(lower, ".zst")
+		}
+		if f.format == "" {
+			switch filepath.Ext(lower) {
+			case ".md", ".markdown":
+				f.format = "md"
+			case ".html", ".htm":
+				f.format = "html"
+			default:
+				f.format = "jsonl"
+			}
+		}
+	}
+	format, err := export.ParseFormat(f.format)
+	if err != nil {
+		return usagef("--format %q: want jsonl, md or html", f.format)
+	}
+	if f.window < 0 {
+		return usagef("--window %d: windows are numbered from 1", f.window)
+	}
+	if f.out == "" && f.zstd && exportIsTerminal(g.stdout) {
+		return usagef("refusing to write compressed data to a terminal; use -o FILE or redirect stdout")
+	}
+	svc, err := g.openService()
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	sid, err := resolveSession(svc.Store, args[0])
+	if err != nil {
+		return err
+	}
+	x, err := export.New(svc.Store, sid, export.Options{Format: format, Leaf: f.leaf, Window: f.window, Zstd: f.zstd})
+	if err != nil {
+		return err
+	}
+	if f.out == "" {
+		_, err := x.WriteTo(g.stdout)
+		return err
+	}
+	var n int64
+	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		var err error
+		n, err = x.WriteTo(w)
+		return err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stderr, "wrote %s (%s, %.1f KB)\n", f.out, format, float64(n)/1e3)
+	return nil
+}
+
+func exportArchive(g *globals) error {
+	f := &exportFlags
+	if f.out == "" {
+		return usagef("an archive needs -o FILE.tar.zst")
+	}
+	if f.leaf != "" || f.window != 0 || (f.format != "" && f.format != "jsonl") {
+		return usagef("--leaf, --window and --format apply to one SESSION; an archive holds whole sessions as jsonl")
+	}
+	if !strings.HasSuffix(strings.ToLower(f.out), ".tar.zst") && !strings.HasSuffix(strings.ToLower(f.out), ".tzst") {
+		return usagef("-o %s: an archive is a zstd-compressed tar; name it *.tar.zst so 'pi-history import' recognises it", f.out)
+	}
+	sel := export.Selection{All: f.all, Project: f.project}
+	now := time.Now()
+	var err error
+	if f.project != "" {
+		if sel.Project, err = filepath.Abs(f.project); err != nil {
+			return err
+		}
+	}
+	if f.since != "" {
+		if sel.Since, err = export.ParseTime(f.since, now); err != nil {
+			return usagef("--since: %v", errors.Unwrap(err))
+		}
+	}
+	if f.until != "" {
+		if sel.Until, err = export.ParseTime(f.until, now); err != nil {
+			return usagef("--until: %v", errors.Unwrap(err))
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	svc, err := g.openService()
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	sessions, err := export.Select(svc.Store, sel)
+	if err != nil {
+		return err
+	}
+	if len(sessions) == 0 {
+		return fmt.Errorf("no stored session matches; nothing written")
+	}
+	start := time.Now()
+	tty := exportIsTerminal(g.stderr)
+	var stats export.ArchiveStats
+	err = export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		var err error
+		stats, err = export.WriteArchive(ctx, w, svc.Store, sessions, func(s export.ArchiveStats) {
+			if tty {
+				fmt.Fprintf(g.stderr, "\r\033[Kexport: sessions %d/%d  entries %d  %.1f MB", s.Sessions, len(sessions), s.Entries, float64(s.Bytes)/1e6)
+			}
+		})
+		return err
+	})
+	if tty {
+		fmt.Fprintln(g.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	el := time.Since(start).Seconds()
+	fmt.Fprintf(g.stdout, "wrote %s: %d sessions, %d entries, %.1f MB of journals in %.1f MB, %.1f MB/s\n",
+		f.out, stats.Sessions, stats.Entries, float64(stats.Bytes)/1e6, float64(stats.Written)/1e6, float64(stats.Bytes)/1e6/max(el, 1e-3))
+	return nil
+}
+
+// resolveSession accepts a session id, a unique prefix of one, or the path
+// of a journal file the store has read.
+func resolveSession(st *store.Store, arg string) (string, error) {
+	if si, err := st.Session(arg); err == nil {
+		return si.ID, nil
+	}
+	if abs, err := filepath.Abs(arg); err == nil {
+		if si, err := st.SessionByFile(abs); err == nil {
+			return si.ID, nil
+		}
+	}
+	all, err := st.Sessions()
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, si := range all {
+		if strings.HasPrefix(si.ID, arg) {
+			found = append(found, si.ID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no stored session %q (give its id, a unique prefix, or its journal file): %w", arg, store.ErrNotFound)
+	case 1:
+		return found[0], nil
+	}
+	n := len(found)
+	if n > 5 {
+		found = append(found[:5], "…")
+	}
+	return "", fmt.Errorf("%q matches %d sessions (%s); give more of the id", arg, n, strings.Join(found, ", "))
+}
+
+func exportIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

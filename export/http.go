@@ -1,0 +1,175 @@
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/pi-history/pi-history/store"
+)
+
+// Problem types this handler reports; they are the API's (package api) own.
+const (
+	problemNotFound     = "urn:pi-history:problem:not-found"
+	problemInvalidParam = "urn:pi-history:problem:invalid-parameter"
+	problemUnknownParam = "urn:pi-history:problem:unknown-parameter"
+	problemInternal     = "urn:pi-history:problem:internal"
+)
+
+// ErrorFunc reports an error found before anything was sent. Errors wrap
+// store.ErrNotFound (unknown session, leaf or window: 404) or ErrInvalid
+// (bad parameter: 400); anything else is the server's fault.
+type ErrorFunc func(w http.ResponseWriter, r *http.Request, err error)
+
+// Handler serves one session's export, meant for
+//
+//	GET /v1/sessions/{id}/export?format=jsonl|md|html&leaf=ID&window=N&zstd=1&inline=1
+//
+// The session id is the request's path value "id" (net/http patterns and
+// chi both set it), else the "session" query parameter. The response
+// streams as it is read from the store, with Content-Type and a
+// Content-Disposition file name (attachment; inline=1 for viewing HTML or
+// Markdown in the browser). Bad requests are refused before anything is
+// sent, through onError (nil: an application/problem+json document like
+// the rest of the API's). An error in the middle of the stream aborts the
+// connection (http.ErrAbortHandler), so the client sees a truncated
+// transfer, never a response that looks complete.
+func Handler(st *store.Store, onError ErrorFunc) http.HandlerFunc {
+	return handler(st, onError)
+}
+
+func handler(src source, onError ErrorFunc) http.HandlerFunc {
+	if onError == nil {
+		onError = writeProblem
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		x, inline, err := exportFromRequest(src, r)
+		if err != nil {
+			onError(w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", x.ContentType())
+		disp := "attachment"
+		if inline {
+			disp = "inline"
+		}
+		h.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": x.Name()}))
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-cache")
+		// An exported page never needs to run anything, wherever it is shown.
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return
+		}
+		if _, err := x.WriteTo(w); err != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+func exportFromRequest(src source, r *http.Request) (*Export, bool, error) {
+	q := r.URL.Query()
+	for k := range q {
+		switch k {
+		case "format", "leaf", "window", "zstd", "inline", "session":
+		default:
+			return nil, false, &paramError{param: k, unknown: true, msg: fmt.Sprintf("unknown parameter %q (known: format, leaf, window, zstd, inline)", k)}
+		}
+	}
+	sid := r.PathValue("id")
+	if sid == "" {
+		sid = q.Get("session")
+	}
+	if sid == "" {
+		return nil, false, &paramError{param: "id", msg: "no session id in the path"}
+	}
+	o := Options{Format: JSONL, Leaf: q.Get("leaf")}
+	if v := q.Get("format"); v != "" {
+		f, err := ParseFormat(v)
+		if err != nil {
+			return nil, false, &paramError{param: "format", msg: fmt.Sprintf("format %q: want jsonl, md or html", v)}
+		}
+		o.Format = f
+	}
+	if v := q.Get("window"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, false, &paramError{param: "window", msg: fmt.Sprintf("window %q: want a window number from 1", v)}
+		}
+		o.Window = n
+	}
+	var err error
+	if o.Zstd, err = boolParam(q.Get("zstd")); err != nil {
+		return nil, false, &paramError{param: "zstd", msg: err.Error()}
+	}
+	inline, err := boolParam(q.Get("inline"))
+	if err != nil {
+		return nil, false, &paramError{param: "inline", msg: err.Error()}
+	}
+	x, err := newExport(src, sid, o)
+	return x, inline, err
+}
+
+func boolParam(v string) (bool, error) {
+	switch v {
+	case "", "0", "false", "no":
+		return false, nil
+	case "1", "true", "yes":
+		return true, nil
+	}
+	return false, fmt.Errorf("%q: want 1 or 0", v)
+}
+
+// paramError is a bad query parameter; it wraps ErrInvalid.
+type paramError struct {
+	param   string
+	msg     string
+	unknown bool
+}
+
+func (e *paramError) Error() string { return e.msg }
+func (e *paramError) Unwrap() error { return ErrInvalid }
+
+// Param names the offending parameter.
+func (e *paramError) Param() string { return e.param }
+
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Param  string `json:"param,omitempty"`
+}
+
+func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	p := problem{Type: problemInternal, Title: "Internal server error", Status: http.StatusInternalServerError,
+		Detail: "the export failed; pass an ErrorFunc to log the cause"}
+	var pe *paramError
+	switch {
+	case errors.As(err, &pe):
+		p = problem{Type: problemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest, Detail: pe.msg, Param: pe.param}
+		if pe.unknown {
+			p.Type, p.Title = problemUnknownParam, "Unknown parameter"
+		}
+	case errors.Is(err, store.ErrNotFound):
+		p = problem{Type: problemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: err.Error()}
+	case errors.Is(err, ErrInvalid):
+		p = problem{Type: problemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest, Detail: err.Error()}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	b, _ := json.Marshal(p)
+	w.Write(append(b, '\n'))
+}

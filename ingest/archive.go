@@ -1,0 +1,291 @@
+package ingest
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/store"
+)
+
+// IsArchive reports whether path names a session archive as 'pi-history
+// export' writes them: a zstd-compressed tar (.tar.zst or .tzst).
+func IsArchive(path string) bool {
+	p := strings.ToLower(path)
+	return strings.HasSuffix(p, ".tar.zst") || strings.HasSuffix(p, ".tzst")
+}
+
+// Archive reads every journal member (a regular file named *.jsonl) of a
+// zstd-compressed tar archive into the store, streaming: nothing is
+// unpacked to disk and memory does not grow with the archive. Each member
+// is read like a journal file whose path is "ARCHIVE!MEMBER" (ARCHIVE made
+// absolute); that key holds its read position, so importing the same
+// archive again adds nothing, and an archive whose member grew adds only
+// the new lines. A member whose already-read bytes changed replaces its
+// session's entries, as a rewritten file does. Other members are ignored.
+//
+// progress, if not nil, gets the compressed bytes read so far and the
+// entries added so far. It returns one report per journal member; an error
+// (unreadable or truncated archive, store failure) stops the reading, and
+// what was stored before it stays stored.
+func Archive(st *store.Store, path string, progress Progress) ([]FileReport, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	added := 0
+	reps, redo, err := readArchive(st, abs, nil, progress, &added)
+	if err != nil || len(redo) == 0 {
+		return reps, err
+	}
+	// Members whose stored prefix changed: read them again from the start.
+	again, _, err := readArchive(st, abs, redo, progress, &added)
+	for _, r := range again {
+		r.Rewritten = true
+		reps = append(reps, r)
+	}
+	return reps, err
+}
+
+// readArchive reads the archive's journal members (only those in only, with
+// their old entries replaced, when only is set). It returns the members it
+// found rewritten instead of reading them.
+func readArchive(st *store.Store, path string, only map[string]bool, progress Progress, added *int) ([]FileReport, map[string]bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open archive %s: %w", path, err)
+	}
+	defer f.Close()
+	cr := &countReader{r: f}
+	zr, err := zstd.NewReader(bufio.NewReaderSize(cr, 256<<10), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open archive %s: %w", path, err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	var reps []FileReport
+	redo := map[string]bool{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return reps, redo, nil
+		}
+		if err != nil {
+			return reps, redo, fmt.Errorf("read archive %s (after %d members): %w; is it a .tar.zst that pi-history export wrote, and complete?", path, len(reps), err)
+		}
+		if hdr.Typeflag != tar.TypeReg || !strings.HasSuffix(hdr.Name, ".jsonl") {
+			continue
+		}
+		key := path + "!" + hdr.Name
+		if only != nil && !only[key] {
+			continue
+		}
+		base := *added
+		rep, rewritten, err := member(st, key, tr, hdr.Size, only != nil, func(_ int64, n int) {
+			if progress != nil {
+				progress(cr.n, base+n)
+			}
+		})
+		if rewritten {
+			redo[key] = true
+			continue
+		}
+		*added += rep.Added
+		reps = append(reps, rep)
+		if err != nil {
+			return reps, redo, err
+		}
+		if progress != nil {
+			progress(cr.n, *added)
+		}
+	}
+}
+
+// member reads one journal member from r (size bytes), resuming after what
+// the store already read under key. It reports rewritten (and reads
+// nothing) when the bytes read before are not what the member holds now.
+func member(st *store.Store, key string, r io.Reader, size int64, replace bool, progress Progress) (FileReport, bool, error) {
+	rep := FileReport{Path: key, Rewritten: replace}
+	var prev *store.FileState
+	if !replace {
+		var err error
+		prev, err = st.FileState(key)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return rep, false, err
+		}
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var parser journal.Parser
+	var state store.FileState
+	var consumed int64
+	if prev != nil {
+		ok, err := samePrefix(br, size, prev)
+		if err != nil {
+			return rep, false, fmt.Errorf("read archive member %s: %w", key, err)
+		}
+		if !ok {
+			return rep, true, nil
+		}
+		parser.State, state, consumed = prev.Parser, *prev, prev.Offset
+		rep.Session = prev.Session
+		if size == prev.Offset {
+			return rep, false, nil
+		}
+	}
+	start := consumed
+	fb := &store.FileBatch{Path: key, Replace: replace}
+	headerOK := parser.HeaderSeen()
+	pendingBytes := 0
+	flush := func() error {
+		if fb.Header == nil && len(fb.Entries) == 0 && consumed == state.Offset {
+			return nil
+		}
+		if !headerOK && fb.Header == nil {
+			fb.Entries = nil
+			return nil
+		}
+		state.Offset = consumed
+		state.Parser = parser.State
+		fb.State = state
+		res, err := st.Apply(fb)
+		if err != nil {
+			return err
+		}
+		rep.Session = res.Session
+		rep.Added += res.Added
+		rep.Confirmed += res.Confirmed
+		rep.Dups += res.Duplicates
+		rep.Replaced += res.Replaced
+		rep.Bytes = consumed - start
+		if progress != nil {
+			progress(rep.Bytes, rep.Added)
+		}
+		fb = &store.FileBatch{Path: key}
+		pendingBytes = 0
+		return nil
+	}
+	var line []byte
+	var err error
+	for {
+		line, err = readLine(br, line[:0])
+		if errors.Is(err, errLineTooLong) {
+			n, complete, serr := skipLine(br)
+			if serr != nil {
+				return rep, false, fmt.Errorf("read archive member %s at byte %d: %w", key, consumed, serr)
+			}
+			consumed += int64(len(line)) + n
+			parser.State.Line++
+			state.Skipped++
+			p := Problem{File: key, Line: parser.State.Line, Reason: fmt.Sprintf("line longer than %d MiB; skipped", MaxLineBytes>>20)}
+			state.LastError = p.String()
+			rep.Problems = append(rep.Problems, p)
+			if !complete {
+				break
+			}
+			continue
+		}
+		last := false
+		if err == io.EOF {
+			if len(line) == 0 {
+				break
+			}
+			last = true // the member is complete: a last line without its newline is still a line
+		} else if err != nil {
+			return rep, false, fmt.Errorf("read archive member %s at byte %d: %w", key, consumed, err)
+		}
+		n := int64(len(line))
+		if !last {
+			n++
+		}
+		content := bytes.TrimSuffix(line, []byte{'\r'})
+		h, e, perr := parser.Line(content)
+		switch {
+		case errors.Is(perr, journal.ErrNoHeader):
+			rep.Problems = append(rep.Problems, Problem{File: key, Line: 1, Reason: perr.Error() + "; the member is not read"})
+			return rep, false, nil
+		case perr != nil:
+			var le *journal.LineError
+			reason := perr.Error()
+			ln := parser.State.Line
+			if errors.As(perr, &le) {
+				reason, ln = le.Reason, le.Line
+			}
+			p := Problem{File: key, Line: ln, Reason: reason}
+			rep.Problems = append(rep.Problems, p)
+			state.Skipped++
+			state.LastError = p.String()
+		case h != nil:
+			fb.Header = h
+			headerOK = true
+			state.HeadHash = hash(line)
+		case e != nil:
+			fb.Entries = append(fb.Entries, e)
+			pendingBytes += len(e.Raw)
+		}
+		consumed += n
+		state.TailHash, state.TailLen = hash(line), int(n)
+		if pendingBytes >= batchBytes || len(fb.Entries) >= batchEntries {
+			if err := flush(); err != nil {
+				return rep, false, err
+			}
+		}
+		if last {
+			break
+		}
+	}
+	return rep, false, flush()
+}
+
+// samePrefix reads the first prev.Offset bytes of a member and reports
+// whether they are the bytes read before: the same header line and the same
+// last line. It consumes exactly prev.Offset bytes when it reports true.
+func samePrefix(br *bufio.Reader, size int64, prev *store.FileState) (bool, error) {
+	if size < prev.Offset {
+		return false, nil
+	}
+	if prev.Offset == 0 {
+		return true, nil
+	}
+	head, err := readLine(br, nil)
+	read := int64(len(head)) + 1
+	if err == io.EOF {
+		read-- // a member that is only a header without its newline
+	} else if err != nil {
+		return false, nil
+	}
+	if hash(head) != prev.HeadHash {
+		return false, nil
+	}
+	tailStart := prev.Offset - int64(prev.TailLen)
+	if tailStart < read { // the header was the last line read
+		return read == prev.Offset, nil
+	}
+	if _, err := io.CopyN(io.Discard, br, tailStart-read); err != nil {
+		return false, err
+	}
+	buf := make([]byte, prev.TailLen)
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return false, err
+	}
+	return hash(bytes.TrimSuffix(buf, []byte{'\n'})) == prev.TailHash, nil
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
