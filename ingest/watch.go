@@ -1,0 +1,505 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/pi-history/pi-history/store"
+)
+
+// Serial runs File for one path at a time, so that the watcher, a sync
+// request and anything else reading the same journal never interleave their
+// batches for it. Different paths proceed in parallel (the store serializes
+// their commits).
+type Serial struct {
+	st    *store.Store
+	mu    sync.Mutex
+	locks map[string]*pathLock
+}
+
+type pathLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// NewSerial returns a Serial reading into st.
+func NewSerial(st *store.Store) *Serial {
+	return &Serial{st: st, locks: map[string]*pathLock{}}
+}
+
+// Store is the store read into.
+func (s *Serial) Store() *store.Store { return s.st }
+
+// File is File(st, path, progress), serialized per path.
+func (s *Serial) File(path string, progress Progress) (FileReport, error) {
+	s.mu.Lock()
+	l := s.locks[path]
+	if l == nil {
+		l = &pathLock{}
+		s.locks[path] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.mu.Lock()
+	defer func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.locks, path)
+		}
+		s.mu.Unlock()
+	}()
+	return File(s.st, path, progress)
+}
+
+// WatchOptions tune a Watcher; zero values pick the defaults.
+type WatchOptions struct {
+	// Debounce is how long a changed file waits before it is read, so that a
+	// burst of appends costs one read. Default 10ms.
+	Debounce time.Duration
+	// Rescan is the period of the full rescan that catches anything the
+	// file-system events missed (overflow, network file systems, a
+	// directory created before its watch was added). Default 30s.
+	Rescan time.Duration
+	// Workers read files in parallel. Default 2.
+	Workers int
+	// Serial is shared with other readers of the same files (the API's
+	// sync). Default: a new one.
+	Serial *Serial
+	Log    *slog.Logger
+	// OnIngest, if set, is called after each file read (tests, metrics).
+	OnIngest func(path string, rep FileReport, err error)
+}
+
+// WatchStatus describes a Watcher.
+type WatchStatus struct {
+	Running     bool
+	Dirs        []string
+	WatchedDirs int
+	Ingests     uint64
+	Errors      uint64
+	LastError   string
+	LastRescan  time.Time
+}
+
+// Watcher follows Pi's sessions directories (each holds one --<cwd>--
+// folder per project, each with one .jsonl journal per session) and reads
+// every journal that changes into the store, within milliseconds of the
+// append. A periodic rescan is the safety net for missed events.
+type Watcher struct {
+	serial *Serial
+	dirs   []string
+	o      WatchOptions
+	log    *slog.Logger
+
+	live chan string // files changed by an event: read first
+	bulk chan string // files found by a rescan
+
+	mu       sync.Mutex
+	fsw      *fsnotify.Watcher
+	watched  map[string]bool
+	files    map[string]*fileSched
+	seen     map[string]fileSig // size and mtime at the last read
+	running  bool
+	lastErr  string
+	lastScan time.Time
+	ctx      context.Context
+
+	ingests atomic.Uint64
+	errs    atomic.Uint64
+	rescanC chan struct{}
+}
+
+type fileSched struct {
+	timer   *time.Timer
+	queued  bool
+	running bool
+	again   bool
+}
+
+type fileSig struct {
+	size  int64
+	mtime time.Time
+}
+
+// NewWatcher watches dirs (Pi's sessions directories) and reads into st.
+func NewWatcher(st *store.Store, dirs []string, o WatchOptions) *Watcher {
+	if o.Debounce <= 0 {
+		o.Debounce = 10 * time.Millisecond
+	}
+	if o.Rescan <= 0 {
+		o.Rescan = 30 * time.Second
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.Serial == nil {
+		o.Serial = NewSerial(st)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	clean := make([]string, len(dirs))
+	for i, d := range dirs {
+		clean[i] = filepath.Clean(d)
+	}
+	return &Watcher{serial: o.Serial, dirs: clean, o: o, log: o.Log,
+		live: make(chan string, 1024), bulk: make(chan string, 64),
+		watched: map[string]bool{}, files: map[string]*fileSched{}, seen: map[string]fileSig{},
+		rescanC: make(chan struct{}, 1)}
+}
+
+// Serial is the per-file serializer the watcher reads through.
+func (w *Watcher) Serial() *Serial { return w.serial }
+
+// Status reports what the watcher is doing.
+func (w *Watcher) Status() WatchStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return WatchStatus{Running: w.running, Dirs: append([]string(nil), w.dirs...), WatchedDirs: len(w.watched),
+		Ingests: w.ingests.Load(), Errors: w.errs.Load(), LastError: w.lastErr, LastRescan: w.lastScan}
+}
+
+// Rescan asks for a full rescan now.
+func (w *Watcher) Rescan() {
+	select {
+	case w.rescanC <- struct{}{}:
+	default:
+	}
+}
+
+// Run watches until ctx ends. It starts with a full scan (reading whatever
+// changed while nobody watched) and returns after in-progress reads finish.
+// It fails only if no file-system watcher can be created at all.
+func (w *Watcher) Run(ctx context.Context) error {
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.fsw, w.running, w.ctx = fsw, true, ctx
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for range w.o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.worker(ctx)
+		}()
+	}
+	for _, d := range w.dirs {
+		w.addRoot(d)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.rescanLoop(ctx)
+	}()
+	w.Rescan()
+	w.eventLoop(ctx, fsw)
+	fsw.Close()
+	w.mu.Lock()
+	for _, f := range w.files {
+		if f.timer != nil && f.timer.Stop() {
+			f.timer = nil
+		}
+	}
+	w.mu.Unlock()
+	wg.Wait()
+	w.mu.Lock()
+	w.running = false
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *Watcher) eventLoop(ctx context.Context, fsw *fsnotify.Watcher) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return
+			}
+			w.handle(ev)
+		case err, ok := <-fsw.Errors:
+			if !ok {
+				return
+			}
+			w.setErr(err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.Rescan()
+			}
+		}
+	}
+}
+
+func (w *Watcher) rescanLoop(ctx context.Context) {
+	t := time.NewTicker(w.o.Rescan)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-w.rescanC:
+		}
+		w.rescan(ctx)
+	}
+}
+
+func isJournal(p string) bool { return strings.HasSuffix(p, ".jsonl") }
+
+func (w *Watcher) handle(ev fsnotify.Event) {
+	p := filepath.Clean(ev.Name)
+	switch {
+	case ev.Has(fsnotify.Create):
+		info, err := os.Stat(p)
+		if err != nil {
+			return
+		}
+		if info.IsDir() {
+			if w.isRoot(p) || w.underRoot(p) {
+				for _, f := range w.addTree(p) {
+					w.schedule(f, true)
+				}
+			}
+			return
+		}
+		if isJournal(p) {
+			w.schedule(p, true)
+		}
+	case ev.Has(fsnotify.Write):
+		if isJournal(p) {
+			w.schedule(p, true)
+		}
+	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
+		w.mu.Lock()
+		if w.watched[p] {
+			delete(w.watched, p)
+			w.fsw.Remove(p) // usually gone already; the error says so
+			for d := range w.watched {
+				if strings.HasPrefix(d, p+string(filepath.Separator)) {
+					delete(w.watched, d)
+				}
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *Watcher) isRoot(p string) bool {
+	for _, d := range w.dirs {
+		if d == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *Watcher) underRoot(p string) bool {
+	for _, d := range w.dirs {
+		if strings.HasPrefix(p, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// addRoot watches a sessions directory, or its parent until it appears.
+func (w *Watcher) addRoot(d string) {
+	if info, err := os.Stat(d); err == nil && info.IsDir() {
+		w.addTree(d)
+		return
+	}
+	parent := filepath.Dir(d)
+	if info, err := os.Stat(parent); err == nil && info.IsDir() {
+		w.addWatch(parent)
+	}
+}
+
+func (w *Watcher) addWatch(dir string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watched[dir] || w.fsw == nil {
+		return w.watched[dir]
+	}
+	if err := w.fsw.Add(dir); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			w.lastErr = "watch " + dir + ": " + err.Error()
+			w.log.Warn("ingest: cannot watch directory; the periodic rescan still covers it", "dir", dir, "err", err)
+		}
+		return false
+	}
+	w.watched[dir] = true
+	return true
+}
+
+// addTree watches dir and every directory below it, returning the journals
+// found (they may have been written before the watch existed).
+func (w *Watcher) addTree(dir string) []string {
+	var files []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // vanished or unreadable: skip
+		}
+		if d.IsDir() {
+			w.addWatch(p)
+			return nil
+		}
+		if isJournal(p) && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
+}
+
+// rescan walks every sessions directory, adds missing watches, and queues
+// the journals whose size or mtime changed since they were last read.
+func (w *Watcher) rescan(ctx context.Context) {
+	for _, d := range w.dirs {
+		if _, err := os.Stat(d); err != nil {
+			w.addRoot(d)
+			continue
+		}
+		for _, f := range w.addTree(d) {
+			if ctx.Err() != nil {
+				return
+			}
+			info, err := os.Stat(f)
+			if err != nil {
+				continue
+			}
+			w.mu.Lock()
+			sig, ok := w.seen[f]
+			w.mu.Unlock()
+			if ok && sig.size == info.Size() && sig.mtime.Equal(info.ModTime()) {
+				continue
+			}
+			w.schedule(f, false)
+		}
+	}
+	w.mu.Lock()
+	w.lastScan = time.Now()
+	w.mu.Unlock()
+}
+
+// schedule queues a read of path: after the debounce for a live change,
+// at once (behind live work) for a rescan. A file already waiting is not
+// queued twice; a file being read is read again afterwards.
+func (w *Watcher) schedule(path string, live bool) {
+	w.mu.Lock()
+	ctx := w.ctx
+	if ctx == nil || ctx.Err() != nil {
+		w.mu.Unlock()
+		return
+	}
+	f := w.files[path]
+	if f == nil {
+		f = &fileSched{}
+		w.files[path] = f
+	}
+	switch {
+	case f.timer != nil || f.queued:
+		w.mu.Unlock()
+		return
+	case f.running:
+		f.again = true
+		w.mu.Unlock()
+		return
+	}
+	if !live {
+		f.queued = true
+		w.mu.Unlock()
+		w.send(ctx, w.bulk, path) // blocks the rescan, not the events
+		return
+	}
+	f.timer = time.AfterFunc(w.o.Debounce, func() {
+		w.mu.Lock()
+		f.timer = nil
+		f.queued = true
+		w.mu.Unlock()
+		w.send(ctx, w.live, path)
+	})
+	w.mu.Unlock()
+}
+
+func (w *Watcher) send(ctx context.Context, ch chan string, path string) {
+	select {
+	case ch <- path:
+	case <-ctx.Done():
+	}
+}
+
+func (w *Watcher) worker(ctx context.Context) {
+	for {
+		var p string
+		select {
+		case p = <-w.live:
+		default:
+			select {
+			case p = <-w.live:
+			case p = <-w.bulk:
+			case <-ctx.Done():
+				return
+			}
+		}
+		w.read(p)
+	}
+}
+
+func (w *Watcher) read(path string) {
+	w.mu.Lock()
+	f := w.files[path]
+	f.queued, f.running = false, true
+	w.mu.Unlock()
+
+	info, statErr := os.Stat(path)
+	var rep FileReport
+	var err error
+	if statErr == nil && info.Mode().IsRegular() {
+		rep, err = w.serial.File(path, nil)
+		w.ingests.Add(1)
+		if err != nil {
+			w.errs.Add(1)
+			w.setErr(err)
+		} else {
+			w.mu.Lock()
+			w.seen[path] = fileSig{size: info.Size(), mtime: info.ModTime()}
+			w.mu.Unlock()
+			if len(rep.Problems) > 0 {
+				w.log.Debug("ingest: lines skipped", "file", path, "problems", len(rep.Problems))
+			}
+		}
+		if w.o.OnIngest != nil {
+			w.o.OnIngest(path, rep, err)
+		}
+	}
+
+	w.mu.Lock()
+	f.running = false
+	again := f.again
+	f.again = false
+	w.mu.Unlock()
+	if again {
+		w.schedule(path, true)
+	}
+}
+
+func (w *Watcher) setErr(err error) {
+	w.mu.Lock()
+	w.lastErr = err.Error()
+	w.mu.Unlock()
+	w.log.Warn("ingest: watcher", "err", err)
+}

@@ -1,0 +1,230 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pi-history/pi-history/store"
+)
+
+func header(sid string) string {
+	return fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`, sid)
+}
+
+func userLine(id, parent, text string) string {
+	p := "null"
+	if parent != "" {
+		p = fmt.Sprintf("%q", parent)
+	}
+	return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":%q}}`, id, p, text)
+}
+
+func appendLine(t *testing.T, path, line string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// startWatcher runs a watcher over dir with a long rescan period, so that
+// the tests see what the events alone achieve.
+func startWatcher(t *testing.T, st *store.Store, dir string) *Watcher {
+	t.Helper()
+	w := NewWatcher(st, []string{dir}, WatchOptions{Rescan: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("watcher: %v", err)
+		}
+	})
+	// Wait for the initial scan to have added the watches.
+	deadline := time.Now().Add(5 * time.Second)
+	for !w.Status().Running || w.Status().LastRescan.IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("watcher did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return w
+}
+
+// waitStored polls until entry id of session sid is stored and returns how
+// long it took.
+func waitStored(t *testing.T, st *store.Store, sid, id string, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		if _, err := st.Lookup(sid, id); err == nil {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			t.Fatalf("entry %s of %s not stored after %v", id, sid, within)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestWatcherStoresAppendedLinesQuickly(t *testing.T) {
+	st := openStore(t)
+	root := t.TempDir()
+	proj := filepath.Join(root, "--home-dev-shop--")
+	os.MkdirAll(proj, 0o755)
+	j := filepath.Join(proj, "s1.jsonl")
+	appendLine(t, j, header("s1"))
+	appendLine(t, j, userLine("a1", "", "first"))
+	startWatcher(t, st, root)
+	waitStored(t, st, "s1", "a1", 5*time.Second) // from the initial scan
+
+	var worst time.Duration
+	prev := "a1"
+	for i := range 10 {
+		id := fmt.Sprintf("b%d", i)
+		appendLine(t, j, userLine(id, prev, "more"))
+		if d := waitStored(t, st, "s1", id, 5*time.Second); d > worst {
+			worst = d
+		}
+		prev = id
+	}
+	t.Logf("worst append-to-stored latency: %v", worst)
+	if worst > 100*time.Millisecond {
+		t.Errorf("an appended line took %v to be stored; want well under 100ms", worst)
+	}
+}
+
+func TestWatcherReplacesRewrittenFile(t *testing.T) {
+	st := openStore(t)
+	root := t.TempDir()
+	proj := filepath.Join(root, "--p--")
+	os.MkdirAll(proj, 0o755)
+	j := filepath.Join(proj, "s2.jsonl")
+	appendLine(t, j, header("s2"))
+	appendLine(t, j, userLine("old1", "", "before the rewrite"))
+	appendLine(t, j, userLine("old2", "old1", "before the rewrite"))
+	startWatcher(t, st, root)
+	waitStored(t, st, "s2", "old2", 5*time.Second)
+
+	content := header("s2") + "\n" + userLine("new1", "", "after the rewrite") + "\n"
+	if err := os.WriteFile(j, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitStored(t, st, "s2", "new1", 5*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := st.Lookup("s2", "old1")
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("old entries still stored after the file was rewritten")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	si, err := st.Session("s2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.Entries != 1 {
+		t.Errorf("session has %d entries after the rewrite, want 1", si.Entries)
+	}
+}
+
+func TestWatcherFollowsNewAndVanishedDirectories(t *testing.T) {
+	st := openStore(t)
+	root := t.TempDir()
+	w := startWatcher(t, st, root)
+
+	// A project folder created after the start, with a journal in it.
+	proj := filepath.Join(root, "--later--")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := filepath.Join(proj, "s3.jsonl")
+	appendLine(t, j, header("s3"))
+	appendLine(t, j, userLine("c1", "", "hello"))
+	waitStored(t, st, "s3", "c1", 5*time.Second)
+	appendLine(t, j, userLine("c2", "c1", "again"))
+	waitStored(t, st, "s3", "c2", 5*time.Second)
+
+	// A folder that vanishes (with its journal) must not stop the watcher.
+	gone := filepath.Join(root, "--gone--")
+	os.Mkdir(gone, 0o755)
+	appendLine(t, filepath.Join(gone, "s4.jsonl"), header("s4"))
+	appendLine(t, filepath.Join(gone, "s4.jsonl"), userLine("d1", "", "soon gone"))
+	waitStored(t, st, "s4", "d1", 5*time.Second)
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	w.Rescan()
+	appendLine(t, j, userLine("c3", "c2", "still watched"))
+	waitStored(t, st, "s3", "c3", 5*time.Second)
+	if _, err := st.Lookup("s4", "d1"); err != nil {
+		t.Errorf("entries of a vanished file must stay stored: %v", err)
+	}
+	if s := w.Status(); s.WatchedDirs != 2 {
+		t.Errorf("watching %d directories, want 2 (root and --later--)", s.WatchedDirs)
+	}
+}
+
+func TestWatcherWaitsForMissingRoot(t *testing.T) {
+	st := openStore(t)
+	parent := t.TempDir()
+	root := filepath.Join(parent, "sessions")
+	startWatcher(t, st, root)
+	proj := filepath.Join(root, "--p--")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := filepath.Join(proj, "s5.jsonl")
+	appendLine(t, j, header("s5"))
+	appendLine(t, j, userLine("e1", "", "hi"))
+	waitStored(t, st, "s5", "e1", 5*time.Second)
+}
+
+func TestSerialReadsOnePathAtATime(t *testing.T) {
+	st := openStore(t)
+	dir := t.TempDir()
+	j := filepath.Join(dir, "s6.jsonl")
+	appendLine(t, j, header("s6"))
+	for i := range 200 {
+		parent := ""
+		if i > 0 {
+			parent = fmt.Sprintf("f%d", i-1)
+		}
+		appendLine(t, j, userLine(fmt.Sprintf("f%d", i), parent, "x"))
+	}
+	s := NewSerial(st)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := s.File(j, nil)
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	si, err := st.Session("s6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.Entries != 200 {
+		t.Errorf("%d entries stored, want 200", si.Entries)
+	}
+	if len(s.locks) != 0 {
+		t.Errorf("%d path locks left behind", len(s.locks))
+	}
+}
