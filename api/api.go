@@ -1,0 +1,346 @@
+// Package api is pi-history's HTTP API: everything the Pi extension, the
+// web UI and scripts can ask of a running 'pi-history serve', over chi.
+//
+// All routes but /healthz need a bearer token (or the web UI's session
+// cookie, see Authenticator). Every request must name this server in its
+// Host header (loopback names, the listening address, or hosts allowed
+// explicitly), which defeats DNS rebinding; state-changing requests that
+// carry an Origin must be same-origin and cross-site fetches are refused,
+// which defeats cross-site requests; no CORS headers are ever sent. Errors
+// are RFC 9457 problem documents naming the offending parameter. Request
+// bodies are size-limited and decoded strictly (unknown fields are errors).
+//
+// Read-your-writes for a live Pi: POST /v1/sessions/{id}/sync reads the
+// session's journal to its current end before answering, and POST
+// /v1/sessions/{id}/entries stores entries the extension pushes (by id,
+// idempotent; an entry pushed and later read from the file is one entry).
+//
+// The routes are documented in openapi.json (served at /v1/openapi.json);
+// a test keeps that document and the router in step.
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+)
+
+// Engine answers the search-related routes; *search.Engine implements it.
+type Engine interface {
+	Search(ctx context.Context, r *search.Request) (*search.Response, error)
+	List(ctx context.Context, r *search.ListRequest) (*search.ListResponse, error)
+	Read(ctx context.Context, r *search.ReadRequest) (*search.ReadResponse, error)
+	Windows(ctx context.Context, session, leaf string) (leafUsed string, windows []journal.Window, err error)
+	Sessions(ctx context.Context) ([]search.SessionSummary, error)
+	Session(ctx context.Context, id string) (*search.SessionSummary, error)
+}
+
+// Default limits.
+const (
+	DefaultAddr         = "127.0.0.1:7314"
+	DefaultMaxBodyBytes = 1 << 20  // JSON request bodies
+	DefaultMaxPushBytes = 32 << 20 // pushed journal lines
+	DefaultMaxInFlight  = 256
+)
+
+// Options configure a Server.
+type Options struct {
+	Service *service.Service // required: store, index, sessions directories
+	Engine  Engine           // required: search, list, read, windows, sessions
+	Token   string           // required: the bearer token
+
+	// Addr is the address the server listens on (host:port); the Host
+	// header must name it or a loopback name with its port.
+	Addr string
+	// AllowedHosts are further names (host or host:port) accepted in Host,
+	// for a server deliberately reachable under another name.
+	AllowedHosts []string
+
+	// Watcher is the live watcher of the sessions directories, for the
+	// ingest status; nil when the server does not watch.
+	Watcher *ingest.Watcher
+	// Serial reads journal files for sync; share the watcher's so both never
+	// read the same file at once. Default: the watcher's, else a new one.
+	Serial *ingest.Serial
+
+	Log *slog.Logger
+
+	MaxBodyBytes int64 // default DefaultMaxBodyBytes
+	MaxPushBytes int64 // default DefaultMaxPushBytes
+	// MaxInFlight bounds concurrent requests; beyond it the answer is 429.
+	MaxInFlight int
+
+	// Mount, if set, adds routes outside /v1 (the web UI) behind the same
+	// Host and Origin checks. They authenticate themselves, typically with
+	// Server.Auth().Middleware.
+	Mount func(r chi.Router)
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	o       Options
+	svc     *service.Service
+	engine  Engine
+	serial  *ingest.Serial
+	auth    *Authenticator
+	hosts   *hostGuard
+	log     *slog.Logger
+	router  chi.Router
+	metrics *metrics
+	sem     chan struct{}
+
+	inflight sync.WaitGroup
+}
+
+// New builds a Server.
+func New(o Options) (*Server, error) {
+	if o.Service == nil || o.Engine == nil {
+		return nil, fmt.Errorf("api: Service and Engine are required")
+	}
+	if len(o.Token) < 16 {
+		return nil, fmt.Errorf("api: a token of at least 16 characters is required")
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxPushBytes <= 0 {
+		o.MaxPushBytes = DefaultMaxPushBytes
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.Serial == nil {
+		if o.Watcher != nil {
+			o.Serial = o.Watcher.Serial()
+		} else {
+			o.Serial = ingest.NewSerial(o.Service.Store)
+		}
+	}
+	hg, err := newHostGuard(o.Addr, o.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{o: o, svc: o.Service, engine: o.Engine, serial: o.Serial, auth: NewAuthenticator(o.Token),
+		hosts: hg, log: o.Log, sem: make(chan struct{}, o.MaxInFlight)}
+	s.metrics = newMetrics(s)
+	s.router = s.routes()
+	return s, nil
+}
+
+// Auth is the server's authenticator; the web UI installs its cookie check
+// on it and wraps its own routes with its Middleware.
+func (s *Server) Auth() *Authenticator { return s.auth }
+
+// Router is the chi router (for route walks and tests).
+func (s *Server) Router() chi.Router { return s.router }
+
+// Registry holds the server's Prometheus metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(s.track, s.recoverer, s.guard, s.limit)
+	r.NotFound(s.notFound)
+	r.MethodNotAllowed(s.methodNotAllowed)
+
+	r.Get("/healthz", s.handleHealth)
+	r.With(s.auth.Middleware).Get("/metrics", s.metrics.handler.ServeHTTP)
+
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(s.auth.Middleware)
+		r.NotFound(s.notFound)
+		r.MethodNotAllowed(s.methodNotAllowed)
+		r.Get("/openapi.json", s.handleOpenAPI)
+		r.Get("/search", s.h(s.handleSearchGet))
+		r.Post("/search", s.h(s.handleSearchPost))
+		r.Get("/sessions", s.h(s.handleSessions))
+		r.Get("/sessions/{id}", s.h(s.handleSession))
+		r.Get("/sessions/{id}/windows", s.h(s.handleWindows))
+		r.Get("/sessions/{id}/entries", s.h(s.handleList))
+		r.Post("/sessions/{id}/entries", s.h(s.handlePush))
+		r.Get("/sessions/{id}/entries/{entry}", s.h(s.handleRead))
+		r.Post("/sessions/{id}/sync", s.h(s.handleSync))
+		r.Get("/ingest/status", s.h(s.handleIngestStatus))
+		r.Post("/import", s.h(s.handleImport))
+		r.Get("/stats", s.h(s.handleStats))
+	})
+	if s.o.Mount != nil {
+		s.o.Mount(r)
+	}
+	return r
+}
+
+// h adapts a handler that returns an error: the error becomes a problem
+// document (500s are logged, without the request's content).
+func (s *Server) h(fn func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	}
+}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	p, internal := problemFor(err)
+	if internal {
+		s.log.Error("api: request failed", "method", r.Method, "route", routePattern(r), "err", err)
+	}
+	writeProblem(w, p)
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, &client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound,
+		Detail: fmt.Sprintf("no route %s %s; the routes are listed in /v1/openapi.json", r.Method, r.URL.Path)})
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, &client.Error{Type: ProblemMethod, Title: "Method not allowed", Status: http.StatusMethodNotAllowed,
+		Detail: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)})
+}
+
+// writeJSON sends v as JSON with status 200.
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	return jsonEncode(w, v)
+}
+
+// guard enforces the Host, Sec-Fetch-Site and Origin rules on every route.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hosts.ok(r.Host) {
+			writeProblem(w, &forbidden(ProblemForbiddenHost, "Host",
+				"Host %q does not name this server; use http://%s (requests for other names are refused to defeat DNS rebinding; see serve --allow-host)", r.Host, s.o.Addr).p)
+			return
+		}
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			writeProblem(w, &forbidden(ProblemForbiddenOrigin, "Sec-Fetch-Site", "cross-site requests are refused").p)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && unsafeMethod(r.Method) {
+			if !strings.EqualFold(origin, "http://"+r.Host) {
+				writeProblem(w, &forbidden(ProblemForbiddenOrigin, "Origin",
+					"Origin %q is not this server (http://%s); state-changing requests from other sites are refused", origin, r.Host).p)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limit answers 429 when too many requests are in flight.
+func (s *Server) limit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.sem <- struct{}{}:
+			defer func() { <-s.sem }()
+			next.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeProblem(w, &client.Error{Type: ProblemTooManyRequests, Title: "Too many requests", Status: http.StatusTooManyRequests,
+				Detail: fmt.Sprintf("more than %d requests are in progress; retry shortly", cap(s.sem))})
+		}
+	})
+}
+
+// recoverer turns a panic into a logged 500.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("api: panic", "method", r.Method, "route", routePattern(r), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if rw, ok := w.(*statusWriter); !ok || !rw.wrote {
+					writeProblem(w, &client.Error{Type: ProblemInternal, Title: "Internal server error", Status: http.StatusInternalServerError, Detail: internalErrorDetailText})
+				}
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// track counts the request in flight (for graceful shutdown), records its
+// metrics and logs one line at debug level: method, route, status, size and
+// time, never the query string, the body or the token.
+func (s *Server) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inflight.Add(1)
+		defer s.inflight.Done()
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		d := time.Since(start)
+		route := routePattern(r)
+		s.metrics.observe(route, r.Method, sw.status, d)
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("http", "method", r.Method, "route", route, "path", r.URL.Path, "status", sw.status,
+				"bytes", sw.bytes, "ms", float64(d.Microseconds())/1000, "remote", r.RemoteAddr)
+		}
+	})
+}
+
+func routePattern(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		if p := rc.RoutePattern(); p != "" && !strings.HasSuffix(p, "/*") {
+			return p
+		}
+	}
+	return "unmatched"
+}
+
+// statusWriter remembers the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush implements http.Flusher.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

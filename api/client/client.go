@@ -1,0 +1,319 @@
+// Package client is the Go client of pi-history's HTTP API (package api).
+//
+// The CLI uses it when 'pi-history serve' owns the data directory: Discover
+// reads <data>/server.json and <data>/api-token and returns a Client for the
+// running server. Every method returns the same types the in-process
+// packages return (search.Response, service.Stats, …), so a command prints
+// the same output either way. An HTTP error status comes back as *Error, the
+// server's RFC 9457 problem document.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/store"
+)
+
+// File names inside the data directory.
+const (
+	ServerFile = "server.json"
+	TokenFile  = "api-token"
+)
+
+// ErrNoServer says no server is recorded in the data directory.
+var ErrNoServer = errors.New("no running server recorded")
+
+// Client talks to one server. It is safe for concurrent use.
+type Client struct {
+	base  string // without trailing slash
+	token string
+	hc    *http.Client
+}
+
+// New returns a client for the server at baseURL (http://host:port) that
+// authenticates with token.
+func New(baseURL, token string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{
+		Transport: &http.Transport{
+			Proxy:               nil, // never send the token through a proxy
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		},
+	}}
+}
+
+// WithHTTPClient returns a copy of c that uses hc.
+func (c *Client) WithHTTPClient(hc *http.Client) *Client {
+	d := *c
+	d.hc = hc
+	return &d
+}
+
+// BaseURL is the server's base URL.
+func (c *Client) BaseURL() string { return c.base }
+
+// ReadServerInfo reads <dataDir>/server.json; ErrNoServer when it is absent.
+func ReadServerInfo(dataDir string) (*ServerInfo, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, ServerFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dataDir, ServerFile), ErrNoServer)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var si ServerInfo
+	if err := json.Unmarshal(b, &si); err != nil || si.URL == "" {
+		return nil, fmt.Errorf("%s is damaged (%v); stop the server and delete it", filepath.Join(dataDir, ServerFile), err)
+	}
+	return &si, nil
+}
+
+// ReadToken reads <dataDir>/api-token.
+func ReadToken(dataDir string) (string, error) {
+	p := filepath.Join(dataDir, TokenFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("read API token: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("API token file %s is empty", p)
+	}
+	return tok, nil
+}
+
+// Discover returns a client for the server recorded in dataDir.
+func Discover(dataDir string) (*Client, *ServerInfo, error) {
+	si, err := ReadServerInfo(dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := ReadToken(dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return New(si.URL, tok), si, nil
+}
+
+// do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when non-nil). An error status is returned as *Error.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("pi-history server at %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		pe := &Error{Status: resp.StatusCode}
+		if json.Unmarshal(b, pe) != nil || pe.Status == 0 {
+			pe = &Error{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(b))}
+		}
+		return pe
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("pi-history server at %s: bad response to %s %s: %w", c.base, method, path, err)
+	}
+	return nil
+}
+
+func seg(s string) string { return url.PathEscape(s) }
+
+// Health checks that the server answers (no token needed).
+func (c *Client) Health(ctx context.Context) error {
+	var h Health
+	return c.do(ctx, http.MethodGet, "/healthz", nil, nil, &h)
+}
+
+// Search runs a literal search.
+func (c *Client) Search(ctx context.Context, r *search.Request) (*search.Response, error) {
+	var out search.Response
+	if err := c.do(ctx, http.MethodPost, "/v1/search", nil, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// List lists the entries of a branch, a window of it, or a whole session.
+func (c *Client) List(ctx context.Context, r *search.ListRequest) (*search.ListResponse, error) {
+	q := url.Values{}
+	setStr(q, "leaf", r.Leaf)
+	setInt(q, "window", r.Window)
+	setList(q, "types", r.Types)
+	setList(q, "roles", r.Roles)
+	setBool(q, "newestFirst", r.NewestFirst)
+	setBool(q, "allBranches", r.AllBranches)
+	setInt(q, "limit", r.Limit)
+	setStr(q, "cursor", r.Cursor)
+	var out search.ListResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(r.Session)+"/entries", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Read reads one entry: its decoded text, or with Raw its original JSON line,
+// a piece at a time.
+func (c *Client) Read(ctx context.Context, r *search.ReadRequest) (*search.ReadResponse, error) {
+	q := url.Values{}
+	setInt(q, "context", r.Context)
+	setInt(q, "offset", r.Offset)
+	setInt(q, "length", r.Length)
+	setBool(q, "raw", r.Raw)
+	var out search.ReadResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(r.Session)+"/entries/"+seg(r.Entry), q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Windows lists the context windows of a branch (leaf "" = the current one).
+func (c *Client) Windows(ctx context.Context, session, leaf string) (*WindowsResponse, error) {
+	q := url.Values{}
+	setStr(q, "leaf", leaf)
+	var out WindowsResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(session)+"/windows", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Sessions lists every session.
+func (c *Client) Sessions(ctx context.Context) ([]search.SessionSummary, error) {
+	var out SessionsResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Sessions, nil
+}
+
+// SessionOptions select what Session returns.
+type SessionOptions struct {
+	Leaf   string // windows of this branch instead of the current one
+	NoTree bool   // leave out the tree (for very large sessions)
+}
+
+// Session describes one session with its tree, leaves and windows.
+func (c *Client) Session(ctx context.Context, id string, o SessionOptions) (*SessionDetail, error) {
+	q := url.Values{}
+	setStr(q, "leaf", o.Leaf)
+	if o.NoTree {
+		q.Set("tree", "false")
+	}
+	var out SessionDetail
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(id), q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Stats returns what 'pi-history stats' prints.
+func (c *Client) Stats(ctx context.Context) (service.Stats, error) {
+	var out service.Stats
+	err := c.do(ctx, http.MethodGet, "/v1/stats", nil, nil, &out)
+	return out, err
+}
+
+// Import reads journal files or directories (absolute paths, as the server
+// sees them) into the store and waits until they are indexed.
+func (c *Client) Import(ctx context.Context, paths []string) (service.ImportSummary, error) {
+	var out service.ImportSummary
+	err := c.do(ctx, http.MethodPost, "/v1/import", nil, &ImportRequest{Paths: paths}, &out)
+	return out, err
+}
+
+// Sync makes the server read a session's journal to its current end before
+// answering (read-your-writes for a live Pi).
+func (c *Client) Sync(ctx context.Context, session, path string) (*SyncResponse, error) {
+	var out SyncResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/sessions/"+seg(session)+"/sync", nil, &SyncRequest{Path: path}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Push stores journal lines (the header line first if the server may not
+// know the session). Pushing the same bytes again is harmless; the same id
+// with other bytes is an *Error with Status 409 naming the id in Entry.
+func (c *Client) Push(ctx context.Context, session string, lines []string) (*store.Result, error) {
+	var out store.Result
+	if err := c.do(ctx, http.MethodPost, "/v1/sessions/"+seg(session)+"/entries", nil, &PushRequest{Lines: lines}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// IngestStatus reports files, offsets, skipped lines and index lag.
+func (c *Client) IngestStatus(ctx context.Context) (*IngestStatus, error) {
+	var out IngestStatus
+	if err := c.do(ctx, http.MethodGet, "/v1/ingest/status", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func setStr(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
+}
+
+func setInt(q url.Values, k string, v int) {
+	if v != 0 {
+		q.Set(k, strconv.Itoa(v))
+	}
+}
+
+func setBool(q url.Values, k string, v bool) {
+	if v {
+		q.Set(k, "true")
+	}
+}
+
+func setList(q url.Values, k string, v []string) {
+	if len(v) > 0 {
+		q.Set(k, strings.Join(v, ","))
+	}
+}

@@ -1,0 +1,156 @@
+package client
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/search"
+)
+
+// This file is the wire format of the HTTP API: the request and response
+// bodies that are not already types of packages search, service, store or
+// ingest. The server (package api) encodes exactly these types, so a change
+// here is a change of the API and of api/openapi.json.
+
+// ServerInfo is <data>/server.json, written by a running 'pi-history serve'
+// and removed when it stops.
+type ServerInfo struct {
+	Addr string `json:"addr"` // host:port the server listens on
+	PID  int    `json:"pid"`
+	URL  string `json:"url"` // base URL, e.g. http://127.0.0.1:7314
+}
+
+// SessionsResponse is GET /v1/sessions.
+type SessionsResponse struct {
+	Sessions []search.SessionSummary `json:"sessions"`
+}
+
+// TreeEntry is one entry of a session's tree: enough to draw it.
+type TreeEntry struct {
+	ID         string `json:"id"`
+	ParentID   string `json:"parentId,omitempty"`
+	Type       string `json:"type"`
+	Role       string `json:"role,omitempty"`
+	CustomType string `json:"customType,omitempty"`
+	Label      string `json:"label,omitempty"`
+	Timestamp  string `json:"timestamp,omitempty"`
+	Window     int    `json:"window"` // context window on the entry's own branch
+	Pushed     bool   `json:"pushed,omitempty"`
+}
+
+// SessionDetail is GET /v1/sessions/{id}: the summary, the whole tree in
+// file order (unless tree=false was asked), its leaves, the current leaf, and
+// the windows of one branch (the current one unless leaf= was given).
+type SessionDetail struct {
+	Summary     search.SessionSummary `json:"summary"`
+	CurrentLeaf string                `json:"currentLeaf"`
+	Leaves      []string              `json:"leaves"`
+	Tree        []TreeEntry           `json:"tree,omitempty"`
+	WindowsLeaf string                `json:"windowsLeaf"`
+	Windows     []journal.Window      `json:"windows"`
+}
+
+// WindowsResponse is GET /v1/sessions/{id}/windows.
+type WindowsResponse struct {
+	Session string           `json:"session"`
+	Leaf    string           `json:"leaf"`
+	Windows []journal.Window `json:"windows"`
+}
+
+// SyncRequest is the body of POST /v1/sessions/{id}/sync.
+type SyncRequest struct {
+	Path string `json:"path"` // absolute path of the session's journal, under a sessions directory
+}
+
+// SyncResponse says what syncing a journal stored. When it returns, every
+// complete line the file held when the request arrived is stored.
+type SyncResponse struct {
+	Session string            `json:"session"`
+	Leaf    string            `json:"leaf"`    // the session's current leaf after the sync
+	Entries int               `json:"entries"` // entries of the session after the sync
+	LastSeq uint64            `json:"lastSeq"`
+	Report  ingest.FileReport `json:"report"`
+}
+
+// PushRequest is the JSON body of POST /v1/sessions/{id}/entries: journal
+// lines exactly as Pi writes them (without newlines). The first may be the
+// session header, needed when the server has never seen the session.
+type PushRequest struct {
+	Lines []string `json:"lines"`
+}
+
+// ImportRequest is the body of POST /v1/import: absolute paths of journal
+// files or directories of them, as readable by the server.
+type ImportRequest struct {
+	Paths []string `json:"paths"`
+}
+
+// FileStatus is how far one journal file has been read.
+type FileStatus struct {
+	Path      string `json:"path"`
+	Session   string `json:"session"`
+	Offset    int64  `json:"offset"`  // bytes stored
+	Size      int64  `json:"size"`    // bytes on disk now (-1 if the file is gone)
+	Pending   int64  `json:"pending"` // size - offset when positive: not yet read
+	Skipped   int    `json:"skipped"` // lines skipped as unreadable
+	LastError string `json:"lastError,omitempty"`
+}
+
+// WatcherStatus describes the live watcher of Pi's sessions directories.
+type WatcherStatus struct {
+	Running     bool      `json:"running"`
+	Dirs        []string  `json:"dirs"`        // the sessions directories
+	WatchedDirs int       `json:"watchedDirs"` // directories with an active watch
+	Ingests     uint64    `json:"ingests"`     // file reads done
+	Errors      uint64    `json:"errors"`
+	LastError   string    `json:"lastError,omitempty"`
+	LastRescan  time.Time `json:"lastRescan,omitzero"`
+}
+
+// IndexStatus is how far the search index follows the store.
+type IndexStatus struct {
+	LastSeq        uint64 `json:"lastSeq"`
+	IndexedThrough uint64 `json:"indexedThrough"`
+	Lag            uint64 `json:"lag"` // entries stored but not yet indexed (search scans them)
+}
+
+// IngestStatus is GET /v1/ingest/status.
+type IngestStatus struct {
+	Files        []FileStatus   `json:"files"`
+	PendingBytes int64          `json:"pendingBytes"` // sum of Pending
+	SkippedLines int            `json:"skippedLines"`
+	Index        IndexStatus    `json:"index"`
+	Watcher      *WatcherStatus `json:"watcher,omitempty"` // absent when the server does not watch
+}
+
+// Health is GET /healthz.
+type Health struct {
+	Status string `json:"status"` // "ok"
+}
+
+// Error is an RFC 9457 problem document returned by the server, and the
+// error type of every Client method that got an HTTP error status.
+type Error struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Param  string `json:"param,omitempty"` // the offending parameter, field or line
+	Entry  string `json:"entry,omitempty"` // 409: the entry id already stored with other content
+}
+
+func (e *Error) Error() string {
+	msg := e.Detail
+	if msg == "" {
+		msg = e.Title
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("HTTP status %d", e.Status)
+	}
+	if e.Param != "" {
+		return fmt.Sprintf("%s (%s)", msg, e.Param)
+	}
+	return msg
+}

@@ -1,0 +1,222 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// mediaType returns the request's media type ("" when absent).
+func mediaType(r *http.Request) string {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "invalid"
+	}
+	return strings.ToLower(mt)
+}
+
+func unsupportedMedia(got string, want ...string) *apiError {
+	if got == "" {
+		got = "none"
+	}
+	return newProblem(http.StatusUnsupportedMediaType, ProblemMediaType, "Unsupported media type", "Content-Type",
+		"Content-Type %s is not accepted here; send %s", got, strings.Join(want, " or "))
+}
+
+// decodeJSON reads exactly one JSON value of type application/json into dst,
+// rejecting unknown fields, wrong types, trailing data and bodies over limit.
+func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) error {
+	if mt := mediaType(r); mt != "application/json" {
+		return unsupportedMedia(mt, "application/json")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "",
+			"the body must hold exactly one JSON object; more follows it at byte %d", dec.InputOffset())
+	}
+	return nil
+}
+
+// jsonError explains a decoding failure, naming the offending field.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var mbe *http.MaxBytesError
+	var pe *time.ParseError
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case errors.Is(err, io.EOF):
+		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "", "the request body is empty; send a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "", "the JSON body ends too early")
+	case errors.As(err, &se):
+		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "", "malformed JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	case errors.As(err, &te):
+		field := quoteParam(te.Field)
+		if field == "" {
+			return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "", "the body must be a JSON object, not %s", te.Value)
+		}
+		return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", field,
+			"field %q must be %s, not %s", field, jsonKind(te.Type.String()), te.Value)
+	case errors.As(err, &pe):
+		return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", "",
+			"a time must be RFC 3339, like 2026-01-02T15:04:05Z: %v", err)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return newProblem(http.StatusBadRequest, ProblemUnknownParam, "Unknown field", name, "field %q is not part of this request (see /v1/openapi.json)", name)
+	}
+	return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "", "cannot read the JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case goType == "string", goType == "search.Scope":
+		return "a string"
+	case goType == "bool":
+		return "a boolean"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "float"):
+		return "a number"
+	case goType == "time.Time":
+		return "an RFC 3339 time string"
+	}
+	return "an object"
+}
+
+// query reads URL query parameters strictly: each at most once (lists may
+// repeat or be comma-separated), of the right type, and none unknown.
+type query struct {
+	v    url.Values
+	seen map[string]bool
+	err  error
+}
+
+func newQuery(r *http.Request) *query {
+	return &query{v: r.URL.Query(), seen: map[string]bool{}}
+}
+
+func (q *query) fail(err *apiError) {
+	if q.err == nil {
+		q.err = err
+	}
+}
+
+func (q *query) one(name string) (string, bool) {
+	q.seen[name] = true
+	vs, ok := q.v[name]
+	if !ok {
+		return "", false
+	}
+	if len(vs) > 1 {
+		q.fail(badParam(name, "query parameter %q is given %d times; give it once", name, len(vs)))
+		return "", false
+	}
+	return vs[0], true
+}
+
+func (q *query) str(name string) string {
+	s, _ := q.one(name)
+	return s
+}
+
+func (q *query) int(name string, min int) int {
+	s, ok := q.one(name)
+	if !ok || s == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		q.fail(badParam(name, "query parameter %q must be an integer, not %q", name, s))
+		return 0
+	}
+	if n < min {
+		q.fail(badParam(name, "query parameter %q must be at least %d, not %d", name, min, n))
+		return 0
+	}
+	return n
+}
+
+func (q *query) bool(name string, def bool) bool {
+	s, ok := q.one(name)
+	if !ok || s == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		q.fail(badParam(name, "query parameter %q must be true or false, not %q", name, s))
+		return def
+	}
+	return b
+}
+
+func (q *query) list(name string) []string {
+	q.seen[name] = true
+	var out []string
+	for _, v := range q.v[name] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (q *query) time(name string) time.Time {
+	s, ok := q.one(name)
+	if !ok || s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		q.fail(badParam(name, "query parameter %q must be an RFC 3339 time like 2026-01-02T15:04:05Z, not %q", name, s))
+	}
+	return t
+}
+
+// done reports the first problem, or an unknown parameter.
+func (q *query) done() error {
+	if q.err != nil {
+		return q.err
+	}
+	var unknown []string
+	for k := range q.v {
+		if !q.seen[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		known := make([]string, 0, len(q.seen))
+		for k := range q.seen {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return newProblem(http.StatusBadRequest, ProblemUnknownParam, "Unknown query parameter", unknown[0],
+			"query parameter %q is not known here; known: %s", unknown[0], strings.Join(known, ", "))
+	}
+	return nil
+}

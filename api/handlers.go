@@ -1,0 +1,531 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/store"
+)
+
+func jsonEncode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, client.Health{Status: "ok"})
+}
+
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openAPIDoc)
+}
+
+// searchRequestFromQuery reads GET /v1/search's parameters; they are named
+// as the fields of search.Request.
+func searchRequestFromQuery(r *http.Request) (*search.Request, error) {
+	q := newQuery(r)
+	req := &search.Request{
+		Needle:      q.str("needle"),
+		Scope:       search.Scope(q.str("scope")),
+		Session:     q.str("session"),
+		Leaf:        q.str("leaf"),
+		Window:      q.int("window", 0),
+		Types:       q.list("types"),
+		Roles:       q.list("roles"),
+		Since:       q.time("since"),
+		Until:       q.time("until"),
+		NewestFirst: q.bool("newestFirst", false),
+		Limit:       q.int("limit", 0),
+		All:         q.bool("all", false),
+		Cursor:      q.str("cursor"),
+		Count:       q.bool("count", false),
+		Budget:      q.int("budget", 0),
+	}
+	return req, q.done()
+}
+
+func (s *Server) handleSearchGet(w http.ResponseWriter, r *http.Request) error {
+	req, err := searchRequestFromQuery(r)
+	if err != nil {
+		return err
+	}
+	return s.search(w, r, req)
+}
+
+func (s *Server) handleSearchPost(w http.ResponseWriter, r *http.Request) error {
+	var req search.Request
+	if err := decodeJSON(w, r, &req, s.o.MaxBodyBytes); err != nil {
+		return err
+	}
+	return s.search(w, r, &req)
+}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request, req *search.Request) error {
+	if req.Needle == "" {
+		return badParam("needle", "needle is required: the literal text to find")
+	}
+	resp, err := s.engine.Search(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, resp)
+}
+
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
+	if err := newQuery(r).done(); err != nil {
+		return err
+	}
+	ss, err := s.engine.Sessions(r.Context())
+	if err != nil {
+		return err
+	}
+	if ss == nil {
+		ss = []search.SessionSummary{}
+	}
+	return writeJSON(w, client.SessionsResponse{Sessions: ss})
+}
+
+func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	q := newQuery(r)
+	leaf := q.str("leaf")
+	withTree := q.bool("tree", true)
+	if err := q.done(); err != nil {
+		return err
+	}
+	sum, err := s.engine.Session(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	tr, err := s.svc.Store.Tree(id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound("id", "session %q is not stored", id)
+		}
+		return err
+	}
+	if leaf != "" && tr.Get(leaf) == nil {
+		return notFound("leaf", "entry %q is not in session %q", leaf, id)
+	}
+	d := client.SessionDetail{Summary: *sum, CurrentLeaf: tr.Leaf(), Leaves: tr.Leaves()}
+	if d.Leaves == nil {
+		d.Leaves = []string{}
+	}
+	if withTree {
+		labels := tr.Labels()
+		d.Tree = make([]client.TreeEntry, len(tr.Metas))
+		for i, m := range tr.Metas {
+			d.Tree[i] = client.TreeEntry{ID: m.ID, ParentID: m.ParentID, Type: m.Type, Role: m.Role, CustomType: m.Extra.CustomType,
+				Label: labels[m.ID], Timestamp: m.Timestamp, Window: m.Window, Pushed: m.Flags&store.FlagPushed != 0}
+		}
+	}
+	if tr.Len() > 0 {
+		d.WindowsLeaf, d.Windows, err = s.engine.Windows(r.Context(), id, leaf)
+		if err != nil {
+			return err
+		}
+	}
+	if d.Windows == nil {
+		d.Windows = []journal.Window{}
+	}
+	return writeJSON(w, d)
+}
+
+func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	q := newQuery(r)
+	leaf := q.str("leaf")
+	if err := q.done(); err != nil {
+		return err
+	}
+	used, ws, err := s.engine.Windows(r.Context(), id, leaf)
+	if err != nil {
+		return err
+	}
+	if ws == nil {
+		ws = []journal.Window{}
+	}
+	return writeJSON(w, client.WindowsResponse{Session: id, Leaf: used, Windows: ws})
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
+	q := newQuery(r)
+	req := &search.ListRequest{
+		Session:     chi.URLParam(r, "id"),
+		Leaf:        q.str("leaf"),
+		Window:      q.int("window", 0),
+		Types:       q.list("types"),
+		Roles:       q.list("roles"),
+		NewestFirst: q.bool("newestFirst", false),
+		AllBranches: q.bool("allBranches", false),
+		Limit:       q.int("limit", 0),
+		Cursor:      q.str("cursor"),
+	}
+	if err := q.done(); err != nil {
+		return err
+	}
+	resp, err := s.engine.List(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, resp)
+}
+
+func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) error {
+	q := newQuery(r)
+	req := &search.ReadRequest{
+		Session: chi.URLParam(r, "id"),
+		Entry:   chi.URLParam(r, "entry"),
+		Context: q.int("context", 0),
+		Offset:  q.int("offset", 0),
+		Length:  q.int("length", 0),
+		Raw:     q.bool("raw", false),
+	}
+	if err := q.done(); err != nil {
+		return err
+	}
+	resp, err := s.engine.Read(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, resp)
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) error {
+	if err := newQuery(r).done(); err != nil {
+		return err
+	}
+	st, err := s.svc.Stats()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, st)
+}
+
+func (s *Server) handleIngestStatus(w http.ResponseWriter, r *http.Request) error {
+	if err := newQuery(r).done(); err != nil {
+		return err
+	}
+	files, err := s.svc.Store.Files()
+	if err != nil {
+		return err
+	}
+	out := client.IngestStatus{Files: make([]client.FileStatus, 0, len(files))}
+	for _, f := range files {
+		fs := client.FileStatus{Path: f.Path, Session: f.Session, Offset: f.Offset, Size: -1, Skipped: f.Skipped, LastError: f.LastError}
+		if info, err := os.Stat(f.Path); err == nil {
+			fs.Size = info.Size()
+			if fs.Size > f.Offset {
+				fs.Pending = fs.Size - f.Offset
+			}
+		}
+		out.PendingBytes += fs.Pending
+		out.SkippedLines += f.Skipped
+		out.Files = append(out.Files, fs)
+	}
+	out.Index = s.indexStatus()
+	if s.o.Watcher != nil {
+		ws := s.o.Watcher.Status()
+		out.Watcher = &client.WatcherStatus{Running: ws.Running, Dirs: ws.Dirs, WatchedDirs: ws.WatchedDirs, Ingests: ws.Ingests,
+			Errors: ws.Errors, LastError: ws.LastError, LastRescan: ws.LastRescan}
+	}
+	return writeJSON(w, out)
+}
+
+func (s *Server) indexStatus() client.IndexStatus {
+	// Read the mark before the last seq: a lag is never negative.
+	through := s.svc.Index.IndexedThrough()
+	last := s.svc.Store.LastSeq()
+	is := client.IndexStatus{LastSeq: last, IndexedThrough: through}
+	if last > through {
+		is.Lag = last - through
+	}
+	return is
+}
+
+func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) error {
+	var req client.ImportRequest
+	if err := decodeJSON(w, r, &req, s.o.MaxBodyBytes); err != nil {
+		return err
+	}
+	paths := req.Paths
+	if len(paths) == 0 {
+		paths = s.svc.SessionsDirs
+	}
+	for i, p := range req.Paths {
+		param := fmt.Sprintf("paths[%d]", i)
+		if !filepath.IsAbs(p) {
+			return badParam(param, "path %q must be absolute (the server does not know the client's working directory)", p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return notFound(param, "%s does not exist", p)
+			}
+			return badParam(param, "cannot read %s: %v", p, err)
+		}
+	}
+	// An import of a large corpus can run for minutes: lift the write
+	// deadline for this response (the client's cancel still stops it).
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	sum, err := s.svc.Import(r.Context(), paths, nil)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, sum)
+}
+
+// journalPath checks a journal path given to sync: absolute, no "..", a
+// .jsonl regular file whose real location (symlinks resolved) lies inside
+// one of the sessions directories. It returns the path spelled under that
+// sessions directory, as the watcher names it, so both read into the same
+// file record.
+func (s *Server) journalPath(p string) (string, error) {
+	const param = "path"
+	if p == "" {
+		return "", badParam(param, "path is required: the session's journal file")
+	}
+	if !filepath.IsAbs(p) {
+		return "", badParam(param, "path %q must be absolute", p)
+	}
+	for _, el := range strings.Split(filepath.ToSlash(p), "/") {
+		if el == ".." {
+			return "", forbidden(ProblemForbiddenPath, param, "path %q contains '..'; only journals inside Pi's sessions directories can be synced", p)
+		}
+	}
+	if !strings.HasSuffix(p, ".jsonl") {
+		return "", badParam(param, "path %q is not a journal (*.jsonl)", p)
+	}
+	p = filepath.Clean(p)
+	inside := false
+	for _, d := range s.svc.SessionsDirs {
+		if within(filepath.Clean(d), p) {
+			inside = true
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if !inside {
+			return "", forbidden(ProblemForbiddenPath, param, "%s is not inside the sessions directories (%s)", p, strings.Join(s.svc.SessionsDirs, ", "))
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", notFound(param, "journal %s does not exist (yet: Pi writes it after the first assistant reply)", p)
+		}
+		return "", badParam(param, "cannot resolve %s: %v", p, err)
+	}
+	for _, d := range s.svc.SessionsDirs {
+		d = filepath.Clean(d)
+		rd, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue
+		}
+		if within(rd, real) {
+			rel, _ := filepath.Rel(rd, real)
+			info, err := os.Stat(real)
+			if err != nil || !info.Mode().IsRegular() {
+				return "", badParam(param, "%s is not a regular file", p)
+			}
+			return filepath.Join(d, rel), nil
+		}
+	}
+	return "", forbidden(ProblemForbiddenPath, param, "%s resolves to %s, outside the sessions directories (%s)", p, real, strings.Join(s.svc.SessionsDirs, ", "))
+}
+
+// within reports whether p lies strictly inside dir (both clean).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// journalSession reads the session id from a journal's header line ("" for
+// an empty file).
+func journalSession(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(io.LimitReader(f, 1<<20), 64<<10)
+	line, err := br.ReadBytes('\n')
+	if len(line) == 0 && errors.Is(err, io.EOF) {
+		return "", nil
+	}
+	if !bytes.HasSuffix(line, []byte{'\n'}) {
+		return "", nil // the header is still being written
+	}
+	var p journal.Parser
+	h, _, perr := p.Line(bytes.TrimRight(line, "\r\n"))
+	if perr != nil || h == nil {
+		return "", badParam("path", "%s is not a Pi journal: its first line is not a session header", path)
+	}
+	return h.ID, nil
+}
+
+func (s *Server) handleSync(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	var req client.SyncRequest
+	if err := decodeJSON(w, r, &req, s.o.MaxBodyBytes); err != nil {
+		return err
+	}
+	path, err := s.journalPath(req.Path)
+	if err != nil {
+		return err
+	}
+	hid, err := journalSession(path)
+	if err != nil {
+		return err
+	}
+	if hid != "" && hid != id {
+		return badParam("path", "journal %s belongs to session %q, not %q", path, hid, id)
+	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(5 * time.Minute))
+	rep, err := s.serial.File(path, nil)
+	if err != nil {
+		return err
+	}
+	resp := client.SyncResponse{Session: rep.Session, Report: rep, LastSeq: s.svc.Store.LastSeq()}
+	if resp.Session == "" {
+		if fst, err := s.svc.Store.FileState(path); err == nil {
+			resp.Session = fst.Session
+		}
+	}
+	if resp.Session != "" {
+		if si, err := s.svc.Store.Session(resp.Session); err == nil {
+			resp.Leaf, resp.Entries = si.Leaf, si.Entries
+		}
+	} else {
+		resp.Session = id
+	}
+	return writeJSON(w, resp)
+}
+
+// pushLines reads the lines of a push: a JSON PushRequest, or NDJSON.
+func (s *Server) pushLines(w http.ResponseWriter, r *http.Request) ([][]byte, error) {
+	switch mt := mediaType(r); mt {
+	case "application/json":
+		var req client.PushRequest
+		if err := decodeJSON(w, r, &req, s.o.MaxPushBytes); err != nil {
+			return nil, err
+		}
+		out := make([][]byte, len(req.Lines))
+		for i, l := range req.Lines {
+			if strings.ContainsAny(l, "\n\r") {
+				return nil, badParam(fmt.Sprintf("lines[%d]", i), "a journal line cannot contain a newline")
+			}
+			out[i] = []byte(l)
+		}
+		return out, nil
+	case "application/x-ndjson", "application/jsonl", "application/jsonlines", "application/x-jsonlines":
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxPushBytes))
+		if err != nil {
+			return nil, err
+		}
+		var out [][]byte
+		for _, l := range bytes.Split(body, []byte{'\n'}) {
+			l = bytes.TrimSuffix(l, []byte{'\r'})
+			if len(bytes.TrimSpace(l)) > 0 {
+				out = append(out, l)
+			}
+		}
+		return out, nil
+	default:
+		return nil, unsupportedMedia(mt, "application/json", "application/x-ndjson")
+	}
+}
+
+func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	lines, err := s.pushLines(w, r)
+	if err != nil {
+		return err
+	}
+	if len(lines) == 0 {
+		return badParam("lines", "no lines to store")
+	}
+	var p journal.Parser
+	var header *journal.Header
+	start := 0
+	if isHeaderLine(lines[0]) {
+		h, _, err := p.Line(lines[0])
+		if err != nil || h == nil {
+			return badParam("lines[0]", "the session header is malformed: %v", err)
+		}
+		if h.ID != id {
+			return badParam("lines[0]", "the header names session %q, not %q", h.ID, id)
+		}
+		header, start = h, 1
+	} else {
+		si, err := s.svc.Store.Session(id)
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound("id", "session %q is not stored yet; push its header line first, or sync its journal", id)
+		}
+		if err != nil {
+			return err
+		}
+		p.State = journal.State{SessionID: id, Version: max(si.Version, 1), Line: 1}
+	}
+	if p.Version < 2 {
+		return badParam("id", "session %q uses journal format v1, whose entry ids come from line numbers; sync its journal instead", id)
+	}
+	entries := make([]*journal.Entry, 0, len(lines)-start)
+	byID := map[string]int{}   // entry id → index in entries
+	lineOf := map[string]int{} // entry id → index in lines
+	for i := start; i < len(lines); i++ {
+		param := fmt.Sprintf("lines[%d]", i)
+		_, e, err := p.Line(lines[i])
+		if err != nil {
+			var le *journal.LineError
+			if errors.As(err, &le) {
+				return badParam(param, "%s", le.Reason)
+			}
+			return badParam(param, "%v", err)
+		}
+		if j, ok := byID[e.ID]; ok {
+			if bytes.Equal(entries[j].Raw, e.Raw) {
+				continue
+			}
+			return &apiError{client.Error{Type: ProblemConflict, Title: "Entry pushed twice with different content", Status: http.StatusConflict,
+				Detail: fmt.Sprintf("entry %q appears twice in this push with different content", e.ID), Param: param, Entry: e.ID}}
+		}
+		byID[e.ID], lineOf[e.ID] = len(entries), i
+		entries = append(entries, e)
+	}
+	res, err := s.svc.Store.Push(id, header, entries)
+	if err != nil {
+		var ce *store.ConflictError
+		if errors.As(err, &ce) {
+			p, _ := problemFor(err)
+			p.Param = fmt.Sprintf("lines[%d]", lineOf[ce.ID])
+			return &apiError{*p}
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound("id", "%v", err)
+		}
+		return err
+	}
+	return writeJSON(w, res)
+}
+
+// isHeaderLine reports whether a line is a session header ({"type":"session",…}).
+func isHeaderLine(b []byte) bool {
+	var t struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(b, &t) == nil && t.Type == "session"
+}

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	handler  http.Handler
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pi_history_http_requests_total",
+		Help: "HTTP requests by route pattern, method and status code.",
+	}, []string{"route", "method", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "pi_history_http_request_duration_seconds",
+		Help:    "HTTP request latency by route pattern and method.",
+		Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"route", "method"})
+	m.reg.MustRegister(m.requests, m.latency, &storeCollector{s: s},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
+	return m
+}
+
+func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// storeCollector reads the store's figures at scrape time.
+type storeCollector struct{ s *Server }
+
+var (
+	descIndexLag    = prometheus.NewDesc("pi_history_index_lag_entries", "Entries stored but not yet in the search index (search scans them).", nil, nil)
+	descLastSeq     = prometheus.NewDesc("pi_history_store_last_seq", "Highest sequence number stored.", nil, nil)
+	descIngestLag   = prometheus.NewDesc("pi_history_ingest_lag_bytes", "Bytes of known journal files not read into the store yet.", nil, nil)
+	descStoreBytes  = prometheus.NewDesc("pi_history_store_bytes", "Size of the store on disk.", nil, nil)
+	descFiles       = prometheus.NewDesc("pi_history_journal_files", "Journal files known to the store.", nil, nil)
+	descSkipped     = prometheus.NewDesc("pi_history_skipped_lines", "Journal lines skipped as unreadable, in total.", nil, nil)
+	descWatchIngest = prometheus.NewDesc("pi_history_watcher_reads_total", "Journal reads done by the live watcher.", nil, nil)
+	descWatchErrors = prometheus.NewDesc("pi_history_watcher_errors_total", "Failed journal reads and watch errors of the live watcher.", nil, nil)
+)
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descIndexLag, descLastSeq, descIngestLag, descStoreBytes, descFiles, descSkipped, descWatchIngest, descWatchErrors} {
+		ch <- d
+	}
+}
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	is := s.indexStatus()
+	ch <- prometheus.MustNewConstMetric(descIndexLag, prometheus.GaugeValue, float64(is.Lag))
+	ch <- prometheus.MustNewConstMetric(descLastSeq, prometheus.GaugeValue, float64(is.LastSeq))
+	ch <- prometheus.MustNewConstMetric(descStoreBytes, prometheus.GaugeValue, float64(s.svc.Store.DiskSize()))
+	if files, err := s.svc.Store.Files(); err == nil {
+		var lag int64
+		skipped := 0
+		for _, f := range files {
+			if info, err := os.Stat(f.Path); err == nil && info.Size() > f.Offset {
+				lag += info.Size() - f.Offset
+			}
+			skipped += f.Skipped
+		}
+		ch <- prometheus.MustNewConstMetric(descIngestLag, prometheus.GaugeValue, float64(lag))
+		ch <- prometheus.MustNewConstMetric(descFiles, prometheus.GaugeValue, float64(len(files)))
+		ch <- prometheus.MustNewConstMetric(descSkipped, prometheus.GaugeValue, float64(skipped))
+	}
+	if s.o.Watcher != nil {
+		ws := s.o.Watcher.Status()
+		ch <- prometheus.MustNewConstMetric(descWatchIngest, prometheus.CounterValue, float64(ws.Ingests))
+		ch <- prometheus.MustNewConstMetric(descWatchErrors, prometheus.CounterValue, float64(ws.Errors))
+	}
+}
