@@ -1,0 +1,498 @@
+package webui
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/store"
+)
+
+var timeZero time.Time
+
+// Limits of the data routes.
+const (
+	defaultPage   = 100
+	maxPage       = 500
+	maxRawBytes   = 4 << 20 // an entry's original line is sent whole up to this size
+	omittedText   = 20000   // characters of searchable text sent instead of a larger line
+	summaryChars  = 600     // characters of a window's opening summary in the window list
+	branchSummary = 600     // characters of a branch summary in the branch tree
+)
+
+// EntryItem is one entry of a window page, with its original JSON line.
+type EntryItem struct {
+	Index      int    `json:"index"` // position in its window, from 0
+	Entry      string `json:"entry"`
+	ParentID   string `json:"parentId,omitempty"`
+	Type       string `json:"type"`
+	Role       string `json:"role,omitempty"`
+	CustomType string `json:"customType,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+	Timestamp  string `json:"timestamp"`
+	Label      string `json:"label,omitempty"`
+	Seq        uint64 `json:"seq"`
+	Raw        string `json:"raw,omitempty"` // the journal line exactly as written (invalid UTF-8 replaced)
+	RawBytes   int    `json:"rawBytes"`
+	Omitted    bool   `json:"omitted,omitempty"` // the line is larger than 4 MiB: Text holds its searchable text instead
+	Text       string `json:"text,omitempty"`
+}
+
+// WindowInfo is one context window of a branch with the start of its
+// opening summary (the compaction or rollover that started it).
+type WindowInfo struct {
+	journal.Window
+	Summary        string `json:"summary,omitempty"`
+	SummaryClipped bool   `json:"summaryClipped,omitempty"`
+}
+
+// EntriesResponse is GET /ui/data/sessions/{id}/entries.
+type EntriesResponse struct {
+	Session     string       `json:"session"`
+	Leaf        string       `json:"leaf"` // the branch shown
+	CurrentLeaf string       `json:"currentLeaf"`
+	Windows     []WindowInfo `json:"windows"`
+	Window      int          `json:"window"` // the window of Items (0 when the branch is empty)
+	From        int          `json:"from"`   // index of the first item in the window
+	Total       int          `json:"total"`  // entries in the window
+	Items       []EntryItem  `json:"items"`
+	Focus       string       `json:"focus,omitempty"` // the entry asked for with entry=
+	LastSeq     uint64       `json:"lastSeq"`
+}
+
+func (u *ui) fail(w http.ResponseWriter, err error) {
+	var be *badRequest
+	switch {
+	case errors.As(err, &be):
+		writeError(w, be.status, be.typ, be.msg)
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not-found", err.Error())
+	default:
+		u.o.Log.Error("webui: data", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "the server failed to answer; the cause is in its log")
+	}
+}
+
+type badRequest struct {
+	status   int
+	typ, msg string
+}
+
+func (e *badRequest) Error() string { return e.msg }
+
+func bad(msg string) error { return &badRequest{http.StatusBadRequest, "invalid-parameter", msg} }
+func missing(msg string) error {
+	return &badRequest{http.StatusNotFound, "not-found", msg}
+}
+
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, bad(name + ": want an integer in " + strconv.Itoa(lo) + ".." + strconv.Itoa(hi))
+	}
+	return n, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(v)
+}
+
+func (u *ui) tree(id string) (*store.SessionTree, error) {
+	t, err := u.o.Store.Tree(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, missing("no session " + strconv.Quote(id))
+	}
+	return t, err
+}
+
+// holding returns a leaf whose branch holds id: the current leaf if it does,
+// else the last leaf (in file order) below id, else id itself.
+func holding(t *store.SessionTree, id string) string {
+	if t.OnCurrentBranch(id) {
+		return t.Leaf()
+	}
+	if ls := t.LeavesOf(id); len(ls) > 0 {
+		return ls[len(ls)-1]
+	}
+	return id
+}
+
+func onPath(path []*journal.Entry, id string) int {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// entries serves a page of one window of a branch. Parameters: leaf (default
+// the current one), window (default the last), from and limit (a page by
+// position in the window), or entry (the page around that entry, with
+// before= entries ahead of it; leaf then defaults to a branch holding it).
+func (u *ui) entries(w http.ResponseWriter, r *http.Request) {
+	resp, err := u.entriesPage(r)
+	if err != nil {
+		u.fail(w, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
+	q := r.URL.Query()
+	sid := r.PathValue("id")
+	limit, err := intParam(r, "limit", defaultPage, 1, maxPage)
+	if err != nil {
+		return nil, err
+	}
+	from, err := intParam(r, "from", 0, 0, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	wn, err := intParam(r, "window", 0, 0, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	before, err := intParam(r, "before", 5, 0, maxPage)
+	if err != nil {
+		return nil, err
+	}
+	st := u.o.Store
+	lastSeq := st.LastSeq()
+	t, err := u.tree(sid)
+	if err != nil {
+		return nil, err
+	}
+	leaf, focus := q.Get("leaf"), q.Get("entry")
+	if leaf != "" && t.Index(leaf) < 0 {
+		return nil, missing("leaf " + strconv.Quote(leaf) + " is not in session " + strconv.Quote(sid))
+	}
+	if focus != "" && t.Index(focus) < 0 {
+		return nil, missing("entry " + strconv.Quote(focus) + " is not in session " + strconv.Quote(sid))
+	}
+	if leaf == "" {
+		leaf = t.Leaf()
+		if focus != "" {
+			leaf = holding(t, focus)
+		}
+	}
+	resp := &EntriesResponse{Session: sid, Leaf: leaf, CurrentLeaf: t.Leaf(), Windows: []WindowInfo{}, Items: []EntryItem{}, LastSeq: lastSeq}
+	if leaf == "" {
+		return resp, nil
+	}
+	path, err := t.Path(leaf)
+	if err != nil {
+		return nil, err
+	}
+	if focus != "" && onPath(path, focus) < 0 {
+		// The entry is on another branch: show one that holds it.
+		leaf = holding(t, focus)
+		resp.Leaf = leaf
+		if path, err = t.Path(leaf); err != nil {
+			return nil, err
+		}
+	}
+	ws := journal.Windows(path)
+	for _, win := range ws {
+		wi := WindowInfo{Window: win}
+		if win.CompactionID != "" {
+			if m := t.MetaOf(win.CompactionID); m != nil {
+				txt, err := st.Text(m.Seq)
+				if err != nil {
+					return nil, err
+				}
+				wi.Summary, wi.SummaryClipped = clipRunes(txt, summaryChars)
+			}
+		}
+		resp.Windows = append(resp.Windows, wi)
+	}
+	if len(ws) == 0 {
+		return resp, nil
+	}
+	if focus != "" {
+		pos := onPath(path, focus)
+		wn = journal.WindowOf(path)[pos]
+		from = max(0, pos-ws[wn-1].Start-before)
+		resp.Focus = focus
+	} else if wn == 0 {
+		wn = len(ws)
+	}
+	if wn > len(ws) {
+		return nil, missing("window " + strconv.Itoa(wn) + " does not exist: this branch has " + strconv.Itoa(len(ws)) + " window(s)")
+	}
+	win := ws[wn-1]
+	ents := path[win.Start:win.End]
+	resp.Window, resp.Total, resp.From = wn, len(ents), min(from, len(ents))
+	labels := t.Labels()
+	for i := resp.From; i < len(ents) && i < resp.From+limit; i++ {
+		m := t.MetaOf(ents[i].ID)
+		if m == nil {
+			continue
+		}
+		it := EntryItem{Index: i, Entry: m.ID, ParentID: m.ParentID, Type: m.Type, Role: m.Role, CustomType: m.Extra.CustomType,
+			ToolName: m.Extra.ToolName, IsError: m.Flags&store.FlagIsError != 0, Timestamp: m.Timestamp, Label: labels[m.ID],
+			Seq: m.Seq, RawBytes: m.RawLen}
+		if m.RawLen > maxRawBytes {
+			it.Omitted = true
+			txt, err := st.Text(m.Seq)
+			if err != nil {
+				return nil, err
+			}
+			it.Text, _ = clipRunes(txt, omittedText)
+		} else {
+			raw, err := st.Raw(m.Seq)
+			if err != nil {
+				return nil, err
+			}
+			it.Raw = string(raw)
+		}
+		resp.Items = append(resp.Items, it)
+	}
+	return resp, nil
+}
+
+func clipRunes(s string, n int) (string, bool) {
+	if utf8.RuneCountInString(s) <= n {
+		return s, false
+	}
+	i, k := 0, 0
+	for k < n && i < len(s) {
+		_, sz := utf8.DecodeRuneInString(s[i:])
+		i += sz
+		k++
+	}
+	return s[:i] + "…", true
+}
+
+// BranchNode is a fork point or a leaf of a session's tree; the segment of
+// entries from its parent node (exclusive) to it (inclusive) is summarised.
+type BranchNode struct {
+	Kind        string        `json:"kind"`  // "fork" or "leaf"
+	Entry       string        `json:"entry"` // the fork point or the leaf
+	Start       string        `json:"start"` // first entry of the segment
+	Depth       int           `json:"depth"` // entries from the root through this one
+	Segment     int           `json:"segment"`
+	Timestamp   string        `json:"timestamp"`
+	Preview     string        `json:"preview"`
+	Current     bool          `json:"current"`               // on the current branch
+	CurrentLeaf bool          `json:"currentLeaf,omitempty"` // the current leaf itself
+	Labels      []LabelRef    `json:"labels,omitempty"`
+	Summaries   []SummaryRef  `json:"summaries,omitempty"` // branch summaries in the segment
+	Children    []*BranchNode `json:"children,omitempty"`
+}
+
+// LabelRef is a labelled entry.
+type LabelRef struct {
+	Entry string `json:"entry"`
+	Label string `json:"label"`
+}
+
+// SummaryRef is a branch_summary entry with the start of its text.
+type SummaryRef struct {
+	Entry   string `json:"entry"`
+	Text    string `json:"text"`
+	Clipped bool   `json:"clipped,omitempty"`
+}
+
+// BranchesResponse is GET /ui/data/sessions/{id}/branches.
+type BranchesResponse struct {
+	Session     string        `json:"session"`
+	CurrentLeaf string        `json:"currentLeaf"`
+	Leaves      int           `json:"leaves"`
+	Entries     int           `json:"entries"`
+	Roots       []*BranchNode `json:"roots"`
+}
+
+func (u *ui) branches(w http.ResponseWriter, r *http.Request) {
+	resp, err := u.branchTree(r.PathValue("id"))
+	if err != nil {
+		u.fail(w, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (u *ui) branchTree(sid string) (*BranchesResponse, error) {
+	st := u.o.Store
+	t, err := u.tree(sid)
+	if err != nil {
+		return nil, err
+	}
+	kids := map[string][]string{}
+	var roots []string
+	for i, e := range t.Entries {
+		if t.Index(e.ID) != i {
+			continue // shadowed duplicate id
+		}
+		if e.ParentID != "" && e.ParentID != e.ID && t.Index(e.ParentID) >= 0 {
+			kids[e.ParentID] = append(kids[e.ParentID], e.ID)
+		} else {
+			roots = append(roots, e.ID)
+		}
+	}
+	labels := t.Labels()
+	resp := &BranchesResponse{Session: sid, CurrentLeaf: t.Leaf(), Leaves: len(t.Leaves()), Entries: t.Len(), Roots: []*BranchNode{}}
+	type job struct {
+		start  string
+		depth  int
+		parent *BranchNode
+	}
+	var stack []job
+	for i := len(roots) - 1; i >= 0; i-- {
+		stack = append(stack, job{start: roots[i]})
+	}
+	seen := map[string]bool{}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := &BranchNode{Start: j.start}
+		cur := j.start
+		for {
+			seen[cur] = true
+			n.Segment++
+			if l := labels[cur]; l != "" {
+				n.Labels = append(n.Labels, LabelRef{cur, l})
+			}
+			if m := t.MetaOf(cur); m != nil && m.Type == "branch_summary" {
+				txt, err := st.Text(m.Seq)
+				if err != nil {
+					return nil, err
+				}
+				s := SummaryRef{Entry: cur}
+				s.Text, s.Clipped = clipRunes(txt, branchSummary)
+				n.Summaries = append(n.Summaries, s)
+			}
+			k := kids[cur]
+			if len(k) == 1 && !seen[k[0]] {
+				cur = k[0]
+				continue
+			}
+			break
+		}
+		n.Entry, n.Depth = cur, j.depth+n.Segment
+		n.Kind = "leaf"
+		if len(kids[cur]) > 0 {
+			n.Kind = "fork"
+		}
+		n.Current = t.OnCurrentBranch(cur)
+		n.CurrentLeaf = cur == resp.CurrentLeaf
+		if m := t.MetaOf(cur); m != nil {
+			n.Timestamp = m.Timestamp
+			if raw, err := st.Raw(m.Seq); err == nil {
+				n.Preview = search.Preview(m.Entry(), raw)
+			}
+		}
+		if j.parent == nil {
+			resp.Roots = append(resp.Roots, n)
+		} else {
+			j.parent.Children = append(j.parent.Children, n)
+		}
+		k := kids[cur]
+		for i := len(k) - 1; i >= 0; i-- {
+			if !seen[k[i]] {
+				stack = append(stack, job{start: k[i], depth: n.Depth, parent: n})
+			}
+		}
+	}
+	return resp, nil
+}
+
+// RevisionInfo is one notebook revision with its sections' text.
+type RevisionInfo struct {
+	notebook.Revision
+	Content []journal.Section `json:"content"`
+}
+
+// NotebookResponse is GET /ui/data/sessions/{id}/notebook.
+type NotebookResponse struct {
+	Session   string            `json:"session"`
+	Leaf      string            `json:"leaf"`
+	Notebook  notebook.State    `json:"notebook"`
+	Sections  []journal.Section `json:"sections"` // the notebook's sections in order
+	Revisions []RevisionInfo    `json:"revisions"`
+	Notes     []notebook.Note   `json:"notes"`
+}
+
+func (u *ui) notebook(w http.ResponseWriter, r *http.Request) {
+	resp, err := u.notebookOf(r.PathValue("id"), r.URL.Query().Get("leaf"))
+	if err != nil {
+		u.fail(w, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (u *ui) notebookOf(sid, leaf string) (*NotebookResponse, error) {
+	st := u.o.Store
+	t, err := u.tree(sid)
+	if err != nil {
+		return nil, err
+	}
+	if leaf == "" {
+		leaf = t.Leaf()
+	} else if t.Index(leaf) < 0 {
+		return nil, missing("leaf " + strconv.Quote(leaf) + " is not in session " + strconv.Quote(sid))
+	}
+	resp := &NotebookResponse{Session: sid, Leaf: leaf, Sections: []journal.Section{}, Revisions: []RevisionInfo{}, Notes: []notebook.Note{}}
+	if leaf == "" {
+		resp.Notebook = notebook.Read(nil)
+		return resp, nil
+	}
+	path, err := t.Path(leaf)
+	if err != nil {
+		return nil, err
+	}
+	// The notebook package reads the raw lines of its own custom entries.
+	full := make([]*journal.Entry, len(path))
+	raws := map[string][]byte{}
+	for i, e := range path {
+		full[i] = e
+		if e.Type != "custom" || (e.CustomType != notebook.NotebookType && e.CustomType != notebook.NoteType) {
+			continue
+		}
+		m := t.MetaOf(e.ID)
+		if m == nil {
+			continue
+		}
+		raw, err := st.Raw(m.Seq)
+		if err != nil {
+			return nil, err
+		}
+		c := *e
+		c.Raw = raw
+		full[i] = &c
+		raws[e.ID] = raw
+	}
+	resp.Notebook = notebook.Read(full)
+	for _, s := range resp.Notebook.Sections {
+		resp.Sections = append(resp.Sections, journal.Section{Name: s.Name, Text: s.Text})
+	}
+	for _, rv := range notebook.Revisions(full) {
+		ri := RevisionInfo{Revision: rv, Content: []journal.Section{}}
+		var d struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(raws[rv.EntryID], &d) == nil {
+			if secs := journal.NotebookSections(d.Data); secs != nil {
+				ri.Content = secs
+			}
+		}
+		resp.Revisions = append(resp.Revisions, ri)
+	}
+	resp.Notes = append(resp.Notes, notebook.Notes(notebook.Branch{Session: sid, Path: full})...)
+	return resp, nil
+}

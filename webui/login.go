@@ -1,0 +1,234 @@
+package webui
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CookieName is the session cookie; it equals api.CookieName.
+const CookieName = "pi_history_session"
+
+// Lifetimes.
+const (
+	CodeTTL    = 10 * time.Minute    // a login code is good this long, once
+	SessionTTL = 30 * 24 * time.Hour // a session cookie is good this long after login
+	maxCodes   = 64                  // outstanding codes kept; the oldest goes first
+)
+
+// Logins issues one-time login codes and the session cookies they are
+// exchanged for. Both live in memory only: a restarted server forgets every
+// code and cookie, and 'pi-history open' logs in again. It is safe for
+// concurrent use.
+type Logins struct {
+	mu       sync.Mutex
+	codes    map[[32]byte]time.Time // sha256(code) → expiry
+	sessions map[[32]byte]time.Time // sha256(cookie value) → expiry
+	now      func() time.Time
+}
+
+// NewLogins returns an empty set of codes and sessions.
+func NewLogins() *Logins {
+	return &Logins{codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}, now: time.Now}
+}
+
+func randomToken() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("webui: no randomness: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// NewCode returns a fresh login code, good once within CodeTTL. Print it as
+// part of LoginURL.
+func (l *Logins) NewCode() string {
+	c := randomToken()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.gcLocked(now)
+	for len(l.codes) >= maxCodes {
+		var oldest [32]byte
+		var t time.Time
+		for k, exp := range l.codes {
+			if t.IsZero() || exp.Before(t) {
+				oldest, t = k, exp
+			}
+		}
+		delete(l.codes, oldest)
+	}
+	l.codes[sha256.Sum256([]byte(c))] = now.Add(CodeTTL)
+	return c
+}
+
+// LoginURL is the URL that logs a browser in with code; base is the server's
+// base URL (http://127.0.0.1:7314).
+func LoginURL(base, code string) string {
+	return strings.TrimRight(base, "/") + "/ui/login?code=" + url.QueryEscape(code)
+}
+
+// redeem consumes code and returns a new session cookie value.
+func (l *Logins) redeem(code string) (string, bool) {
+	if code == "" || len(code) > 200 {
+		return "", false
+	}
+	k := sha256.Sum256([]byte(code))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	exp, ok := l.codes[k]
+	delete(l.codes, k) // single use, even when expired
+	if !ok || !now.Before(exp) {
+		return "", false
+	}
+	return l.newSessionLocked(now), true
+}
+
+func (l *Logins) newSessionLocked(now time.Time) string {
+	l.gcLocked(now)
+	v := randomToken()
+	l.sessions[sha256.Sum256([]byte(v))] = now.Add(SessionTTL)
+	return v
+}
+
+func (l *Logins) gcLocked(now time.Time) {
+	for k, exp := range l.codes {
+		if !now.Before(exp) {
+			delete(l.codes, k)
+		}
+	}
+	for k, exp := range l.sessions {
+		if !now.Before(exp) {
+			delete(l.sessions, k)
+		}
+	}
+}
+
+// ValidCookieValue reports whether value is a live session cookie. Its
+// signature is api.CookieValidator's: install it with
+// Authenticator.SetCookieValidator(logins.ValidCookieValue).
+func (l *Logins) ValidCookieValue(_ *http.Request, value string) bool {
+	if value == "" || len(value) > 200 {
+		return false
+	}
+	k := sha256.Sum256([]byte(value))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	exp, ok := l.sessions[k]
+	return ok && l.now().Before(exp)
+}
+
+// ValidCookie reports whether r carries a live session cookie.
+func (l *Logins) ValidCookie(r *http.Request) bool {
+	c, err := r.Cookie(CookieName)
+	return err == nil && l.ValidCookieValue(r, c.Value)
+}
+
+func (l *Logins) forget(value string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.sessions, sha256.Sum256([]byte(value)))
+}
+
+// CodeHandler answers POST with a fresh login code as JSON:
+// {"code": "…", "path": "/ui/login?code=…"}. The API mounts it behind
+// bearer-token auth (e.g. POST /v1/ui/login-code) for 'pi-history open',
+// which then opens base URL + path in a browser.
+func (l *Logins) CodeHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeError(w, http.StatusMethodNotAllowed, "method-not-allowed", "use POST")
+			return
+		}
+		c := l.NewCode()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(struct {
+			Code string `json:"code"`
+			Path string `json:"path"`
+		}{c, "/ui/login?code=" + url.QueryEscape(c)})
+	})
+}
+
+func (u *ui) setSessionCookie(w http.ResponseWriter, value string) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: value, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second)})
+}
+
+// loginCode exchanges ?code= for the session cookie. It is the one GET that
+// changes anything, and all it changes is the cookie.
+func (u *ui) loginCode(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	v, ok := u.o.Logins.redeem(r.URL.Query().Get("code"))
+	if !ok {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusForbidden)
+		w.Write([]byte("This login link was already used or has expired (codes are good once, for 10 minutes).\n" +
+			"Run 'pi-history open' for a new one.\n"))
+		return
+	}
+	u.setSessionCookie(w, v)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// sameOrigin reports whether a state-changing request comes from this
+// server's own page: its Origin must name the request's Host.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" || o == "null" {
+		return false
+	}
+	ou, err := url.Parse(o)
+	return err == nil && (ou.Scheme == "http" || ou.Scheme == "https") && strings.EqualFold(ou.Host, r.Host)
+}
+
+// loginToken accepts a pasted API token from the page's login form.
+func (u *ui) loginToken(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if !sameOrigin(r) {
+		writeError(w, http.StatusForbidden, "forbidden-origin", "log in from the pi-history page itself")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	tok := strings.TrimSpace(r.PostFormValue("token"))
+	if u.o.ValidToken == nil || tok == "" || !u.o.ValidToken(tok) {
+		http.Redirect(w, r, "/#/login?failed=1", http.StatusSeeOther)
+		return
+	}
+	l := u.o.Logins
+	l.mu.Lock()
+	v := l.newSessionLocked(l.now())
+	l.mu.Unlock()
+	u.setSessionCookie(w, v)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		writeError(w, http.StatusForbidden, "forbidden-origin", "log out from the pi-history page itself")
+		return
+	}
+	if c, err := r.Cookie(CookieName); err == nil {
+		u.o.Logins.forget(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeError sends an RFC 9457 problem document like the API's.
+func writeError(w http.ResponseWriter, status int, typ, detail string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"type": "urn:pi-history:problem:" + typ, "title": http.StatusText(status),
+		"status": status, "detail": detail})
+}

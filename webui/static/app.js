@@ -1,0 +1,674 @@
+// pi-history web UI: hash-routed single page over the JSON API (/v1) and the
+// UI's own data routes (/ui/data). See render.js for how content is drawn.
+import { h, renderText, entry, highlight, fmtTime, timeEl, tag, clip, preBlock } from './render.js';
+
+const app = document.getElementById('app');
+const PAGE_FIRST = 40; // entries in the first page of a window: one screen and a bit
+const PAGE = 200;
+
+const S = {
+  sessions: null, // last /v1/sessions answer
+  sessionsAt: 0,
+  cur: null, // the session view on screen
+  lastSession: null, // {id, leaf} for search scopes
+  loggedIn: false,
+  es: null,
+};
+
+// ---- routing -------------------------------------------------------------
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, '') || '/';
+  const [p, qs] = raw.split('?', 2);
+  const q = new URLSearchParams(qs || '');
+  const parts = p.split('/').filter(Boolean).map((x) => { try { return decodeURIComponent(x); } catch { return x; } });
+  return { parts, q };
+}
+
+export function sessionHref(id, o = {}) {
+  const q = new URLSearchParams();
+  if (o.leaf) q.set('leaf', o.leaf);
+  if (o.w) q.set('w', String(o.w));
+  if (o.e) q.set('e', o.e);
+  const s = q.toString();
+  return '#/s/' + encodeURIComponent(id) + (s ? '?' + s : '');
+}
+
+async function route() {
+  const { parts, q } = parseHash();
+  try {
+    if (parts[0] === 's' && parts[1]) await showSession(parts[1], { leaf: q.get('leaf') || '', w: +q.get('w') || 0, e: q.get('e') || '' });
+    else if (parts[0] === 'search') await showSearch(q);
+    else if (parts[0] === 'login') showLogin(q.get('failed') === '1');
+    else await showSessions(q);
+  } catch (err) {
+    if (err && err.status === 401) showLogin(false);
+    else showError(err);
+  }
+}
+
+function showError(err) {
+  S.cur = null;
+  app.replaceChildren(h('div', { class: 'problem' }, h('h2', { text: 'Something went wrong' }), h('p', { text: String(err?.message ?? err) })));
+}
+
+// ---- API -----------------------------------------------------------------
+
+class APIError extends Error {
+  constructor(status, detail) {
+    super(detail || 'HTTP ' + status);
+    this.status = status;
+  }
+}
+
+async function api(path, opts = {}) {
+  const init = { credentials: 'same-origin', headers: { Accept: 'application/json' }, signal: opts.signal };
+  if (opts.body !== undefined) {
+    init.method = 'POST';
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(opts.body);
+  }
+  const r = await fetch(path, init);
+  if (!r.ok) {
+    let detail = '';
+    try { const p = await r.json(); detail = p.detail || p.title || ''; } catch { /* not JSON */ }
+    throw new APIError(r.status, detail);
+  }
+  if (!S.loggedIn) {
+    S.loggedIn = true;
+    connectEvents();
+  }
+  return r.json();
+}
+
+const enc = encodeURIComponent;
+
+// ---- login ---------------------------------------------------------------
+
+function showLogin(failed) {
+  S.cur = null;
+  const form = h('form', { method: 'post', action: '/ui/login', class: 'login' },
+    h('label', null, 'API token ', h('input', { type: 'password', name: 'token', autocomplete: 'off', size: 40 })),
+    ' ', h('button', { type: 'submit', text: 'Log in' }));
+  app.replaceChildren(h('div', { class: 'loginbox' },
+    h('h2', { text: 'Log in to pi-history' }),
+    failed ? h('p', { class: 'errmsg', text: 'That token is not right.' }) : null,
+    h('p', null, 'Run ', h('code', { text: 'pi-history open' }), ' to open a logged-in page, or use the login URL that ',
+      h('code', { text: 'pi-history serve' }), ' printed. You can also paste the API token (', h('code', { text: 'pi-history token' }), '):'),
+    form));
+}
+
+// ---- sessions list -------------------------------------------------------
+
+function humanBytes(n) {
+  if (n >= 1 << 30) return (n / (1 << 30)).toFixed(1) + ' GiB';
+  if (n >= 1 << 20) return (n / (1 << 20)).toFixed(1) + ' MiB';
+  if (n >= 1 << 10) return (n / (1 << 10)).toFixed(1) + ' KiB';
+  return n + ' B';
+}
+
+function ago(ts) {
+  const t = Date.parse(ts);
+  if (isNaN(t)) return '';
+  const s = (Date.now() - t) / 1000;
+  if (s < 60) return 'just now';
+  if (s < 3600) return Math.floor(s / 60) + ' min ago';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+  if (s < 86400 * 30) return Math.floor(s / 86400) + ' days ago';
+  return new Date(t).toLocaleDateString();
+}
+
+async function loadSessions(force) {
+  if (!S.sessions || force || Date.now() - S.sessionsAt > 5000) {
+    const r = await api('/v1/sessions');
+    S.sessions = r.sessions || [];
+    S.sessionsAt = Date.now();
+  }
+  return S.sessions;
+}
+
+function sessionName(s) {
+  return s.name || '(unnamed ' + String(s.id).slice(0, 8) + ')';
+}
+
+async function showSessions(q) {
+  S.cur = null;
+  document.title = 'pi-history';
+  const list = await loadSessions(true);
+  const nameIn = h('input', { type: 'search', placeholder: 'filter by name', value: q.get('name') || '', 'aria-label': 'Filter by name', id: 'fname' });
+  const projIn = h('input', { type: 'search', placeholder: 'filter by project', value: q.get('project') || '', 'aria-label': 'Filter by project', id: 'fproject' });
+  const out = h('div', { class: 'groups' });
+  const draw = () => {
+    const nf = nameIn.value.toLowerCase();
+    const pf = projIn.value.toLowerCase();
+    const groups = new Map();
+    for (const s of list) {
+      if (nf && !sessionName(s).toLowerCase().includes(nf) && !String(s.id).includes(nf)) continue;
+      if (pf && !String(s.cwd).toLowerCase().includes(pf)) continue;
+      if (!groups.has(s.cwd)) groups.set(s.cwd, []);
+      groups.get(s.cwd).push(s);
+    }
+    const kids = [];
+    for (const [cwd, ss] of groups) {
+      kids.push(h('section', { class: 'group' },
+        h('h3', { class: 'cwd', text: cwd || '(no project)' }),
+        h('table', { class: 'sessions' },
+          h('thead', null, h('tr', null, ['name', 'entries', 'size', 'windows', 'last activity'].map((t) => h('th', { text: t })))),
+          h('tbody', null, ss.map((s) => h('tr', { class: 'srow', dataset: { session: s.id } },
+            h('td', null, h('a', { href: sessionHref(s.id), class: 'sname', text: sessionName(s) }),
+              s.parentSession ? tag('fork', 'dim') : null),
+            h('td', { class: 'num', text: String(s.entries) }),
+            h('td', { class: 'num', text: humanBytes(s.bytes || 0) }),
+            h('td', { class: 'num', text: String(s.windows) }),
+            h('td', { title: s.lastActivity, text: ago(s.lastActivity) })))))));
+    }
+    if (!kids.length) kids.push(h('p', { class: 'muted', text: list.length ? 'No session matches.' : 'No sessions yet: run pi-history import, or use Pi while pi-history serve runs.' }));
+    out.replaceChildren(...kids);
+  };
+  const keep = () => {
+    const p = new URLSearchParams();
+    if (nameIn.value) p.set('name', nameIn.value);
+    if (projIn.value) p.set('project', projIn.value);
+    history.replaceState(null, '', '#/' + (p.toString() ? '?' + p : ''));
+    draw();
+  };
+  nameIn.addEventListener('input', keep);
+  projIn.addEventListener('input', keep);
+  draw();
+  app.replaceChildren(h('div', { class: 'list' },
+    h('div', { class: 'filters' }, nameIn, ' ', projIn, h('span', { class: 'muted', text: ` ${list.length} sessions` })), out));
+  S.redraw = async () => {
+    const fresh = await loadSessions(true);
+    list.splice(0, list.length, ...fresh);
+    draw();
+  };
+}
+
+// ---- a session -----------------------------------------------------------
+
+function newCtx(view) {
+  return {
+    calls: new Map(),
+    entries: new Map(),
+    link: (id, text, cls) => h('a', { class: cls || 'elink', href: sessionHref(view.id, { leaf: view.leafParam, e: id }), text }),
+  };
+}
+
+async function showSession(id, o) {
+  const v = S.cur;
+  if (v && v.id === id && v.leafParam === o.leaf && v.el.isConnected) {
+    // Same branch on screen: open the window, focus the entry.
+    if (o.e) await focusEntry(v, o.e);
+    else if (o.w) await expandWindow(v, o.w, true);
+    return;
+  }
+  const t0 = performance.now();
+  const view = { id, leafParam: o.leaf, windows: new Map(), el: null, data: null, t0 };
+  view.ctx = newCtx(view);
+  S.cur = view;
+  S.lastSession = { id, leaf: o.leaf };
+  const q = new URLSearchParams({ limit: String(PAGE_FIRST) });
+  if (o.leaf) q.set('leaf', o.leaf);
+  if (o.e) q.set('entry', o.e);
+  else if (o.w) q.set('window', String(o.w));
+  const first = api(`/ui/data/sessions/${enc(id)}/entries?${q}`);
+  const summary = api(`/v1/sessions/${enc(id)}?tree=false`).catch(() => null);
+  const page = await first;
+  if (S.cur !== view) return;
+  view.data = page;
+  view.leaf = page.leaf;
+  buildSessionView(view);
+  renderPage(view, page, 'append');
+  if (page.focus) scrollToEntry(view, page.focus);
+  window.__firstEntryMs = window.__firstEntryMs ?? performance.now();
+  view.firstMs = performance.now() - t0;
+  summary.then((s) => s && S.cur === view && fillHeader(view, s.summary));
+  loadSide(view);
+}
+
+function exportLinks(id, leaf) {
+  const mk = (fmt, withLeaf) => {
+    const q = new URLSearchParams({ format: fmt });
+    if (withLeaf && leaf) q.set('leaf', leaf);
+    return h('a', { class: 'btn', href: `/v1/sessions/${enc(id)}/export?${q}`, download: '', text: fmt });
+  };
+  return h('span', { class: 'exports' }, 'export session ', ['jsonl', 'md', 'html'].map((f) => mk(f, false)),
+    leaf ? [' branch ', ['jsonl', 'md', 'html'].map((f) => mk(f, true))] : null);
+}
+
+function buildSessionView(view) {
+  const d = view.data;
+  view.head = h('div', { class: 'shead' },
+    h('h2', { class: 'sname', text: String(d.session) }),
+    h('div', { class: 'smeta' }, h('span', { class: 'cwd' }), ' ', h('code', { class: 'sid', text: d.session })),
+    h('div', { class: 'sbar' },
+      h('span', { class: 'branchinfo', text: d.leaf === d.currentLeaf ? 'current branch' : 'branch ending at ' + d.leaf }),
+      d.leaf !== d.currentLeaf ? [' ', tag('not current', 'warn'), ' ', h('a', { href: sessionHref(d.session), text: 'show current' })] : null,
+      ' · ', exportLinks(d.session, view.leafParam || (d.leaf !== d.currentLeaf ? d.leaf : ''))));
+  view.winsEl = h('div', { class: 'windows' });
+  view.tabs = {
+    branches: h('div', { class: 'panel', id: 'branches' }, h('p', { class: 'muted', text: 'Loading branches…' })),
+    notebook: h('div', { class: 'panel hidden', id: 'notebook' }, h('p', { class: 'muted', text: 'Loading notebook…' })),
+  };
+  const tabBtn = (name, label) => h('button', {
+    class: 'tab' + (name === 'branches' ? ' on' : ''), type: 'button', dataset: { tab: name }, text: label,
+    onclick: (ev) => {
+      for (const [n, p] of Object.entries(view.tabs)) p.classList.toggle('hidden', n !== name);
+      for (const b of ev.target.parentNode.children) b.classList.toggle('on', b === ev.target);
+    },
+  });
+  const side = h('aside', { class: 'side' }, h('div', { class: 'tabs' }, tabBtn('branches', 'Branches'), tabBtn('notebook', 'Notebook')),
+    view.tabs.branches, view.tabs.notebook);
+  for (const w of d.windows) view.winsEl.append(windowSection(view, w));
+  view.el = h('div', { class: 'session' }, view.head, h('div', { class: 'cols' }, side, view.winsEl));
+  app.replaceChildren(view.el);
+  document.title = 'pi-history · ' + d.session;
+}
+
+function fillHeader(view, s) {
+  if (!s) return;
+  view.summary = s;
+  view.head.querySelector('.sname').textContent = sessionName(s);
+  view.head.querySelector('.cwd').textContent = s.cwd || '';
+  view.head.querySelector('.smeta').append(' · ', `${s.entries} entries · ${humanBytes(s.bytes || 0)} · last activity `,
+    h('span', { title: s.lastActivity, text: ago(s.lastActivity) }));
+  document.title = 'pi-history · ' + sessionName(s);
+}
+
+const startedBy = { start: 'session start', compaction: 'compaction', hook: 'rollover' };
+
+function windowSection(view, w) {
+  const n = w.window;
+  const body = h('div', { class: 'wbody' });
+  const sum = w.summary ? h('div', { class: 'wsummary' }, h('div', { class: 'muted', text: (w.startedBy === 'hook' ? 'Rollover' : 'Compaction') + ' summary' + (w.summaryClipped ? ' (start)' : '') }), renderText(w.summary)) : null;
+  const count = h('span', { class: 'wcount', text: `${w.entries} entries` });
+  const head = h('header', { class: 'whead', role: 'button', tabindex: '0', dataset: { window: String(n) } },
+    h('span', { class: 'caret' }), ` Window ${n}`, ' · ', h('span', { text: 'started by ' + (startedBy[w.startedBy] || w.startedBy) }),
+    w.startedAt ? [' · ', timeEl(w.startedAt)] : null, ' · ', count);
+  const sec = h('section', { class: 'window collapsed', dataset: { window: String(n) } }, head, sum, body);
+  const ws = { n, info: w, sec, body, head, count, sum, from: 0, to: 0, total: w.entries, loading: null, topBtn: null, moreBtn: null, sentinel: null };
+  view.windows.set(n, ws);
+  const toggle = () => {
+    if (sec.classList.contains('collapsed')) {
+      expandWindow(view, n, false);
+      history.replaceState(null, '', sessionHref(view.id, { leaf: view.leafParam, w: n }));
+    } else sec.classList.add('collapsed');
+  };
+  head.addEventListener('click', toggle);
+  head.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); } });
+  return sec;
+}
+
+async function fetchPage(view, params) {
+  const q = new URLSearchParams(params);
+  q.set('leaf', view.leaf);
+  return api(`/ui/data/sessions/${enc(view.id)}/entries?${q}`);
+}
+
+// renderPage draws a page into its window: 'append' after what is shown,
+// 'prepend' before it.
+function renderPage(view, page, how) {
+  const ws = view.windows.get(page.window);
+  if (!ws) return;
+  ws.sec.classList.remove('collapsed');
+  ws.total = page.total;
+  ws.count.textContent = `${page.total} entries`;
+  const nodes = [];
+  for (const it of page.items) {
+    const n = entry(it, view.ctx);
+    if (n) nodes.push(n);
+  }
+  const end = page.from + page.items.length;
+  if (how === 'prepend') {
+    ws.body.insertBefore(fragment(nodes), ws.topBtn ? ws.topBtn.nextSibling : ws.body.firstChild);
+    ws.from = page.from;
+  } else if (ws.to === 0 && ws.from === 0 && !ws.body.querySelector('.entry')) {
+    ws.body.replaceChildren(fragment(nodes));
+    ws.from = page.from;
+    ws.to = end;
+  } else {
+    ws.body.insertBefore(fragment(nodes), ws.moreBtn || null);
+    ws.to = end;
+  }
+  updatePager(view, ws);
+}
+
+function fragment(nodes) {
+  const f = document.createDocumentFragment();
+  f.append(...nodes);
+  return f;
+}
+
+function updatePager(view, ws) {
+  if (ws.from > 0) {
+    if (!ws.topBtn) {
+      ws.topBtn = h('button', { class: 'more top', type: 'button', onclick: () => loadEarlier(view, ws) });
+      ws.body.prepend(ws.topBtn);
+    }
+    ws.topBtn.textContent = `Load earlier (${ws.from} more)`;
+  } else if (ws.topBtn) {
+    ws.topBtn.remove();
+    ws.topBtn = null;
+  }
+  const left = ws.total - ws.to;
+  if (left > 0) {
+    if (!ws.moreBtn) {
+      ws.moreBtn = h('button', { class: 'more bottom', type: 'button', onclick: () => loadMore(view, ws) });
+      ws.body.append(ws.moreBtn);
+      observe(view, ws);
+    }
+    ws.moreBtn.textContent = `Load more (${left} more)`;
+  } else if (ws.moreBtn) {
+    ws.moreBtn.remove();
+    ws.moreBtn = null;
+  }
+}
+
+let observer = null;
+function observe(view, ws) {
+  if (!('IntersectionObserver' in window)) return;
+  if (!observer) {
+    observer = new IntersectionObserver((es) => {
+      for (const e of es) {
+        if (!e.isIntersecting) continue;
+        const v = S.cur;
+        const n = +e.target.closest('section.window')?.dataset.window;
+        const w = v && v.windows.get(n);
+        if (w && w.moreBtn === e.target) loadMore(v, w);
+      }
+    }, { rootMargin: '800px' });
+  }
+  observer.observe(ws.moreBtn);
+}
+
+async function loadMore(view, ws) {
+  if (ws.loading || ws.to >= ws.total) return ws.loading;
+  ws.loading = (async () => {
+    try {
+      const p = await fetchPage(view, { window: ws.n, from: ws.to, limit: PAGE });
+      if (S.cur === view && p.window === ws.n) renderPage(view, p, 'append');
+    } finally {
+      ws.loading = null;
+    }
+    // Still on screen? keep going.
+    if (ws.moreBtn && ws.moreBtn.getBoundingClientRect().top < innerHeight + 800) loadMore(view, ws);
+  })();
+  return ws.loading;
+}
+
+async function loadEarlier(view, ws) {
+  if (ws.loading || ws.from <= 0) return;
+  const from = Math.max(0, ws.from - PAGE);
+  ws.loading = fetchPage(view, { window: ws.n, from, limit: ws.from - from });
+  try {
+    const p = await ws.loading;
+    if (S.cur === view) renderPage(view, p, 'prepend');
+  } finally {
+    ws.loading = null;
+  }
+}
+
+async function expandWindow(view, n, scroll) {
+  const ws = view.windows.get(n);
+  if (!ws) return;
+  ws.sec.classList.remove('collapsed');
+  if (!ws.body.querySelector('.entry') && !ws.loading) {
+    ws.loading = fetchPage(view, { window: n, from: 0, limit: PAGE_FIRST });
+    try {
+      const p = await ws.loading;
+      if (S.cur === view) renderPage(view, p, 'append');
+    } finally {
+      ws.loading = null;
+    }
+  }
+  if (scroll) ws.sec.scrollIntoView({ block: 'start' });
+}
+
+async function focusEntry(view, id) {
+  if (!view.ctx.entries.has(id)) {
+    const p = await fetchPage(view, { entry: id, limit: PAGE_FIRST, before: 5 });
+    if (S.cur !== view) return;
+    if (p.leaf !== view.leaf) {
+      location.hash = sessionHref(view.id, { leaf: p.leaf, e: id });
+      return;
+    }
+    const ws = view.windows.get(p.window);
+    // Reset the window to the page around the entry.
+    ws.body.replaceChildren();
+    ws.topBtn = ws.moreBtn = null;
+    ws.from = ws.to = 0;
+    renderPage(view, p, 'append');
+  }
+  scrollToEntry(view, id);
+}
+
+function scrollToEntry(view, id) {
+  const el = view.ctx.entries.get(id);
+  if (!el) return;
+  for (const old of view.el.querySelectorAll('.focus')) old.classList.remove('focus');
+  el.classList.add('focus');
+  const det = el.closest('details');
+  if (det) det.open = true;
+  el.scrollIntoView({ block: 'center' });
+}
+
+// ---- side panels ---------------------------------------------------------
+
+function loadSide(view) {
+  api(`/ui/data/sessions/${enc(view.id)}/branches`).then((b) => S.cur === view && drawBranches(view, b)).catch((e) => {
+    view.tabs.branches.replaceChildren(h('p', { class: 'errmsg', text: String(e.message) }));
+  });
+  const q = view.leaf ? '?leaf=' + enc(view.leaf) : '';
+  api(`/ui/data/sessions/${enc(view.id)}/notebook${q}`).then((nb) => S.cur === view && drawNotebook(view, nb)).catch((e) => {
+    view.tabs.notebook.replaceChildren(h('p', { class: 'errmsg', text: String(e.message) }));
+  });
+}
+
+function drawBranches(view, b) {
+  const shown = view.leaf;
+  const node = (n) => {
+    const isShown = n.kind === 'leaf' && n.entry === shown;
+    const onShown = n.current; // current branch marks
+    const row = h('div', { class: 'bnode ' + n.kind + (n.current ? ' cur' : '') + (isShown ? ' shown' : '') },
+      n.kind === 'leaf'
+        ? h('a', { class: 'leaf', href: sessionHref(view.id, { leaf: n.currentLeaf ? '' : n.entry }), dataset: { leaf: n.entry } },
+          n.currentLeaf ? tag('current', 'ok') : null, ' ', clip(n.preview || n.entry, 90))
+        : h('span', { class: 'fork' }, '⑂ fork at ', view.ctx.link(n.entry, clip(n.preview || n.entry, 60))),
+      h('div', { class: 'bmeta' }, `${n.segment} entries`, n.kind === 'leaf' ? ` · depth ${n.depth}` : '', n.timestamp ? [' · ', timeEl(n.timestamp)] : null),
+      (n.labels || []).map((l) => h('div', { class: 'blabel' }, tag('🏷 ' + l.label, 'label'), ' ', view.ctx.link(l.entry, l.entry))),
+      (n.summaries || []).map((s) => h('details', { class: 'bsum' }, h('summary', null, 'branch summary ', view.ctx.link(s.entry, '↗')), renderText(s.text + (s.clipped ? '' : '')))));
+    void onShown;
+    const kids = n.children && n.children.length ? h('ul', null, n.children.map((c) => h('li', null, node(c)))) : null;
+    return [row, kids];
+  };
+  view.tabs.branches.replaceChildren(
+    h('p', { class: 'muted', text: `${b.leaves} branch${b.leaves === 1 ? '' : 'es'}, ${b.entries} entries` }),
+    h('ul', { class: 'btree' }, b.roots.map((r) => h('li', null, node(r)))));
+}
+
+function drawNotebook(view, nb) {
+  const p = view.tabs.notebook;
+  const kids = [];
+  const st = nb.notebook || {};
+  if (st.entryId) {
+    kids.push(h('h4', null, `Notebook · revision ${st.revision}`),
+      h('div', { class: 'muted' }, `${st.bytes} bytes · ~${st.tokensEstimate} tokens · `, view.ctx.link(st.entryId, 'entry'), ' · ', timeEl(st.timestamp)),
+      nb.sections.map((s) => h('div', { class: 'nbsec' }, h('div', { class: 'mdh', text: s.name }), renderText(s.text))));
+  } else kids.push(h('p', { class: 'muted', text: 'No notebook on this branch.' }));
+  if (nb.revisions.length) {
+    kids.push(h('h4', { text: `Revisions (${nb.revisions.length})` }));
+    const tl = h('ol', { class: 'timeline', reversed: true });
+    for (const r of [...nb.revisions].reverse()) {
+      const ch = [];
+      if (r.added?.length) ch.push(h('span', { class: 'add', text: '+' + r.added.join(', +') }));
+      if (r.changed?.length) ch.push(h('span', { class: 'chg', text: '~' + r.changed.join(', ~') }));
+      if (r.removed?.length) ch.push(h('span', { class: 'del', text: '−' + r.removed.join(', −') }));
+      if (r.reviewOnly) ch.push(tag('review', 'dim'));
+      tl.append(h('li', null, h('details', { class: 'rev' },
+        h('summary', null, `r${r.revision} `, timeEl(r.timestamp), ' ', ch.flatMap((c) => [c, ' '])),
+        h('div', { class: 'muted' }, `${r.bytes} bytes · `, view.ctx.link(r.entryId, 'show entry')),
+        (r.content || []).map((s) => h('div', { class: 'nbsec' }, h('div', { class: 'mdh', text: s.name }), renderText(s.text))))));
+    }
+    kids.push(tl);
+  }
+  kids.push(h('h4', { text: `Named notes (${nb.notes.length})` }));
+  if (!nb.notes.length) kids.push(h('p', { class: 'muted', text: 'No named notes on this branch.' }));
+  for (const n of nb.notes) {
+    kids.push(h('details', { class: 'note' },
+      h('summary', null, h('b', { text: n.name }), ` · ${n.characters} chars · `, timeEl(n.updatedAt)),
+      h('div', { class: 'muted' }, h('code', { text: n.ref }), ' ', view.ctx.link(n.entryId, 'entry')),
+      renderText(n.content)));
+  }
+  p.replaceChildren(...kids);
+}
+
+// ---- search --------------------------------------------------------------
+
+const form = document.getElementById('searchform');
+form.addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const f = new FormData(form);
+  const q = new URLSearchParams();
+  q.set('q', f.get('q') || '');
+  const scope = f.get('scope') || 'all';
+  q.set('scope', scope);
+  if (scope !== 'all' && S.lastSession) {
+    q.set('s', S.lastSession.id);
+    if (scope === 'branch' && S.cur?.leaf) q.set('leaf', S.cur.leaf);
+  }
+  for (const k of ['window', 'role', 'type']) if (f.get(k)) q.set(k, String(f.get(k)));
+  location.hash = '#/search?' + q;
+});
+
+function syncForm(q) {
+  form.q.value = q.get('q') || '';
+  form.scope.value = q.get('scope') || 'all';
+  form.window.value = q.get('window') || '';
+  form.role.value = q.get('role') || '';
+  form.type.value = q.get('type') || '';
+}
+
+async function showSearch(q) {
+  S.cur = null;
+  syncForm(q);
+  const needle = q.get('q') || '';
+  if (!needle) {
+    app.replaceChildren(h('p', { class: 'muted', text: 'Type text to find (literal and case-sensitive, like grep -F).' }));
+    return;
+  }
+  let scope = q.get('scope') || 'all';
+  const session = q.get('s') || '';
+  const notes = [];
+  if (scope !== 'all' && !session) {
+    notes.push(`Scope “${scope}” needs a session: open one first. Searching everything instead.`);
+    scope = 'all';
+  }
+  const req = { needle, scope, limit: 50, count: true };
+  if (scope !== 'all') req.session = session;
+  if (scope === 'branch' && q.get('leaf')) req.leaf = q.get('leaf');
+  if (+q.get('window') > 0) req.window = +q.get('window');
+  if (q.get('role')) req.roles = [q.get('role')];
+  if (q.get('type')) req.types = [q.get('type')];
+  const list = h('ol', { class: 'hits' });
+  const status = h('p', { class: 'muted' });
+  app.replaceChildren(h('div', { class: 'search' }, notes.map((n) => h('p', { class: 'warnmsg', text: n })), status, list));
+  status.textContent = 'Searching…';
+  const names = new Map();
+  loadSessions(false).then((ss) => { for (const s of ss) names.set(s.id, sessionName(s)); }).catch(() => {});
+  let shown = 0;
+  const more = h('button', { class: 'more', type: 'button', text: 'More hits' });
+  const run = async (cursor) => {
+    const r = await api('/v1/search', { body: cursor ? { ...req, cursor, count: false } : req });
+    try { for (const s of await loadSessions(false)) names.set(s.id, sessionName(s)); } catch { /* names are a nicety */ }
+    for (const hit of r.hits) list.append(hitItem(hit, req, names));
+    shown += r.hits.length;
+    if (r.total != null) req.total = r.total;
+    status.textContent = `${req.total ?? shown} hit${(req.total ?? shown) === 1 ? '' : 's'} for “${needle}” in ${scope === 'all' ? 'everything' : scope}` +
+      (r.stats ? ` · ${r.stats.tookMs} ms` : '');
+    if (r.cursor) {
+      more.onclick = () => run(r.cursor);
+      list.after(more);
+    } else more.remove();
+  };
+  await run('');
+}
+
+function hitItem(hit, req, names) {
+  let leaf = '';
+  if (req.scope === 'branch') leaf = req.leaf || '';
+  else if (!hit.onCurrentBranch && hit.leaves && hit.leaves.length) leaf = hit.leaves[hit.leaves.length - 1];
+  const href = sessionHref(hit.session, { leaf, w: hit.window, e: hit.entry });
+  return h('li', { class: 'hit' },
+    h('a', { class: 'hitlink', href },
+      h('div', { class: 'hithead' },
+        h('b', { text: names.get(hit.session) || hit.session }), ' · ',
+        h('span', { class: 'badge', text: hit.role || hit.type }), hit.toolName ? [' ', tag(hit.toolName, 'dim')] : null,
+        hit.customType ? [' ', tag(hit.customType)] : null,
+        ` window ${hit.window} · `, h('span', { title: hit.timestamp, text: fmtTime(hit.timestamp) }),
+        hit.onCurrentBranch ? null : [' ', tag('other branch', 'warn')],
+        hit.matches > 1 ? ` · ${hit.matches} matches` : ''),
+      hit.snippets.map(highlight)));
+}
+
+// ---- live updates --------------------------------------------------------
+
+let pending = null;
+function connectEvents() {
+  if (S.es || !('EventSource' in window)) return;
+  const live = document.getElementById('live');
+  const es = new EventSource('/ui/events');
+  S.es = es;
+  es.addEventListener('open', () => live.classList.add('on'));
+  es.addEventListener('error', () => live.classList.remove('on'));
+  es.addEventListener('change', (ev) => {
+    let c;
+    try { c = JSON.parse(ev.data); } catch { return; }
+    window.__lastChange = c;
+    clearTimeout(pending);
+    pending = setTimeout(() => onChange(c).catch(() => {}), 100);
+  });
+}
+
+async function onChange(c) {
+  S.sessions = null;
+  const v = S.cur;
+  if (v && v.el.isConnected) {
+    if (c.sessions.includes(v.id)) await refreshSession(v);
+    return;
+  }
+  if (!v && S.redraw && app.querySelector('.groups')) await S.redraw();
+}
+
+async function refreshSession(view) {
+  const p = await fetchPage(view, { limit: 1 });
+  if (S.cur !== view) return;
+  if (!view.leafParam && p.leaf !== view.leaf) {
+    // Pi moved to another branch: show it.
+    S.cur = null;
+    await showSession(view.id, { leaf: '' });
+    return;
+  }
+  const known = [...view.windows.keys()];
+  for (const w of p.windows) {
+    const ws = view.windows.get(w.window);
+    if (!ws) {
+      view.winsEl.append(windowSection(view, w));
+      continue;
+    }
+    ws.total = w.entries;
+    ws.count.textContent = `${w.entries} entries`;
+    if (!ws.sec.classList.contains('collapsed') && ws.body.querySelector('.entry') && !ws.moreBtn) {
+      if (ws.to < ws.total) {
+        const np = await fetchPage(view, { window: w.window, from: ws.to, limit: PAGE });
+        if (S.cur === view) renderPage(view, np, 'append');
+      }
+    } else updatePager(view, ws);
+  }
+  void known;
+  loadSide(view);
+}
+
+window.addEventListener('hashchange', route);
+route();
+
+export { preBlock };
