@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -139,6 +140,8 @@ func (f *ctxFixture) do(method, path string, in any, out any) (int, []byte) {
 	var buf bytes.Buffer
 	buf.ReadFrom(resp.Body)
 	if out != nil && resp.StatusCode < 300 {
+		v := reflect.ValueOf(out).Elem()
+		v.Set(reflect.Zero(v.Type()))
 		if err := json.Unmarshal(buf.Bytes(), out); err != nil {
 			f.t.Fatalf("%s %s: decode %s: %v", method, path, buf.String(), err)
 		}
@@ -221,7 +224,7 @@ func TestContextNotebookRoutes(t *testing.T) {
 
 	// Review advances the revision without changing the sections.
 	a2 := f.assistant("Reviewed.", 2000)
-	f.must("POST", sp+"/notebook/review", map[string]any{"reviewedThrough": a2, "expectedRevision": 1}, &wr)
+	f.must("POST", sp+"/notebook/review", map[string]any{"reviewedThrough": a2, "reviewedTokens": 2000, "expectedRevision": 1}, &wr)
 	if wr.Result.Revision != 2 || wr.Result.Changed {
 		t.Fatalf("review: %+v", wr)
 	}

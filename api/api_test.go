@@ -1,0 +1,582 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/store"
+)
+
+var _ Engine = (*search.Engine)(nil)
+
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	h := newHarness(t)
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatalf("openapi.json is not valid JSON: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi %q, want 3.1.0", doc.OpenAPI)
+	}
+	documented := map[string]bool{}
+	for p, ops := range doc.Paths {
+		for m := range ops {
+			documented[strings.ToUpper(m)+" "+p] = true
+		}
+	}
+	served := map[string]bool{}
+	err := chi.Walk(h.srv.Router(), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		route = strings.TrimSuffix(route, "/")
+		if route == "" {
+			route = "/"
+		}
+		served[method+" "+strings.ReplaceAll(route, "/*/", "/")] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing, extra []string
+	for r := range served {
+		if !documented[r] {
+			missing = append(missing, r)
+		}
+	}
+	for r := range documented {
+		if !served[r] {
+			extra = append(extra, r)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 {
+		t.Errorf("routes served but not documented in openapi.json: %v", missing)
+	}
+	if len(extra) > 0 {
+		t.Errorf("routes documented but not served: %v", extra)
+	}
+	// Every $ref must resolve.
+	var all map[string]any
+	json.Unmarshal(openAPIDoc, &all)
+	for _, ref := range refs(all) {
+		parts := strings.Split(strings.TrimPrefix(ref, "#/"), "/")
+		var cur any = all
+		for _, p := range parts {
+			m, ok := cur.(map[string]any)
+			if !ok || m[p] == nil {
+				t.Errorf("unresolved $ref %s", ref)
+				break
+			}
+			cur = m[p]
+		}
+	}
+	// And the document is what /v1/openapi.json serves.
+	w := h.do(req{Path: "/v1/openapi.json"})
+	if w.Code != 200 || w.Body.String() != string(openAPIDoc) {
+		t.Errorf("/v1/openapi.json: status %d, %d bytes", w.Code, w.Body.Len())
+	}
+}
+
+func refs(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "$ref" {
+				out = append(out, s)
+			}
+			out = append(out, refs(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, refs(e)...)
+		}
+	}
+	return out
+}
+
+func TestHealthzNeedsNoToken(t *testing.T) {
+	h := newHarness(t)
+	var hl client.Health
+	h.ok(h.do(req{Path: "/healthz", NoAuth: true}), &hl)
+	if hl.Status != "ok" {
+		t.Errorf("status %q", hl.Status)
+	}
+	// The Host check still applies.
+	h.problem(h.do(req{Path: "/healthz", NoAuth: true, Header: map[string]string{"Host": "evil.example:7314"}}), 403, "Host")
+}
+
+func TestAuthentication(t *testing.T) {
+	h := newHarness(t)
+	cookieOK := func(r *http.Request, v string) bool { return v == "good-cookie" }
+	cases := []struct {
+		name   string
+		r      req
+		cookie CookieValidator
+		status int
+		param  string
+	}{
+		{"no token", req{Path: "/v1/stats", NoAuth: true}, nil, 401, "Authorization"},
+		{"wrong token", req{Path: "/v1/stats", Header: map[string]string{"Authorization": "Bearer nope"}}, nil, 401, "Authorization"},
+		{"basic auth", req{Path: "/v1/stats", Header: map[string]string{"Authorization": "Basic " + h.token}}, nil, 401, "Authorization"},
+		{"token without scheme", req{Path: "/v1/stats", Header: map[string]string{"Authorization": h.token}}, nil, 401, "Authorization"},
+		{"lower-case scheme", req{Path: "/v1/stats", Header: map[string]string{"Authorization": "bearer " + h.token}}, nil, 200, ""},
+		{"metrics need a token", req{Path: "/metrics", NoAuth: true}, nil, 401, "Authorization"},
+		{"unknown /v1 route needs a token first", req{Path: "/v1/nothing", NoAuth: true}, nil, 401, ""},
+		{"openapi needs a token", req{Path: "/v1/openapi.json", NoAuth: true}, nil, 401, ""},
+		{"cookie without a validator", req{Path: "/v1/stats", NoAuth: true, Header: map[string]string{"Cookie": CookieName + "=good-cookie"}}, nil, 401, ""},
+		{"good cookie", req{Path: "/v1/stats", NoAuth: true, Header: map[string]string{"Cookie": CookieName + "=good-cookie"}}, cookieOK, 200, ""},
+		{"bad cookie", req{Path: "/v1/stats", NoAuth: true, Header: map[string]string{"Cookie": CookieName + "=forged"}}, cookieOK, 401, ""},
+		{"wrong token is not rescued by a cookie", req{Path: "/v1/stats", Header: map[string]string{"Authorization": "Bearer nope", "Cookie": CookieName + "=good-cookie"}}, cookieOK, 401, ""},
+		{"cookie POST without Origin", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, NoAuth: true,
+			Header: map[string]string{"Cookie": CookieName + "=good-cookie"}}, cookieOK, 403, "Origin"},
+		{"cookie POST same-origin", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, NoAuth: true,
+			Header: map[string]string{"Cookie": CookieName + "=good-cookie", "Origin": "http://" + testAddr, "Sec-Fetch-Site": "same-origin"}}, cookieOK, 200, ""},
+		{"cookie from another port of localhost", req{Path: "/v1/stats", NoAuth: true,
+			Header: map[string]string{"Cookie": CookieName + "=good-cookie", "Sec-Fetch-Site": "same-site"}}, cookieOK, 403, "Sec-Fetch-Site"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := h.on(t)
+			h.srv.Auth().SetCookieValidator(c.cookie)
+			w := h.do(c.r)
+			if c.status == 200 {
+				h.ok(w, nil)
+				return
+			}
+			h.problem(w, c.status, c.param)
+			if c.status == 401 && w.Header().Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+			if strings.Contains(w.Body.String(), h.token) {
+				t.Error("the problem document reveals the token")
+			}
+		})
+	}
+}
+
+func TestHostAndOriginChecks(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.AllowedHosts = []string{"devbox.lan"} })
+	before, n := h.svc.Store.LastSeq(), 1
+	push := func(hdr map[string]string) req {
+		return req{Method: "POST", Path: "/v1/sessions/s1/entries", Body: client.PushRequest{Lines: []string{userLine("x1", "l1", "pushed")}}, Header: hdr}
+	}
+	cases := []struct {
+		name   string
+		r      req
+		status int
+		param  string
+	}{
+		{"rebinding host", req{Path: "/v1/stats", Header: map[string]string{"Host": "attacker.example:7314"}}, 403, "Host"},
+		{"right name, wrong port", req{Path: "/v1/stats", Header: map[string]string{"Host": "127.0.0.1:7315"}}, 403, "Host"},
+		{"no port", req{Path: "/v1/stats", Header: map[string]string{"Host": "localhost"}}, 403, "Host"},
+		{"localhost", req{Path: "/v1/stats", Header: map[string]string{"Host": "localhost:7314"}}, 200, ""},
+		{"LOCALHOST", req{Path: "/v1/stats", Header: map[string]string{"Host": "LOCALHOST:7314"}}, 200, ""},
+		{"ipv6 loopback", req{Path: "/v1/stats", Header: map[string]string{"Host": "[::1]:7314"}}, 200, ""},
+		{"allowed extra host", req{Path: "/v1/stats", Header: map[string]string{"Host": "devbox.lan:7314"}}, 200, ""},
+		{"cross-site fetch", req{Path: "/v1/stats", Header: map[string]string{"Sec-Fetch-Site": "cross-site"}}, 403, "Sec-Fetch-Site"},
+		{"foreign Origin on a write", push(map[string]string{"Origin": "http://evil.example"}), 403, "Origin"},
+		{"null Origin on a write", push(map[string]string{"Origin": "null"}), 403, "Origin"},
+		{"other localhost port on a write", push(map[string]string{"Origin": "http://127.0.0.1:8080"}), 403, "Origin"},
+		{"https Origin on a write", push(map[string]string{"Origin": "https://" + testAddr}), 403, "Origin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := h.on(t)
+			w := h.do(c.r)
+			if c.status == 200 {
+				h.ok(w, nil)
+				return
+			}
+			h.problem(w, c.status, c.param)
+			h.unchanged(before, n)
+		})
+	}
+	// A same-origin write goes through.
+	h.ok(h.do(push(map[string]string{"Origin": "http://" + testAddr})), nil)
+	for _, w := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials"} {
+		if v := h.do(req{Path: "/v1/stats", Header: map[string]string{"Origin": "http://evil.example"}}).Header().Get(w); v != "" {
+			t.Errorf("CORS header %s: %s", w, v)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	h := newHarness(t)
+	var r search.Response
+	h.ok(h.do(req{Path: "/v1/search?needle=ErrCartEmpty&scope=all&limit=10&count=true"}), &r)
+	if len(r.Hits) != 3 || r.Total == nil || *r.Total != 3 {
+		t.Fatalf("GET search: %d hits (total %v), want 3: %+v", len(r.Hits), r.Total, r)
+	}
+	var r2 search.Response
+	h.ok(h.do(req{Method: "POST", Path: "/v1/search", Body: search.Request{Needle: "ErrCartEmpty", Session: "s1", Scope: search.ScopeBranch, Roles: []string{"user"}}}), &r2)
+	if len(r2.Hits) != 1 || r2.Hits[0].Entry != "m1" {
+		t.Fatalf("POST search: %+v", r2.Hits)
+	}
+	h.ok(h.do(req{Path: "/v1/search?needle=ErrCartEmpty&types=message,compaction&roles=user&roles=assistant&since=2026-01-01T00:00:00Z&newestFirst=true"}), &r)
+	if len(r.Hits) != 2 {
+		t.Errorf("filtered GET search: %d hits, want 2", len(r.Hits))
+	}
+}
+
+func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxBodyBytes = 1 << 10 })
+	before := h.svc.Store.LastSeq()
+	big := `{"needle":"` + strings.Repeat("x", 2<<10) + `"}`
+	post := func(path, body string) req { return req{Method: "POST", Path: path, Body: body} }
+	cases := []struct {
+		name   string
+		r      req
+		status int
+		param  string
+	}{
+		{"search: no needle", req{Path: "/v1/search"}, 400, "needle"},
+		{"search: unknown query parameter", req{Path: "/v1/search?needle=x&colour=red"}, 400, "colour"},
+		{"search: limit not a number", req{Path: "/v1/search?needle=x&limit=ten"}, 400, "limit"},
+		{"search: bool not a bool", req{Path: "/v1/search?needle=x&count=maybe"}, 400, "count"},
+		{"search: bad time", req{Path: "/v1/search?needle=x&since=yesterday"}, 400, "since"},
+		{"search: parameter twice", req{Path: "/v1/search?needle=x&needle=y"}, 400, "needle"},
+		{"search: bad scope", req{Path: "/v1/search?needle=x&scope=galaxy"}, 400, ""},
+		{"search: malformed JSON", post("/v1/search", `{"needle":`), 400, ""},
+		{"search: not JSON", post("/v1/search", `needle=x`), 400, ""},
+		{"search: empty body", post("/v1/search", ``), 400, ""},
+		{"search: array body", post("/v1/search", `["x"]`), 400, ""},
+		{"search: unknown field", post("/v1/search", `{"needle":"x","colour":"red"}`), 400, "colour"},
+		{"search: wrong type", post("/v1/search", `{"needle":"x","limit":"ten"}`), 400, "limit"},
+		{"search: wrong type of list", post("/v1/search", `{"needle":"x","roles":"user"}`), 400, "roles"},
+		{"search: bad time in JSON", post("/v1/search", `{"needle":"x","since":"yesterday"}`), 400, ""},
+		{"search: two objects", post("/v1/search", `{"needle":"x"}{"needle":"y"}`), 400, ""},
+		{"search: too large", post("/v1/search", big), 413, ""},
+		{"search: form content type", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "Content-Type"},
+		{"search: no content type", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, Header: map[string]string{"Content-Type": ""}}, 415, "Content-Type"},
+		{"sessions: unknown parameter", req{Path: "/v1/sessions?x=1"}, 400, "x"},
+		{"session: unknown", req{Path: "/v1/sessions/nope"}, 404, ""},
+		{"session: unknown leaf", req{Path: "/v1/sessions/s1?leaf=zz"}, 404, "leaf"},
+		{"session: tree not a bool", req{Path: "/v1/sessions/s1?tree=perhaps"}, 400, "tree"},
+		{"list: unknown session", req{Path: "/v1/sessions/nope/entries"}, 404, ""},
+		{"list: negative window", req{Path: "/v1/sessions/s1/entries?window=-1"}, 400, "window"},
+		{"list: unknown leaf", req{Path: "/v1/sessions/s1/entries?leaf=zz"}, 404, "leaf"},
+		{"read: unknown entry", req{Path: "/v1/sessions/s1/entries/zz"}, 404, ""},
+		{"read: bad offset", req{Path: "/v1/sessions/s1/entries/m1?offset=x"}, 400, "offset"},
+		{"windows: unknown leaf", req{Path: "/v1/sessions/s1/windows?leaf=zz"}, 404, "leaf"},
+		{"push: malformed", post("/v1/sessions/s1/entries", `{"lines":[`), 400, ""},
+		{"push: unknown field", post("/v1/sessions/s1/entries", `{"lines":[],"extra":1}`), 400, "extra"},
+		{"push: wrong type", post("/v1/sessions/s1/entries", `{"lines":"one"}`), 400, "lines"},
+		{"push: no lines", post("/v1/sessions/s1/entries", `{"lines":[]}`), 400, "lines"},
+		{"push: not a journal line", post("/v1/sessions/s1/entries", `{"lines":["not json"]}`), 400, "lines[0]"},
+		{"push: entry without id", post("/v1/sessions/s1/entries", `{"lines":["{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}"]}`), 400, "lines[0]"},
+		{"push: too large", post("/v1/sessions/s1/entries", `{"lines":["`+strings.Repeat("x", 40<<20)+`"]}`), 413, ""},
+		{"sync: unknown field", post("/v1/sessions/s1/sync", `{"path":"/x.jsonl","force":true}`), 400, "force"},
+		{"sync: no path", post("/v1/sessions/s1/sync", `{}`), 400, "path"},
+		{"import: relative path", post("/v1/import", `{"paths":["sessions"]}`), 400, "paths[0]"},
+		{"import: missing path", post("/v1/import", `{"paths":["/does/not/exist"]}`), 404, "paths[0]"},
+		{"import: wrong type", post("/v1/import", `{"paths":[1]}`), 400, "paths"},
+		{"no such route", req{Path: "/v1/sessions/s1/nothing"}, 404, ""},
+		{"wrong method", req{Method: "DELETE", Path: "/v1/stats"}, 405, ""},
+		{"ingest: unknown parameter", req{Path: "/v1/ingest/status?verbose=1"}, 400, "verbose"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := h.on(t)
+			h.problem(h.do(c.r), c.status, c.param)
+			h.unchanged(before, 1)
+		})
+	}
+}
+
+func TestSessionsAndSession(t *testing.T) {
+	h := newHarness(t)
+	var ss client.SessionsResponse
+	h.ok(h.do(req{Path: "/v1/sessions"}), &ss)
+	if len(ss.Sessions) != 1 || ss.Sessions[0].ID != "s1" || ss.Sessions[0].Entries != 8 {
+		t.Fatalf("sessions: %+v", ss)
+	}
+	var d client.SessionDetail
+	h.ok(h.do(req{Path: "/v1/sessions/s1"}), &d)
+	if d.CurrentLeaf != "l1" || len(d.Tree) != 8 || d.Summary.ID != "s1" {
+		t.Fatalf("session: leaf %q, %d tree entries", d.CurrentLeaf, len(d.Tree))
+	}
+	if strings.Join(d.Leaves, ",") != "b1,l1" {
+		t.Errorf("leaves %v, want b1,l1", d.Leaves)
+	}
+	byID := map[string]client.TreeEntry{}
+	for _, e := range d.Tree {
+		byID[e.ID] = e
+	}
+	if e := byID["m4"]; e.Label != "the fix" || e.ParentID != "c1" || e.Role != "user" || e.Window != 2 {
+		t.Errorf("tree entry m4: %+v", e)
+	}
+	if e := byID["c1"]; e.Type != "compaction" {
+		t.Errorf("tree entry c1: %+v", e)
+	}
+	if d.WindowsLeaf != "l1" || len(d.Windows) != 2 || d.Windows[1].CompactionID != "c1" {
+		t.Errorf("windows of the current branch: %+v", d.Windows)
+	}
+	d = client.SessionDetail{}
+	h.ok(h.do(req{Path: "/v1/sessions/s1?leaf=b1&tree=false"}), &d)
+	if d.Tree != nil || d.WindowsLeaf != "b1" || len(d.Windows) != 1 {
+		t.Errorf("session with leaf=b1&tree=false: tree %d, windows %+v", len(d.Tree), d.Windows)
+	}
+	var wr client.WindowsResponse
+	h.ok(h.do(req{Path: "/v1/sessions/s1/windows"}), &wr)
+	if wr.Leaf != "l1" || len(wr.Windows) != 2 || wr.Windows[0].Entries != 3 {
+		t.Errorf("windows: %+v", wr)
+	}
+}
+
+func TestListAndRead(t *testing.T) {
+	h := newHarness(t)
+	var lr search.ListResponse
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries"}), &lr)
+	if lr.Leaf != "l1" || len(lr.Items) != 7 {
+		t.Fatalf("list: leaf %q, %d items", lr.Leaf, len(lr.Items))
+	}
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries?window=2&roles=user"}), &lr)
+	if len(lr.Items) != 1 || lr.Items[0].Entry != "m4" {
+		t.Errorf("list window 2, users: %+v", lr.Items)
+	}
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries?allBranches=true&limit=3"}), &lr)
+	if len(lr.Items) != 3 || lr.Cursor == "" || lr.Total != 8 {
+		t.Errorf("list all branches, limit 3: %d items, total %d, cursor %q", len(lr.Items), lr.Total, lr.Cursor)
+	}
+
+	var rr search.ReadResponse
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/m1?context=1"}), &rr)
+	if !strings.Contains(rr.Text, "ErrCartEmpty") || rr.Item.Entry != "m1" || len(rr.After) != 1 {
+		t.Errorf("read m1: %+v", rr)
+	}
+	// The raw line of m3 comes in 2,000-character pieces.
+	var raw strings.Builder
+	off := 0
+	for i := 0; ; i++ {
+		if i > 10 {
+			t.Fatal("raw read does not end")
+		}
+		rr = search.ReadResponse{}
+		h.ok(h.do(req{Path: fmt.Sprintf("/v1/sessions/s1/entries/m3?raw=true&offset=%d", off)}), &rr)
+		if len([]rune(rr.Text)) > search.RawPiece {
+			t.Fatalf("raw piece of %d characters", len([]rune(rr.Text)))
+		}
+		raw.WriteString(rr.Text)
+		if rr.NextOffset == 0 {
+			break
+		}
+		off = rr.NextOffset
+	}
+	if want := fixtureLines("s1")[3]; raw.String() != want {
+		t.Errorf("raw pieces do not add up to the line (%d vs %d bytes)", raw.Len(), len(want))
+	}
+}
+
+func TestStatsAndIngestStatus(t *testing.T) {
+	h := newHarness(t)
+	var st service.Stats
+	h.ok(h.do(req{Path: "/v1/stats"}), &st)
+	if st.Sessions != 1 || st.Entries != 8 || st.Files != 1 || st.DataDir != h.dataDir {
+		t.Errorf("stats: %+v", st)
+	}
+	appendLines(t, h.journal, userLine("n1", "l1", "not read yet"))
+	var is client.IngestStatus
+	h.ok(h.do(req{Path: "/v1/ingest/status"}), &is)
+	if len(is.Files) != 1 || is.Files[0].Path != h.journal || is.Files[0].Pending == 0 || is.PendingBytes != is.Files[0].Pending {
+		t.Errorf("ingest status: %+v", is)
+	}
+	if is.Index.LastSeq != 8 || is.Watcher != nil {
+		t.Errorf("ingest status index/watcher: %+v %+v", is.Index, is.Watcher)
+	}
+}
+
+func TestImport(t *testing.T) {
+	h := newHarness(t)
+	other := filepath.Join(t.TempDir(), "old")
+	writeJournal(t, other, "--p--", "s2", []string{
+		`{"type":"session","version":3,"id":"s2","timestamp":"2026-01-02T10:00:00.000Z","cwd":"/p"}`,
+		userLine("a1", "", "imported over the API"),
+		"not json",
+	})
+	var sum service.ImportSummary
+	h.ok(h.do(req{Method: "POST", Path: "/v1/import", Body: client.ImportRequest{Paths: []string{other}}}), &sum)
+	if sum.Files != 1 || sum.Sessions != 1 || sum.Entries != 1 || sum.Skipped != 1 || len(sum.Problems) != 1 {
+		t.Errorf("import summary: %+v", sum)
+	}
+	// No paths: the sessions directories; everything is there already.
+	h.ok(h.do(req{Method: "POST", Path: "/v1/import", Body: `{}`}), &sum)
+	if sum.Files != 1 || sum.Entries != 0 {
+		t.Errorf("re-import of the sessions directory: %+v", sum)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	h := newHarness(t)
+	h.ok(h.do(req{Path: "/v1/stats"}), nil)
+	h.do(req{Path: "/v1/sessions/s1/entries/nope"})
+	h.do(req{Path: "/v1/no/such/route"})
+	w := h.do(req{Path: "/metrics"})
+	if w.Code != 200 {
+		t.Fatalf("metrics: %d %s", w.Code, w.Body)
+	}
+	body := w.Body.String()
+	for _, want := range []string{
+		`pi_history_http_requests_total{code="200",method="GET",route="/v1/stats"} 1`,
+		`pi_history_http_requests_total{code="404",method="GET",route="/v1/sessions/{id}/entries/{entry}"} 1`,
+		`pi_history_http_requests_total{code="404",method="GET",route="unmatched"} 1`,
+		`pi_history_http_request_duration_seconds_bucket{method="GET",route="/v1/stats"`,
+		"pi_history_index_lag_entries ",
+		"pi_history_ingest_lag_bytes 0",
+		"pi_history_store_bytes ",
+		"pi_history_store_last_seq 8",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestSync(t *testing.T) {
+	h := newHarness(t)
+	appendLines(t, h.journal, userLine("n1", "l1", "written just now"))
+	var sr client.SyncResponse
+	h.ok(h.do(req{Method: "POST", Path: "/v1/sessions/s1/sync", Body: client.SyncRequest{Path: h.journal}}), &sr)
+	if sr.Session != "s1" || sr.Leaf != "n1" || sr.Entries != 9 || sr.Report.Added != 1 {
+		t.Fatalf("sync: %+v", sr)
+	}
+	// Searchable at once (the index may lag; search scans past its mark).
+	var r search.Response
+	h.ok(h.do(req{Path: "/v1/search?needle=written+just+now&session=s1"}), &r)
+	if len(r.Hits) != 1 || r.Hits[0].Entry != "n1" {
+		t.Errorf("search after sync: %+v", r.Hits)
+	}
+
+	// A symlinked project folder inside the sessions directory is fine; the
+	// entry is stored under the file's real name there.
+	link := filepath.Join(h.sessions, "--linked--")
+	if err := os.Symlink(filepath.Dir(h.journal), link); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, h.journal, userLine("n2", "n1", "via the link"))
+	h.ok(h.do(req{Method: "POST", Path: "/v1/sessions/s1/sync", Body: client.SyncRequest{Path: filepath.Join(link, "s1.jsonl")}}), &sr)
+	if sr.Session != "s1" || sr.Report.Path != h.journal || sr.Leaf != "n2" {
+		t.Errorf("sync via a link inside: %+v", sr)
+	}
+
+	// Bad paths: nothing read, nothing stored.
+	outside := t.TempDir()
+	secret := writeJournal(t, outside, "--x--", "s9", []string{`{"type":"session","version":3,"id":"s9","timestamp":"2026-01-01T00:00:00Z","cwd":"/"}`, userLine("z", "", "secret")})
+	escape := filepath.Join(h.sessions, "--home-dev-shop--", "escape.jsonl")
+	if err := os.Symlink(secret, escape); err != nil {
+		t.Fatal(err)
+	}
+	escapeDir := filepath.Join(h.sessions, "--escape-dir--")
+	if err := os.Symlink(filepath.Dir(secret), escapeDir); err != nil {
+		t.Fatal(err)
+	}
+	other := writeJournal(t, h.sessions, "--home-dev-shop--", "s3", []string{`{"type":"session","version":3,"id":"s3","timestamp":"2026-01-01T00:00:00Z","cwd":"/"}`, userLine("q", "", "other")})
+	before := h.svc.Store.LastSeq()
+	cases := []struct {
+		name, path string
+		status     int
+	}{
+		{"traversal", h.sessions + "/--home-dev-shop--/../../" + filepath.Base(outside) + "/--x--/s9.jsonl", 403},
+		{"traversal that stays inside", h.sessions + "/--home-dev-shop--/../--home-dev-shop--/s1.jsonl", 403},
+		{"outside", secret, 403},
+		{"symlinked file escaping", escape, 403},
+		{"symlinked folder escaping", filepath.Join(escapeDir, "s9.jsonl"), 403},
+		{"the sessions directory itself", h.sessions + ".jsonl", 403},
+		{"relative", "sessions/--home-dev-shop--/s1.jsonl", 400},
+		{"not a journal", filepath.Join(h.sessions, "--home-dev-shop--", "notes.txt"), 400},
+		{"missing", filepath.Join(h.sessions, "--home-dev-shop--", "later.jsonl"), 404},
+		{"another session's journal", other, 400},
+		{"etc passwd", "/etc/passwd", 400},
+		{"etc passwd as journal", "/etc/../etc/passwd.jsonl", 403},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := h.on(t)
+			w := h.do(req{Method: "POST", Path: "/v1/sessions/s1/sync", Body: client.SyncRequest{Path: c.path}})
+			p := h.problem(w, c.status, "path")
+			if strings.Contains(p.Detail, "secret") {
+				t.Errorf("problem leaks file content: %s", p.Detail)
+			}
+			h.unchanged(before, 1)
+		})
+	}
+}
+
+func TestPush(t *testing.T) {
+	h := newHarness(t)
+	// A session the server has never seen: header first.
+	lines := []string{
+		`{"type":"session","version":3,"id":"p1","timestamp":"2026-02-01T10:00:00.000Z","cwd":"/home/dev/new"}`,
+		userLine("u1", "", "pushed before the file exists"),
+		userLine("u2", "u1", "second pushed entry"),
+	}
+	var res store.Result
+	h.ok(h.do(req{Method: "POST", Path: "/v1/sessions/p1/entries", Body: client.PushRequest{Lines: lines}}), &res)
+	if res.Added != 2 || res.Session != "p1" {
+		t.Fatalf("push: %+v", res)
+	}
+	var r search.Response
+	h.ok(h.do(req{Path: "/v1/search?needle=pushed+before&session=p1"}), &r)
+	if len(r.Hits) != 1 {
+		t.Errorf("pushed entry not searchable: %+v", r)
+	}
+	// The same again (NDJSON this time): duplicates, nothing added.
+	w := h.do(req{Method: "POST", Path: "/v1/sessions/p1/entries", Body: strings.Join(lines[1:], "\n") + "\n",
+		Header: map[string]string{"Content-Type": "application/x-ndjson"}})
+	h.ok(w, &res)
+	if res.Added != 0 || res.Duplicates != 2 {
+		t.Errorf("repeated push: %+v", res)
+	}
+	// The same id with other content: 409 naming it, nothing stored.
+	before := h.svc.Store.LastSeq()
+	w = h.do(req{Method: "POST", Path: "/v1/sessions/p1/entries", Body: client.PushRequest{Lines: []string{userLine("u3", "u2", "new"), userLine("u2", "u1", "changed!")}}})
+	p := h.problem(w, 409, "lines[1]")
+	if p.Entry != "u2" || !strings.Contains(p.Detail, "u2") {
+		t.Errorf("conflict does not name the entry: %+v", p)
+	}
+	h.unchanged(before, 2)
+	// Twice in one push with different content: 409 too.
+	w = h.do(req{Method: "POST", Path: "/v1/sessions/p1/entries", Body: client.PushRequest{Lines: []string{userLine("u4", "u2", "a"), userLine("u4", "u2", "b")}}})
+	if p := h.problem(w, 409, "lines[1]"); p.Entry != "u4" {
+		t.Errorf("in-push conflict: %+v", p)
+	}
+	h.unchanged(before, 2)
+	// Unknown session without its header: 404.
+	h.problem(h.do(req{Method: "POST", Path: "/v1/sessions/ghost/entries", Body: client.PushRequest{Lines: []string{userLine("g1", "", "x")}}}), 404, "id")
+	// A header naming another session: 400.
+	h.problem(h.do(req{Method: "POST", Path: "/v1/sessions/p2/entries", Body: client.PushRequest{Lines: lines}}), 400, "lines[0]")
+	h.problem(h.do(req{Method: "POST", Path: "/v1/sessions/p1/entries", Body: `{"lines":["{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{}}\n"]}`}), 400, "lines[0]")
+	h.problem(h.do(req{Method: "POST", Path: "/v1/sessions/p1/entries", Body: "x", Header: map[string]string{"Content-Type": "text/plain"}}), 415, "Content-Type")
+	h.unchanged(before, 2)
+
+	// Pushed to an existing session, later found in the file: one entry.
+	push := userLine("k1", "l1", "pushed, then written by Pi")
+	h.ok(h.do(req{Method: "POST", Path: "/v1/sessions/s1/entries", Body: client.PushRequest{Lines: []string{push}}}), &res)
+	if res.Added != 1 {
+		t.Fatalf("push to s1: %+v", res)
+	}
+	appendLines(t, h.journal, push)
+	var sr client.SyncResponse
+	h.ok(h.do(req{Method: "POST", Path: "/v1/sessions/s1/sync", Body: client.SyncRequest{Path: h.journal}}), &sr)
+	if sr.Entries != 9 || sr.Report.Added != 0 || sr.Report.Confirmed != 1 {
+		t.Errorf("pushed entry read from the file again: %+v", sr)
+	}
+	h.ok(h.do(req{Path: "/v1/search?needle=then+written+by+Pi&scope=all&count=true"}), &r)
+	if r.Total == nil || *r.Total != 1 {
+		t.Errorf("pushed-then-read entry found %v times, want once", r.Total)
+	}
+}
