@@ -88,6 +88,10 @@ type Options struct {
 	// Host and Origin checks. They authenticate themselves, typically with
 	// Server.Auth().Middleware.
 	Mount func(r chi.Router)
+	// MountV1, if set, adds routes under /v1 (the notebook and rollover
+	// routes of ContextRoutes), behind the same checks and authentication.
+	// Document them in openapi.json too.
+	MountV1 func(r chi.Router)
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -186,6 +190,9 @@ func (s *Server) routes() chi.Router {
 		r.Get("/ingest/status", s.h(s.handleIngestStatus))
 		r.Post("/import", s.h(s.handleImport))
 		r.Get("/stats", s.h(s.handleStats))
+		if s.o.MountV1 != nil {
+			s.o.MountV1(r)
+		}
 	})
 	if s.o.Mount != nil {
 		s.o.Mount(r)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/term"
@@ -50,9 +51,24 @@ func runImport(g *globals, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	svc, err := g.openService()
+	svc, remote, err := g.openOrRemote()
 	if err != nil {
 		return err
+	}
+	if remote != nil {
+		// A running server owns the store: it reads the files (the same
+		// paths, made absolute here) and answers with the same summary.
+		abs := make([]string, len(args))
+		for i, a := range args {
+			if abs[i], err = filepath.Abs(a); err != nil {
+				return err
+			}
+		}
+		sum, err := remote.Import(ctx, abs)
+		if err != nil {
+			return err
+		}
+		return printImport(g, sum)
 	}
 	defer svc.Close()
 	var progress service.ImportProgress
@@ -83,6 +99,10 @@ func runImport(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	return printImport(g, sum)
+}
+
+func printImport(g *globals, sum service.ImportSummary) error {
 	if importJSON {
 		enc := json.NewEncoder(g.stdout)
 		return enc.Encode(sum)

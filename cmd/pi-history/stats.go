@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+
+	"github.com/pi-history/pi-history/service"
 )
 
 var statsJSON bool
@@ -25,12 +28,17 @@ Example:
 			if len(args) > 0 {
 				return usagef("stats takes no arguments")
 			}
-			svc, err := g.openService()
+			svc, remote, err := g.openOrRemote()
 			if err != nil {
 				return err
 			}
-			defer svc.Close()
-			st, err := svc.Stats()
+			var st service.Stats
+			if remote != nil {
+				st, err = remote.Stats(context.Background())
+			} else {
+				defer svc.Close()
+				st, err = svc.Stats()
+			}
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,121 @@
+package main
+
+// While 'pi-history serve' owns the data directory, opening it here fails
+// with datadir.ErrLocked. The helpers below then find the server through
+// <data>/server.json and <data>/api-token and answer through its API, so
+// every command keeps working, with the same output, while the service runs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+)
+
+// remoteClient returns a client for the server that owns the data
+// directory, given the error opening it returned. When no server owns it
+// (the lock is held by another command, e.g. an import), or openErr is not
+// a lock error, it returns openErr itself.
+func (g *globals) remoteClient(openErr error) (*client.Client, error) {
+	if !errors.Is(openErr, datadir.ErrLocked) {
+		return nil, openErr
+	}
+	dir, err := g.dataDir()
+	if err != nil {
+		return nil, openErr
+	}
+	c, si, err := client.Discover(dir)
+	if errors.Is(err, client.ErrNoServer) {
+		return nil, openErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w; a server is recorded but cannot be used: %v", openErr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := c.Health(ctx); err != nil {
+		return nil, fmt.Errorf("%w; %s names a server at %s (pid %d) but it does not answer: %v", openErr, client.ServerFile, si.URL, si.PID, err)
+	}
+	g.log.Debug("the data directory is owned by a running server; using its API", "url", si.URL, "pid", si.PID)
+	return c, nil
+}
+
+// openOrRemote opens the data directory, or returns a client for the
+// server that owns it: exactly one of svc and c is non-nil.
+func (g *globals) openOrRemote() (svc *service.Service, c *client.Client, err error) {
+	svc, err = g.openService()
+	if err == nil {
+		return svc, nil, nil
+	}
+	c, err = g.remoteClient(err)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, c, nil
+}
+
+// remoteBackend is the backend of read-only commands when a server owns
+// the data directory.
+func (g *globals) remoteBackend(openErr error) (backend, error) {
+	c, err := g.remoteClient(openErr)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteBackend{c: c}, nil
+}
+
+// remoteBackend answers through the API. Problems the server reports for a
+// bad or unknown parameter come back as *search.Error, as they do locally,
+// so commands print the same messages and exit with the same codes.
+type remoteBackend struct{ c *client.Client }
+
+func (r *remoteBackend) Close() error { return nil }
+
+func (r *remoteBackend) Search(ctx context.Context, req *search.Request) (*search.Response, error) {
+	resp, err := r.c.Search(ctx, req)
+	return resp, asSearchError(err)
+}
+
+func (r *remoteBackend) List(ctx context.Context, req *search.ListRequest) (*search.ListResponse, error) {
+	resp, err := r.c.List(ctx, req)
+	return resp, asSearchError(err)
+}
+
+func (r *remoteBackend) Read(ctx context.Context, req *search.ReadRequest) (*search.ReadResponse, error) {
+	resp, err := r.c.Read(ctx, req)
+	return resp, asSearchError(err)
+}
+
+func (r *remoteBackend) Sessions(ctx context.Context) ([]search.SessionSummary, error) {
+	ss, err := r.c.Sessions(ctx)
+	return ss, asSearchError(err)
+}
+
+func (r *remoteBackend) Session(ctx context.Context, id string) (*search.SessionSummary, error) {
+	d, err := r.c.Session(ctx, id, client.SessionOptions{NoTree: true})
+	if err != nil {
+		return nil, asSearchError(err)
+	}
+	return &d.Summary, nil
+}
+
+// asSearchError turns a 400 or 404 problem back into the *search.Error the
+// engine would have returned in-process.
+func asSearchError(err error) error {
+	var pe *client.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Status {
+	case 400:
+		return &search.Error{Kind: search.BadRequest, Param: pe.Param, Msg: pe.Detail}
+	case 404:
+		return &search.Error{Kind: search.NotFound, Param: pe.Param, Msg: pe.Detail}
+	}
+	return err
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/pi-history/pi-history/api"
+	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/webui"
+)
+
+var serveFlags struct {
+	addr       string
+	allowHosts string
+	noWatch    bool
+}
+
+func init() {
+	register(&command{
+		name:    "serve",
+		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch]",
+		summary: "watch Pi's sessions and serve the HTTP API and web UI",
+		help: `Owns the data directory: reads every journal Pi writes into the store as it
+is written (within milliseconds), and serves the HTTP API (/v1, documented at
+/v1/openapi.json), /metrics, /healthz and the web UI.
+
+Listens on 127.0.0.1:7314 unless --addr says otherwise, and records the
+address in <data>/server.json; other pi-history commands find the server
+there and talk to it while it runs. Every /v1 request needs the bearer token
+printed by 'pi-history token'. Binding to a non-loopback address exposes
+your history to the network (the token still guards it): do it only on
+purpose, and name the host clients use with --allow-host.
+
+Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
+
+Examples:
+  pi-history serve
+  pi-history serve --addr 127.0.0.1:8080 --log-level debug`,
+		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.StringVar(&serveFlags.addr, "addr", api.DefaultAddr, "address to listen on (HOST:PORT)")
+			fs.StringVar(&serveFlags.allowHosts, "allow-host", "", "further names clients may use in the Host header, comma-separated (for a non-loopback --addr)")
+			fs.BoolVar(&serveFlags.noWatch, "no-watch", false, "do not watch Pi's sessions directories (serve what is stored)")
+		},
+		run: runServe,
+	})
+}
+
+func runServe(g *globals, args []string) error {
+	if len(args) > 0 {
+		return usagef("serve takes no arguments")
+	}
+	if _, _, err := net.SplitHostPort(serveFlags.addr); err != nil {
+		return usagef("--addr %q: want HOST:PORT, like 127.0.0.1:7314", serveFlags.addr)
+	}
+	dir, err := g.dataDir()
+	if err != nil {
+		return err
+	}
+	sessions, err := datadir.SessionsDirs(g.sessions)
+	if err != nil {
+		return err
+	}
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log})
+	if err != nil {
+		if errors.Is(err, datadir.ErrLocked) {
+			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
+				return fmt.Errorf("%w\n(a server is recorded at %s, pid %d)", err, si.URL, si.PID)
+			}
+		}
+		return err
+	}
+	defer svc.Close()
+
+	token, created, fixed, err := api.LoadOrCreateToken(dir)
+	if err != nil {
+		return err
+	}
+	if created {
+		g.log.Info("created the API token; 'pi-history token' prints it", "file", dir+"/"+client.TokenFile)
+	}
+	if fixed {
+		g.log.Warn("the API token file was readable by others; made it private (delete it and restart for a new token)", "file", dir+"/"+client.TokenFile)
+	}
+
+	ln, err := net.Listen("tcp", serveFlags.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", serveFlags.addr, err)
+	}
+	addr := ln.Addr().String()
+	if !api.IsLoopback(addr) {
+		g.log.Warn("listening on a NON-LOOPBACK address: other machines can reach this server; only the bearer token protects your history", "addr", addr)
+		fmt.Fprintf(g.stderr, "\n  WARNING: pi-history is listening on %s, reachable from other machines.\n"+
+			"  Your whole session history is guarded only by the API token. Use --addr 127.0.0.1:7314 unless you mean it.\n\n", addr)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	serial := ingest.NewSerial(svc.Store)
+	var watcher *ingest.Watcher
+	if !serveFlags.noWatch {
+		watcher = ingest.NewWatcher(svc.Store, sessions, ingest.WatchOptions{Serial: serial, Log: g.log})
+	}
+	engine := search.New(svc.Store, svc.Index)
+	contextRoutes := api.NewContextRoutes(svc.Store, engine, dir, g.log)
+	logins := webui.NewLogins()
+	var allow []string
+	for _, h := range strings.Split(serveFlags.allowHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			allow = append(allow, h)
+		}
+	}
+	var srv *api.Server
+	srv, err = api.New(api.Options{
+		Service: svc, Engine: engine, Token: token, Addr: addr, AllowedHosts: allow,
+		Watcher: watcher, Serial: serial, Log: g.log,
+		MountV1: contextRoutes.Mount,
+		Mount: func(r chi.Router) {
+			ui := webui.Handler(webui.Options{Store: svc.Store, Logins: logins, ValidToken: func(t string) bool { return srv.Auth().ValidToken(t) },
+				Done: ctx.Done(), Log: g.log})
+			r.Handle("/", ui)
+			r.Handle("/assets/*", ui)
+			r.Handle("/ui/*", ui)
+		},
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv.Auth().SetCookieValidator(logins.ValidCookieValue)
+
+	info := client.ServerInfo{Addr: addr, PID: os.Getpid(), URL: api.URLFor(addr)}
+	if err := api.WriteServerInfo(dir, info); err != nil {
+		ln.Close()
+		return fmt.Errorf("record the server in %s: %w", dir, err)
+	}
+	defer api.RemoveServerInfo(dir, info.PID)
+
+	wctx, wcancel := context.WithCancel(context.Background())
+	wdone := make(chan struct{})
+	if watcher != nil {
+		go func() {
+			defer close(wdone)
+			if err := watcher.Run(wctx); err != nil {
+				g.log.Error("cannot watch Pi's sessions directories; journals are read only by import and sync", "err", err)
+			}
+		}()
+	} else {
+		close(wdone)
+	}
+	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil)
+
+	err = srv.Serve(ctx, ln, api.Timeouts{})
+	// Every request has finished: stop reading journals (the read in
+	// progress completes), then the deferred calls forget server.json and
+	// close the store and index.
+	wcancel()
+	<-wdone
+	if err != nil {
+		return err
+	}
+	g.log.Info("stopped")
+	return nil
+}
