@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
@@ -405,13 +404,4 @@ func TestMarkdownShape(t *testing.T) {
 	if strings.Contains(md, "iVBORw0KGgo") {
 		t.Error("the image is embedded; it must only be referenced")
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -10,12 +10,11 @@ import (
 // too), every value escaped by html/template. Long tool output, tool
 // arguments and thinking are collapsed in <details>.
 type htmlRenderer struct {
-	w          *bufio.Writer
-	open       bool // a window <section> is open
-	seenOther  bool
-	err        error
-	exec       func(name string, data any)
-	closeTrail string
+	w         *bufio.Writer
+	open      bool // a window <section> is open
+	seenOther bool
+	err       error
+	exec      func(name string, data any)
 }
 
 func newHTMLRenderer(w *bufio.Writer) *htmlRenderer {

@@ -41,7 +41,7 @@ cases.forEach((c, n) => {
       break;
     }
   }
-  if (exp.getEntries().length !== xb.length) problems.push(`file has ${exp.getEntries().length} entries, not just the branch${"'"}s ${xb.length}`);
+  if (exp.getEntries().length !== xb.length) problems.push(`file has ${exp.getEntries().length} entries, not just the branch's ${xb.length}`);
   const oc = buildSessionContext(orig.getEntries(), leaf);
   const xc = exp.buildSessionContext();
   if (JSON.stringify(oc) !== JSON.stringify(xc)) problems.push("buildSessionContext differs from the original's for that leaf");
