@@ -59,6 +59,10 @@ type Options struct {
 	// ValidToken, when set, lets the login page accept a pasted API token
 	// (POST /ui/login) as well as a login code (api.Authenticator.ValidToken).
 	ValidToken func(token string) bool
+	// Done, when closed, ends every /ui/events stream: pass the server's
+	// shutdown signal so that open pages do not hold a graceful shutdown up.
+	// The pages reconnect by themselves to the next server.
+	Done <-chan struct{}
 	// Log receives handler errors; nil discards them.
 	Log *slog.Logger
 }

@@ -468,7 +468,6 @@ function drawBranches(view, b) {
   const shown = view.leaf;
   const node = (n) => {
     const isShown = n.kind === 'leaf' && n.entry === shown;
-    const onShown = n.current; // current branch marks
     const row = h('div', { class: 'bnode ' + n.kind + (n.current ? ' cur' : '') + (isShown ? ' shown' : '') },
       n.kind === 'leaf'
         ? h('a', { class: 'leaf', href: sessionHref(view.id, { leaf: n.currentLeaf ? '' : n.entry }), dataset: { leaf: n.entry } },
@@ -477,7 +476,6 @@ function drawBranches(view, b) {
       h('div', { class: 'bmeta' }, `${n.segment} entries`, n.kind === 'leaf' ? ` · depth ${n.depth}` : '', n.timestamp ? [' · ', timeEl(n.timestamp)] : null),
       (n.labels || []).map((l) => h('div', { class: 'blabel' }, tag('🏷 ' + l.label, 'label'), ' ', view.ctx.link(l.entry, l.entry))),
       (n.summaries || []).map((s) => h('details', { class: 'bsum' }, h('summary', null, 'branch summary ', view.ctx.link(s.entry, '↗')), renderText(s.text + (s.clipped ? '' : '')))));
-    void onShown;
     const kids = n.children && n.children.length ? h('ul', null, n.children.map((c) => h('li', null, node(c)))) : null;
     return [row, kids];
   };
@@ -640,15 +638,22 @@ async function onChange(c) {
 }
 
 async function refreshSession(view) {
-  const p = await fetchPage(view, { limit: 1 });
+  // A pinned branch (leaf= in the URL) stays; otherwise follow the current leaf.
+  const q = new URLSearchParams({ limit: '1' });
+  if (view.leafParam) q.set('leaf', view.leafParam);
+  const p = await api(`/ui/data/sessions/${enc(view.id)}/entries?${q}`);
   if (S.cur !== view) return;
-  if (!view.leafParam && p.leaf !== view.leaf) {
-    // Pi moved to another branch: show it.
-    S.cur = null;
-    await showSession(view.id, { leaf: '' });
-    return;
+  if (p.leaf !== view.leaf) {
+    // Did the branch grow (the old leaf is on the new branch) or did Pi move elsewhere?
+    const chk = await api(`/ui/data/sessions/${enc(view.id)}/entries?` + new URLSearchParams({ leaf: p.leaf, entry: view.leaf, limit: '1', before: '0' }));
+    if (S.cur !== view) return;
+    if (chk.leaf !== p.leaf) {
+      S.cur = null;
+      await showSession(view.id, { leaf: view.leafParam });
+      return;
+    }
+    view.leaf = p.leaf;
   }
-  const known = [...view.windows.keys()];
   for (const w of p.windows) {
     const ws = view.windows.get(w.window);
     if (!ws) {
@@ -657,14 +662,12 @@ async function refreshSession(view) {
     }
     ws.total = w.entries;
     ws.count.textContent = `${w.entries} entries`;
-    if (!ws.sec.classList.contains('collapsed') && ws.body.querySelector('.entry') && !ws.moreBtn) {
-      if (ws.to < ws.total) {
-        const np = await fetchPage(view, { window: w.window, from: ws.to, limit: PAGE });
-        if (S.cur === view) renderPage(view, np, 'append');
-      }
+    const loadedToEnd = !ws.sec.classList.contains('collapsed') && ws.body.querySelector('.entry') && !ws.moreBtn;
+    if (loadedToEnd && ws.to < ws.total) {
+      const np = await fetchPage(view, { window: w.window, from: ws.to, limit: PAGE });
+      if (S.cur === view) renderPage(view, np, 'append');
     } else updatePager(view, ws);
   }
-  void known;
   loadSide(view);
 }
 
