@@ -1,0 +1,646 @@
+// pi-history's Pi extension: the notes, new_context and history tools and the
+// context-window hooks. Every decision and all storage belong to the
+// pi-history service (see service.ts); this file reports what happens in Pi,
+// applies the service's answers, and keeps the service's copy of the session
+// current before asking it anything.
+//
+// Written for Pi 0.73.1. That release has no boundary entries, so a rollover
+// is carried out with ctx.compact() (this extension then supplies the summary
+// in session_before_compact) followed by a continuation message that starts
+// the next request; model, user and host rollovers run at agent_end, the
+// fallback at the turn_end of the checkpoint.
+
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { getAgentDir, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { StringEnum } from "@mariozechner/pi-ai";
+import { Type } from "typebox";
+import { existsSync } from "node:fs";
+import { ApiError, optionsFromEnv, Service, ServiceDown } from "./service.ts";
+import {
+	continuation,
+	GUIDANCE,
+	HISTORY_DESCRIPTION,
+	NEW_CONTEXT_DESCRIPTION,
+	neutralMaintenance,
+	NOTES_DESCRIPTION,
+	statusSep,
+	trailer,
+} from "./text.ts";
+
+const NOTEBOOK_TYPE = "note-context/notebook";
+const MAINTENANCE_TYPE = "note-context/maintenance";
+const CONTINUE_TYPE = "note-context/continue";
+const OUR_TOOLS = new Set(["notes", "new_context", "history"]);
+
+interface RolloverState {
+	window: number;
+	pending?: string;
+	stage?: string;
+	active?: number;
+}
+
+interface Decision {
+	steer?: string;
+	steerType?: string;
+	attempt?: number;
+	block?: boolean;
+	blockReason?: string;
+	toolText?: string;
+	schedule?: string;
+	gate?: { ok: boolean; blocker?: string; text: string; externalOwner?: boolean };
+	rollOver?: string;
+	cancel?: string;
+	giveUp?: boolean;
+}
+
+/** Per-session volatile state; rebuilt on every session_start. */
+class SessionState {
+	sid = "";
+	headerPushed = false;
+	pushed = new Set<string>();
+	registeredFile = "";
+	rollover?: RolloverState;
+	delivered = new Map<string, number>(); // notebook record id ("" = none) → highest status step shown
+	knownRecord = "";
+	branchChanged = false;
+	externalShownWindow = 0;
+	ourCompaction?: string; // the reason of the compaction this extension started
+	externalModels: string[] = [];
+	configLoaded = false;
+}
+
+export default function piHistory(pi: ExtensionAPI) {
+	const svc = new Service(optionsFromEnv());
+	let S = new SessionState();
+
+	// Hook work in flight, so tests (and shutdown) can wait for it.
+	let inflight = 0;
+	let waiters: Array<() => void> = [];
+	const track = async <T>(fn: () => Promise<T>): Promise<T> => {
+		inflight++;
+		try {
+			return await fn();
+		} finally {
+			inflight--;
+			if (inflight === 0) {
+				const w = waiters;
+				waiters = [];
+				for (const f of w) f();
+			}
+		}
+	};
+	(globalThis as any)[Symbol.for("pi-history.extension")] = {
+		idle: () => (inflight === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r))),
+		busy: () => inflight > 0 || S.ourCompaction !== undefined,
+		service: svc,
+	};
+
+	// ---- keeping the service current ----
+
+	/** Stores every entry of the session the service has not seen yet. */
+	async function push(ctx: ExtensionContext): Promise<void> {
+		const sm = ctx.sessionManager;
+		const sid = sm.getSessionId();
+		if (sid !== S.sid) {
+			S = new SessionState();
+			S.sid = sid;
+		}
+		const lines: string[] = [];
+		const ids: string[] = [];
+		if (!S.headerPushed) {
+			const h = sm.getHeader();
+			if (h) lines.push(JSON.stringify(h));
+		}
+		for (const e of sm.getEntries() as any[]) {
+			if (S.pushed.has(e.id)) continue;
+			lines.push(JSON.stringify(e));
+			ids.push(e.id);
+		}
+		const file = sm.getSessionFile();
+		if (lines.length > 0) {
+			try {
+				await svc.request("POST", `/v1/sessions/${enc(sid)}/entries`, { body: { lines } });
+			} catch (e) {
+				if (!(e instanceof ApiError) || !file || !existsSync(file)) throw e;
+				// The service holds something else for these ids (the file was
+				// rewritten, say): read the journal itself instead.
+				await svc.request("POST", `/v1/sessions/${enc(sid)}/sync`, { body: { path: file } });
+			}
+			S.headerPushed = true;
+			for (const id of ids) S.pushed.add(id);
+		}
+		if (file && S.registeredFile !== file && existsSync(file)) {
+			// Register the journal path (Pi writes the file only once the
+			// first assistant message exists).
+			try {
+				await svc.request("POST", `/v1/sessions/${enc(sid)}/sync`, { body: { path: file } });
+			} catch (e) {
+				if (e instanceof ServiceDown) throw e;
+				// a journal outside the service's sessions directories: pushes suffice
+			}
+			S.registeredFile = file;
+		}
+	}
+
+	function piSettings(ctx: ExtensionContext) {
+		try {
+			const s = SettingsManager.create(ctx.cwd, getAgentDir()).getCompactionSettings();
+			return { keepRecentTokens: s.keepRecentTokens, reserveTokens: s.reserveTokens };
+		} catch {
+			return undefined; // the service uses Pi's documented defaults
+		}
+	}
+
+	function usage(ctx: ExtensionContext) {
+		const u = ctx.getContextUsage();
+		if (!u) return undefined;
+		return { tokens: u.tokens ?? null, contextWindow: u.contextWindow };
+	}
+
+	function modelId(ctx: ExtensionContext): string {
+		const m = ctx.model;
+		return m ? `${m.provider}/${m.id}` : "";
+	}
+
+	async function loadConfig() {
+		if (S.configLoaded) return;
+		const c = await svc.request("GET", "/v1/context/config");
+		S.externalModels = c?.config?.externalCompactionModels ?? [];
+		S.configLoaded = true;
+	}
+
+	/** Reports one state-machine event and returns the decision. */
+	async function event(ctx: ExtensionContext, ev: Record<string, unknown>): Promise<{ decision: Decision; notebook?: string }> {
+		await push(ctx);
+		const r = await svc.request("POST", `/v1/sessions/${enc(S.sid)}/events`, {
+			body: { leaf: ctx.sessionManager.getLeafId() ?? "", event: ev, usage: usage(ctx), model: modelId(ctx), pi: piSettings(ctx) },
+		});
+		S.rollover = r.state;
+		return { decision: r.decision ?? {}, notebook: r.notebook };
+	}
+
+	/** Sends a steer (reminder or maintenance message) into the run. */
+	function steer(d: Decision) {
+		if (!d.steer) return;
+		pi.sendMessage(
+			{ customType: d.steerType || MAINTENANCE_TYPE, content: d.steer, display: true, details: d.attempt ? { attempt: d.attempt } : undefined },
+			{ deliverAs: "steer" },
+		);
+	}
+
+	/** Carries out a rollover: Pi compacts (asking session_before_compact, where the service writes the summary), then a continuation message starts the next request. */
+	function rollOver(ctx: ExtensionContext, reason: string) {
+		if (S.ourCompaction) return;
+		S.ourCompaction = reason;
+		inflight++;
+		const done = () => {
+			S.ourCompaction = undefined;
+			inflight--;
+			if (inflight === 0) {
+				const w = waiters;
+				waiters = [];
+				for (const f of w) f();
+			}
+		};
+		ctx.compact({
+			onComplete: (res: any) => {
+				const win = res?.details?.windowNumber ?? (S.rollover?.window ?? 1);
+				try {
+					pi.sendMessage({ customType: CONTINUE_TYPE, content: continuation(win, res?.details?.reason ?? reason), display: true }, { triggerTurn: true });
+				} catch {
+					// the session went away meanwhile
+				}
+				done();
+			},
+			onError: () => done(),
+		});
+	}
+
+	/** Runs hook work against the service; does nothing when it is unreachable or fails. */
+	async function quietly<T>(fn: () => Promise<T>): Promise<T | undefined> {
+		return track(async () => {
+			try {
+				return await fn();
+			} catch {
+				return undefined;
+			}
+		});
+	}
+
+	// ---- tools ----
+
+	/** The assistant entry that issued tool call id (it is persisted before the tool runs). */
+	function callerEntry(ctx: ExtensionContext, toolCallId: string): string | undefined {
+		const branch = ctx.sessionManager.getBranch() as any[];
+		for (let i = branch.length - 1; i >= 0; i--) {
+			const e = branch[i];
+			if (e.type === "message" && e.message?.role === "assistant" && Array.isArray(e.message.content)) {
+				if (e.message.content.some((b: any) => b.type === "toolCall" && b.id === toolCallId)) return e.id;
+			}
+		}
+		return undefined;
+	}
+
+	/** Wraps a tool body: a missing service or an error status becomes a thrown error Pi marks as failed. */
+	async function tool<T>(fn: () => Promise<T>): Promise<T> {
+		return track(async () => {
+			try {
+				return await fn();
+			} catch (e) {
+				if (e instanceof ServiceDown || e instanceof ApiError) throw new Error(e.message);
+				throw e;
+			}
+		});
+	}
+
+	const text = (t: string, details: unknown = {}) => ({ content: [{ type: "text" as const, text: t }], details });
+
+	pi.registerTool({
+		name: "notes",
+		label: "Notes",
+		description: NOTES_DESCRIPTION,
+		parameters: Type.Object({
+			sections: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "sections to replace; \"\" deletes one" })),
+			replaceAll: Type.Optional(Type.Boolean({ description: "sections become the whole notebook" })),
+			reviewed: Type.Optional(Type.Boolean({ description: "the current revision was reviewed and needs no change" })),
+			expectedRevision: Type.Optional(Type.Integer({ minimum: 0, description: "fail unless this is the current revision" })),
+			op: Type.Optional(StringEnum(["list", "read", "write", "append", "delete", "copy", "search", "revisions"], { description: "a named-note operation" })),
+			name: Type.Optional(Type.String({ description: "note name" })),
+			content: Type.Optional(Type.String({ description: "write: the note's new content" })),
+			text: Type.Optional(Type.String({ description: "append: text to add" })),
+			ref: Type.Optional(Type.String({ description: "read/copy: a reference context:<session>:<entry>" })),
+			query: Type.Optional(Type.String({ description: "search: literal text" })),
+			offset: Type.Optional(Type.Integer({ minimum: 0 })),
+			limit: Type.Optional(Type.Integer({ minimum: 1 })),
+			scope: Type.Optional(StringEnum(["branch", "lineage"])),
+		}),
+		async execute(toolCallId, params: any, signal, _onUpdate, ctx) {
+			return tool(async () => {
+				await push(ctx);
+				const leaf = ctx.sessionManager.getLeafId() ?? "";
+				const base = `/v1/sessions/${enc(S.sid)}`;
+				if (params.op) return namedNote(base, leaf, params, signal);
+				const writes = params.sections !== undefined || params.replaceAll || params.reviewed;
+				if (!writes) {
+					const v = await svc.request("GET", `${base}/notebook`, { query: { leaf }, signal });
+					if (!v.exists) return text("No notes on this branch yet.", { exists: false });
+					const nb = v.notebook;
+					return text(
+						`notebook revision ${nb.revision} (${nb.bytes} bytes, ~${nb.tokensEstimate} tokens, ${v.remainingBytes} bytes left)\n\n${v.text}`,
+						{ revision: nb.revision },
+					);
+				}
+				const u = ctx.getContextUsage();
+				const body: Record<string, unknown> = { leaf, reviewedThrough: callerEntry(ctx, toolCallId) };
+				if (u?.tokens != null) body.reviewedTokens = u.tokens;
+				if (params.expectedRevision !== undefined) body.expectedRevision = params.expectedRevision;
+				if (params.reviewed) body.reviewed = true;
+				if (params.sections !== undefined) body.sections = params.sections;
+				if (params.replaceAll) body.replaceAll = true;
+				let w: any;
+				try {
+					w = await svc.request("POST", `${base}/notebook`, { body, signal });
+				} catch (e) {
+					if (e instanceof ApiError) {
+						await quietly(() => event(ctx, { kind: "notes", notesOk: false, notesError: e.message }));
+					}
+					throw e;
+				}
+				pi.appendEntry(w.append.customType, w.append.data);
+				let extra = "";
+				const r = await quietly(() => event(ctx, { kind: "notes", notesOk: true }));
+				if (r?.decision.toolText && r.decision.schedule) extra = `\n${r.decision.toolText}`;
+				const res = w.result;
+				return text(
+					JSON.stringify({ revision: res.revision, bytes: res.bytes, tokensEstimate: res.tokensEstimate, remainingBytes: res.remainingBytes }) + extra,
+					res,
+				);
+			});
+		},
+	});
+
+	async function namedNote(base: string, leaf: string, p: any, signal?: AbortSignal) {
+		const scope = p.scope;
+		switch (p.op) {
+			case "list": {
+				const l = await svc.request("GET", `${base}/notes`, { query: { leaf, scope, offset: p.offset }, signal });
+				const lines = l.notes.map((n: any) => `${n.name} (${n.characters} chars, ${n.updatedAt}) ${n.ref}${n.session && n.session !== S.sid ? ` session=${n.session}` : ""}`);
+				return text((lines.join("\n") || "No named notes.") + footer(l.total, l.nextOffset), l);
+			}
+			case "read": {
+				const n = await svc.request("GET", `${base}/notes/read`, { query: { leaf, scope, name: p.name, ref: p.ref, offset: p.offset, limit: p.limit }, signal });
+				const more = n.nextOffset != null ? `\n[${n.totalCharacters} characters; continue with offset ${n.nextOffset}]` : "";
+				return text(`${n.name} (${n.ref})\n\n${n.content}${more}`, { name: n.name, ref: n.ref, offset: n.offset, totalCharacters: n.totalCharacters });
+			}
+			case "search": {
+				const s = await svc.request("GET", `${base}/notes/search`, { query: { leaf, scope, query: p.query, offset: p.offset }, signal });
+				const lines = s.matches.map((m: any) => `${m.name} @${m.offset} ${m.ref}: ${m.preview}`);
+				return text((lines.join("\n") || "No matches.") + footer(s.total, s.nextOffset), s);
+			}
+			case "revisions": {
+				const r = await svc.request("GET", `${base}/notebook/revisions`, { query: { leaf }, signal });
+				const lines = r.revisions.map(
+					(v: any) =>
+						`rev ${v.revision} [history entry=${v.entryId}] ${v.timestamp}${v.reviewOnly ? " reviewed" : ""} ${v.bytes} bytes` +
+						(v.added?.length ? ` +${v.added.join(",")}` : "") +
+						(v.changed?.length ? ` ~${v.changed.join(",")}` : "") +
+						(v.removed?.length ? ` -${v.removed.join(",")}` : ""),
+				);
+				return text(lines.join("\n") || "No notebook revisions on this branch.", r);
+			}
+			default: {
+				const r = await svc.request("POST", `${base}/notes`, {
+					body: { leaf, op: p.op, name: p.name, content: p.content, text: p.text, ref: p.ref, scope },
+					signal,
+				});
+				if (r.append) pi.appendEntry(r.append.customType, r.append.data);
+				return text(JSON.stringify(r.result), r.result);
+			}
+		}
+	}
+
+	const footer = (total: number, next: number | null | undefined) => (next != null ? `\n[${total} in all; next page: offset ${next}]` : "");
+
+	pi.registerTool({
+		name: "new_context",
+		label: "New context",
+		description: NEW_CONTEXT_DESCRIPTION,
+		parameters: Type.Object({
+			userRequested: Type.Optional(Type.Boolean({ description: "the user explicitly asked for a fresh window" })),
+		}),
+		async execute(_id, params: any, _signal, _onUpdate, ctx) {
+			return tool(async () => {
+				const { decision } = await event(ctx, { kind: "new_context", userRequested: !!params.userRequested });
+				if (!decision.schedule) throw new Error(decision.toolText || decision.gate?.text || "rollover refused");
+				return text(decision.toolText || "rollover scheduled", { reason: decision.schedule });
+			});
+		},
+	});
+
+	pi.registerTool({
+		name: "history",
+		label: "History",
+		description: HISTORY_DESCRIPTION,
+		parameters: Type.Object({
+			query: Type.Optional(Type.String({ description: "literal text to find" })),
+			id: Type.Optional(Type.String({ description: "entry id to read" })),
+			context: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: "neighbours on each side (id)" })),
+			list: Type.Optional(Type.Boolean()),
+			windows: Type.Optional(Type.Boolean()),
+			raw: Type.Optional(Type.Boolean({ description: "id: the recorded JSON line" })),
+			window: Type.Optional(Type.Integer({ minimum: 1 })),
+			scope: Type.Optional(StringEnum(["branch", "session", "lineage", "all"])),
+			session: Type.Optional(Type.String({ description: "id: the session holding the entry (from a search hit)" })),
+			roles: Type.Optional(Type.Array(Type.String())),
+			types: Type.Optional(Type.Array(Type.String())),
+			limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+			offset: Type.Optional(Type.Integer({ minimum: 0, description: "id: character offset" })),
+			cursor: Type.Optional(Type.String({ description: "next page of a query or list" })),
+		}),
+		async execute(toolCallId, p: any, signal, _onUpdate, ctx) {
+			return tool(async () => {
+				await push(ctx);
+				const leaf = ctx.sessionManager.getLeafId() ?? "";
+				const self = callerEntry(ctx, toolCallId);
+				const base = `/v1/sessions/${enc(S.sid)}`;
+				if (p.id) {
+					const sid = p.session || S.sid;
+					const r = await svc.request("GET", `/v1/sessions/${enc(sid)}/entries/${enc(p.id)}`, {
+						query: { context: p.context ?? 1, offset: p.offset, raw: p.raw },
+						signal,
+					});
+					const out: string[] = [];
+					for (const it of r.before ?? []) out.push(`  before: ${itemLine(it)}`);
+					out.push(`${r.ref} ${r.item.type}${r.item.role ? `/${r.item.role}` : ""}${r.item.toolName ? ` (${r.item.toolName})` : ""} w${r.item.window} ${r.item.timestamp}`);
+					out.push(r.text);
+					if (r.nextOffset) out.push(`[${r.totalChars} characters; continue with offset ${r.nextOffset}]`);
+					for (const it of r.after ?? []) out.push(`  after: ${itemLine(it)}`);
+					return text(out.join("\n"), { entry: r.item.entry });
+				}
+				if (p.query) {
+					const scope = p.scope || "branch";
+					const r = await svc.request("POST", "/v1/search", {
+						body: {
+							needle: p.query,
+							scope,
+							session: scope === "all" ? undefined : S.sid,
+							leaf: scope === "branch" ? leaf : undefined,
+							window: p.window,
+							roles: p.roles,
+							types: p.types,
+							limit: p.limit ?? 10,
+							cursor: p.cursor,
+							budget: 6000,
+						},
+						signal,
+					});
+					const hits = (r.hits ?? []).filter((h: any) => !(h.entry === self && h.session === S.sid));
+					const out = hits.map((h: any) => {
+						const who = h.role ? h.role : h.type;
+						const snip = (h.snippets ?? []).map((s: any) => s.text.replace(/\s+/g, " ")).join(" … ");
+						const where = h.session !== S.sid ? ` session=${h.session}` : "";
+						return `${h.ref} w${h.window} ${who}${h.toolName ? `(${h.toolName})` : ""}${where}: ${snip}`;
+					});
+					if (out.length === 0) out.push(`No entry contains ${JSON.stringify(p.query)} in scope ${scope}.`);
+					if (r.cursor) out.push(`[more hits: cursor ${r.cursor}]`);
+					return text(out.join("\n"), { hits: hits.length, cursor: r.cursor });
+				}
+				if (p.windows) {
+					const r = await svc.request("GET", `${base}/windows`, { query: { leaf }, signal });
+					const out = r.windows.map((w: any) => `w${w.window} ${w.startedBy} ${w.entries} entries [history entry=${w.firstEntry}] … [history entry=${w.lastEntry}]`);
+					return text(out.join("\n"), r);
+				}
+				if (p.list) {
+					const r = await svc.request("GET", `${base}/entries`, {
+						query: { leaf, window: p.window, roles: p.roles, types: p.types, limit: p.limit ?? 50, cursor: p.cursor },
+						signal,
+					});
+					const out = r.items.map(itemLine);
+					if (r.cursor) out.push(`[${r.total} entries; next page: cursor ${r.cursor}]`);
+					return text(out.join("\n") || "No entries.", { total: r.total, cursor: r.cursor });
+				}
+				throw new Error("history needs one of query, id, list or windows");
+			});
+		},
+	});
+
+	const itemLine = (it: any) => `[history entry=${it.entry}] w${it.window} ${it.preview}`;
+
+	// ---- hooks ----
+
+	pi.on("session_start", async (_ev, ctx) => {
+		S = new SessionState();
+		S.sid = ctx.sessionManager.getSessionId();
+		await quietly(async () => {
+			await push(ctx);
+			await loadConfig();
+		});
+	});
+
+	pi.on("before_agent_start", async (ev) => {
+		return { systemPrompt: `${ev.systemPrompt}\n\n${GUIDANCE}` };
+	});
+
+	pi.on("agent_start", async (_ev, ctx) => {
+		await quietly(() => event(ctx, { kind: "agent_start" }));
+	});
+
+	// Entry-id trailers; stale maintenance messages shown as done.
+	pi.on("context", async (ev, ctx) => {
+		const ids = new Map<string, string>();
+		for (const e of ctx.sessionManager.getBranch() as any[]) {
+			if (e.type === "message") {
+				const m = e.message;
+				ids.set(`${m.role}:${m.timestamp}:${m.toolCallId ?? ""}`, e.id);
+			} else if (e.type === "custom_message") {
+				ids.set(`custom:${new Date(e.timestamp).getTime()}:`, e.id);
+			} else if (e.type === "compaction") {
+				ids.set(`compactionSummary:${new Date(e.timestamp).getTime()}:`, e.id);
+			} else if (e.type === "branch_summary") {
+				ids.set(`branchSummary:${new Date(e.timestamp).getTime()}:`, e.id);
+			}
+		}
+		const active = S.rollover?.active ?? 0;
+		let changed = false;
+		const messages = ev.messages.map((m: any) => {
+			if (m.role === "assistant") return m;
+			let msg = m;
+			if (m.role === "custom" && m.customType === MAINTENANCE_TYPE && m.details?.attempt && m.details.attempt !== active) {
+				msg = { ...m, content: neutralMaintenance(m.details.attempt) };
+				changed = true;
+			}
+			if (!["user", "toolResult", "custom", "compactionSummary", "branchSummary"].includes(m.role)) return msg;
+			const id = ids.get(`${m.role}:${m.timestamp}:${m.toolCallId ?? ""}`);
+			if (!id) return msg;
+			changed = true;
+			return withTrailer(msg, trailer(id));
+		});
+		return changed ? { messages } : undefined;
+	});
+
+	// The staleness line on other tools' successful results.
+	pi.on("tool_result", async (ev, ctx) => {
+		if (OUR_TOOLS.has(ev.toolName) || ev.isError) return undefined;
+		const content = ev.content as any[];
+		const last = lastTextIndex(content);
+		if (last < 0) return undefined; // no text part: the tick stays armed
+		const st = await quietly(async () => {
+			await push(ctx);
+			await loadConfig();
+			const tokens = ctx.getContextUsage()?.tokens ?? null;
+			const ext = S.externalModels.includes(modelId(ctx)) && S.externalShownWindow !== (S.rollover?.window ?? 1);
+			const ask = (delivered: number) =>
+				svc.request("POST", `/v1/sessions/${enc(S.sid)}/status`, {
+					body: { leaf: ctx.sessionManager.getLeafId() ?? "", contextTokens: tokens, branchChanged: S.branchChanged, externalCompaction: ext, deliveredStep: delivered },
+				});
+			let r = await ask(S.delivered.get(S.knownRecord) ?? 0);
+			if ((r.recordId ?? "") !== S.knownRecord) {
+				S.knownRecord = r.recordId ?? "";
+				r = await ask(S.delivered.get(S.knownRecord) ?? 0);
+			}
+			return r;
+		});
+		if (!st?.due || !st.text) return undefined;
+		if (st.step) S.delivered.set(st.recordId ?? "", Math.max(st.step, S.delivered.get(st.recordId ?? "") ?? 0));
+		if (st.branchChanged) S.branchChanged = false;
+		if (st.externalCompaction) S.externalShownWindow = S.rollover?.window ?? 1;
+		const next = content.slice();
+		next[last] = { ...next[last], text: `${next[last].text}${statusSep}${st.text}` };
+		return { content: next };
+	});
+
+	// The tool-call guard while a notes checkpoint is required.
+	pi.on("tool_call", async (ev, ctx) => {
+		if (S.rollover?.stage !== "requested") return undefined;
+		const r = await quietly(() => event(ctx, { kind: "tool_call", tool: ev.toolName }));
+		if (r?.decision.block) return { block: true, reason: r.decision.blockReason };
+		return undefined;
+	});
+
+	pi.on("turn_end", async (ev, ctx) => {
+		const aborted = !!ctx.signal?.aborted || (ev.message as any)?.stopReason === "aborted";
+		const r = await quietly(() => event(ctx, { kind: "turn_end", aborted }));
+		if (!r) return;
+		steer(r.decision);
+		if (r.decision.rollOver) rollOver(ctx, r.decision.rollOver);
+	});
+
+	pi.on("agent_end", async (ev, ctx) => {
+		const msgs = (ev as any).messages as any[];
+		let aborted = !!ctx.signal?.aborted;
+		for (let i = (msgs?.length ?? 0) - 1; i >= 0; i--) {
+			if (msgs[i].role === "assistant") {
+				aborted ||= msgs[i].stopReason === "aborted";
+				break;
+			}
+		}
+		const r = await quietly(() => event(ctx, { kind: "settle", aborted }));
+		if (r?.decision.rollOver) rollOver(ctx, r.decision.rollOver);
+	});
+
+	pi.on("session_before_compact", async (ev, ctx) => {
+		const d = await quietly(async () => {
+			await push(ctx);
+			return svc.request("POST", `/v1/sessions/${enc(S.sid)}/compaction`, {
+				body: {
+					leaf: ctx.sessionManager.getLeafId() ?? "",
+					firstKeptEntryId: ev.preparation.firstKeptEntryId,
+					customInstructions: ev.customInstructions || undefined,
+					model: modelId(ctx),
+					ours: S.ourCompaction !== undefined,
+					reason: S.ourCompaction,
+					pi: { keepRecentTokens: ev.preparation.settings.keepRecentTokens, reserveTokens: ev.preparation.settings.reserveTokens },
+				},
+				signal: ev.signal,
+			});
+		});
+		if (!d?.compaction) return undefined; // Pi's own summary (or another extension's) runs
+		return { compaction: d.compaction };
+	});
+
+	pi.on("session_compact", async (_ev, ctx) => {
+		await quietly(() => event(ctx, { kind: "compaction" }));
+	});
+
+	pi.on("session_tree", async () => {
+		S.branchChanged = true;
+	});
+}
+
+function enc(s: string) {
+	return encodeURIComponent(s);
+}
+
+function lastTextIndex(content: any[] | undefined): number {
+	if (!Array.isArray(content)) return -1;
+	for (let i = content.length - 1; i >= 0; i--) if (content[i]?.type === "text") return i;
+	return -1;
+}
+
+/** Appends a trailer to a message's last text block (or as its own block); structured text and non-text blocks are left as they are. */
+function withTrailer(m: any, t: string): any {
+	if (m.role === "compactionSummary" || m.role === "branchSummary") {
+		return { ...m, summary: `${m.summary}\n\n${t}` };
+	}
+	if (typeof m.content === "string") return { ...m, content: `${m.content}\n\n${t}` };
+	if (!Array.isArray(m.content)) return m;
+	const content = m.content.slice();
+	const i = lastTextIndex(content);
+	if (i >= 0 && !looksStructured(content[i].text)) {
+		content[i] = { ...content[i], text: `${content[i].text}\n\n${t}` };
+	} else {
+		content.push({ type: "text", text: t });
+	}
+	return { ...m, content };
+}
+
+function looksStructured(s: string): boolean {
+	const t = s.trim();
+	if (!(t.startsWith("{") || t.startsWith("["))) return false;
+	try {
+		JSON.parse(t);
+		return true;
+	} catch {
+		return false;
+	}
+}

@@ -1,0 +1,242 @@
+// Finding, starting and talking to the local pi-history service.
+//
+// The service records its address in <data>/server.json and its bearer token
+// in <data>/api-token. On first use the extension reads both and checks
+// /healthz; when nothing answers and autostart is on, it starts
+// `pi-history serve --data <data>` in the background (if the binary can be
+// found), waits for /healthz, and reads the token again. When the service
+// stays unreachable every call fails with ServiceDown, whose message says how
+// to start it; the extension then leaves Pi alone.
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, isAbsolute, join } from "node:path";
+
+export interface ServiceOptions {
+	dataDir: string;
+	bin: string; // a path, or a name looked up on PATH
+	autostart: boolean;
+	serveArgs: string[]; // extra arguments for `pi-history serve`
+	startTimeoutMs: number;
+	requestTimeoutMs: number;
+	retryAfterMs: number; // after a failed connection, how long before trying again
+	url?: string; // explicit base URL (skips server.json)
+	token?: string; // explicit token (skips api-token)
+}
+
+/** Options from the environment (PI_HISTORY_*), with defaults. */
+export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceOptions {
+	const xdg = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(homedir(), ".local", "share");
+	const off = (v: string | undefined) => v !== undefined && /^(0|false|no|off)$/i.test(v.trim());
+	return {
+		dataDir: env.PI_HISTORY_DATA || join(xdg, "pi-history"),
+		bin: env.PI_HISTORY_BIN || "pi-history",
+		autostart: !off(env.PI_HISTORY_AUTOSTART),
+		serveArgs: (env.PI_HISTORY_SERVE_ARGS || "").split(/\s+/).filter(Boolean),
+		startTimeoutMs: Number(env.PI_HISTORY_START_TIMEOUT_MS) || 15000,
+		requestTimeoutMs: Number(env.PI_HISTORY_REQUEST_TIMEOUT_MS) || 30000,
+		retryAfterMs: Number(env.PI_HISTORY_RETRY_MS) || 15000,
+		url: env.PI_HISTORY_URL || undefined,
+		token: env.PI_HISTORY_TOKEN || undefined,
+	};
+}
+
+/** The service cannot be reached. The message says how to start it. */
+export class ServiceDown extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = "ServiceDown";
+	}
+}
+
+/** The service answered with an error status (an RFC 9457 problem). */
+export class ApiError extends Error {
+	status: number;
+	problem: any;
+	constructor(status: number, problem: any) {
+		const detail = problem?.detail || problem?.title || `HTTP ${status}`;
+		super(problem?.hint ? `${detail} (${problem.hint})` : detail);
+		this.name = "ApiError";
+		this.status = status;
+		this.problem = problem;
+	}
+}
+
+function findBinary(bin: string): string | undefined {
+	if (bin.includes("/")) return existsSync(bin) ? bin : undefined;
+	for (const dir of (process.env.PATH || "").split(delimiter)) {
+		if (!dir) continue;
+		const p = join(dir, bin);
+		try {
+			if (statSync(p).isFile()) return p;
+		} catch {
+			// not here
+		}
+	}
+	return undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Service {
+	readonly opts: ServiceOptions;
+	private base?: string;
+	private token?: string;
+	private connecting?: Promise<boolean>;
+	private downUntil = 0;
+	private started = false;
+	private lastProblem = "";
+
+	constructor(opts: ServiceOptions) {
+		this.opts = opts;
+	}
+
+	/** Why the service is unavailable, and how to start it. */
+	downMessage(): string {
+		const o = this.opts;
+		const how = `start it with \`${o.bin} serve --data ${o.dataDir}\``;
+		const auto = o.autostart
+			? ` (automatic start did not work${this.lastProblem ? `: ${this.lastProblem}` : ""}; set PI_HISTORY_BIN to the binary's path if it is not on PATH)`
+			: " (automatic start is off: PI_HISTORY_AUTOSTART=0)";
+		return `pi-history service is not reachable for data directory ${o.dataDir}: ${how}${auto}, then try again.`;
+	}
+
+	/** True when the service answers; connects (and starts it) on first use. */
+	async available(): Promise<boolean> {
+		if (this.base && this.token) return true;
+		if (Date.now() < this.downUntil) return false;
+		if (!this.connecting) {
+			this.connecting = this.connect().finally(() => {
+				this.connecting = undefined;
+			});
+		}
+		return this.connecting;
+	}
+
+	/** Forget the connection (after a failed request) so the next use reconnects. */
+	private drop() {
+		this.base = undefined;
+		this.token = undefined;
+	}
+
+	private readServer(): { url: string; token: string } | undefined {
+		const o = this.opts;
+		try {
+			let url = o.url;
+			if (!url) {
+				const info = JSON.parse(readFileSync(join(o.dataDir, "server.json"), "utf8"));
+				url = info.url;
+			}
+			const token = o.token || readFileSync(join(o.dataDir, "api-token"), "utf8").trim();
+			if (!url || !token) return undefined;
+			return { url: url.replace(/\/+$/, ""), token };
+		} catch {
+			return undefined;
+		}
+	}
+
+	private async healthy(url: string): Promise<boolean> {
+		try {
+			const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
+			await r.arrayBuffer();
+			return r.ok;
+		} catch {
+			return false;
+		}
+	}
+
+	private async connect(): Promise<boolean> {
+		let s = this.readServer();
+		if (s && (await this.healthy(s.url))) {
+			this.base = s.url;
+			this.token = s.token;
+			return true;
+		}
+		if (this.opts.autostart && !this.started && !this.opts.url) {
+			this.started = true; // once per process
+			if (this.start()) {
+				const deadline = Date.now() + this.opts.startTimeoutMs;
+				while (Date.now() < deadline) {
+					await sleep(100);
+					s = this.readServer();
+					if (s && (await this.healthy(s.url))) {
+						this.base = s.url;
+						this.token = s.token;
+						return true;
+					}
+				}
+				this.lastProblem = `no answer within ${this.opts.startTimeoutMs} ms; see ${join(this.opts.dataDir, "serve.log")}`;
+			}
+		}
+		this.downUntil = Date.now() + this.opts.retryAfterMs;
+		return false;
+	}
+
+	private start(): boolean {
+		const bin = findBinary(this.opts.bin);
+		if (!bin) {
+			this.lastProblem = `${this.opts.bin} not found`;
+			return false;
+		}
+		try {
+			mkdirSync(this.opts.dataDir, { recursive: true, mode: 0o700 });
+			const log = openSync(join(this.opts.dataDir, "serve.log"), "a");
+			const child = spawn(bin, ["serve", "--data", this.opts.dataDir, ...this.opts.serveArgs], {
+				detached: true,
+				stdio: ["ignore", log, log],
+			});
+			child.on("error", (e) => {
+				this.lastProblem = String(e);
+			});
+			child.unref();
+			return true;
+		} catch (e) {
+			this.lastProblem = String(e);
+			return false;
+		}
+	}
+
+	/**
+	 * Sends a request to the service. Throws ServiceDown when it cannot be
+	 * reached and ApiError for an error status.
+	 */
+	async request<T = any>(method: string, path: string, opts: { body?: unknown; query?: Record<string, unknown>; signal?: AbortSignal } = {}): Promise<T> {
+		if (!(await this.available())) throw new ServiceDown(this.downMessage());
+		let url = this.base + path;
+		if (opts.query) {
+			const q = new URLSearchParams();
+			for (const [k, v] of Object.entries(opts.query)) {
+				if (v === undefined || v === null || v === "" || v === false) continue;
+				q.set(k, Array.isArray(v) ? v.join(",") : String(v));
+			}
+			const qs = q.toString();
+			if (qs) url += `?${qs}`;
+		}
+		const headers: Record<string, string> = { Authorization: `Bearer ${this.token}`, Accept: "application/json" };
+		if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+		const timeout = AbortSignal.timeout(this.opts.requestTimeoutMs);
+		const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+		let r: Response;
+		try {
+			r = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal });
+		} catch (e) {
+			if (opts.signal?.aborted) throw e;
+			this.drop();
+			this.downUntil = 0; // reconnect on next use (the server may have moved)
+			throw new ServiceDown(this.downMessage());
+		}
+		const text = await r.text();
+		if (!r.ok) {
+			let problem: any;
+			try {
+				problem = JSON.parse(text);
+			} catch {
+				problem = { status: r.status, detail: text.trim() };
+			}
+			if (r.status === 401) this.drop(); // token changed: read it again next time
+			throw new ApiError(r.status, problem);
+		}
+		return (text ? JSON.parse(text) : undefined) as T;
+	}
+}

@@ -1,0 +1,178 @@
+// Shared helpers for the end-to-end scripts: a real AgentSession on Pi's
+// offline faux model with the extension loaded, talking to the pi-history
+// service whose data directory is PI_HISTORY_DATA (started by the Go test).
+
+import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
+import {
+	AuthStorage,
+	createAgentSession,
+	DefaultResourceLoader,
+	ModelRegistry,
+	SessionManager,
+	SettingsManager,
+} from "@mariozechner/pi-coding-agent";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const extensionPath = join(dirname(fileURLToPath(import.meta.url)), "..", "index.ts");
+export const ext = () => globalThis[Symbol.for("pi-history.extension")];
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function fail(msg) {
+	throw new Error(msg);
+}
+
+export function check(cond, msg) {
+	if (!cond) fail(msg);
+}
+
+/** A working directory with files of about `tokens` tokens each. */
+export function makeFiles(dir, files) {
+	mkdirSync(dir, { recursive: true });
+	for (const [name, { tokens, marker }] of Object.entries(files)) {
+		const lines = [];
+		let chars = 0;
+		let i = 0;
+		while (chars < tokens * 4) {
+			const l = `${name} line ${i++}: ${"filler text ".repeat(6)}`;
+			lines.push(l);
+			chars += l.length + 1;
+		}
+		if (marker) lines.splice(Math.floor(lines.length / 2), 0, marker);
+		writeFileSync(join(dir, name), lines.join("\n"));
+	}
+}
+
+/**
+ * Starts an AgentSession in a fresh temporary layout under root. `model`
+ * decides each reply from the request context (a function), after the
+ * extension's hook work has settled.
+ */
+export async function startSession(root, { contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"] }) {
+	const cwd = join(root, "work");
+	const agentDir = join(root, "agent");
+	const sessionsDir = process.env.PI_SESSIONS_DIR || join(root, "sessions");
+	mkdirSync(cwd, { recursive: true });
+	mkdirSync(agentDir, { recursive: true });
+	mkdirSync(sessionsDir, { recursive: true });
+	const settings = { compaction: { enabled: true, reserveTokens: 4000, keepRecentTokens: 8000, ...compaction } };
+	// The extension reads Pi's settings from the agent directory.
+	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(settings));
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+
+	const faux = registerFauxProvider({ models: [{ id: "faux-1", contextWindow, maxTokens: 4096 }] });
+	const requests = [];
+	let session;
+	const step = async (context) => {
+		await quiesce(session);
+		requests.push(context);
+		return model(context, requests.length);
+	};
+	faux.setResponses(Array.from({ length: 200 }, () => step));
+
+	const authStorage = AuthStorage.inMemory();
+	authStorage.setRuntimeApiKey("faux", "offline");
+	const modelRegistry = ModelRegistry.inMemory(authStorage);
+	const settingsManager = SettingsManager.create(cwd, agentDir);
+	const resourceLoader = new DefaultResourceLoader({
+		cwd,
+		agentDir,
+		settingsManager,
+		additionalExtensionPaths: [extensionPath],
+		noSkills: true,
+		noPromptTemplates: true,
+		noThemes: true,
+		noContextFiles: true,
+	});
+	await resourceLoader.reload();
+	const sessionManager = SessionManager.create(cwd, sessionsDir);
+	const errors = [];
+	const created = await createAgentSession({
+		cwd,
+		agentDir,
+		model: faux.getModel(),
+		authStorage,
+		modelRegistry,
+		settingsManager,
+		resourceLoader,
+		sessionManager,
+		tools,
+	});
+	session = created.session;
+	await session.bindExtensions({ onError: (e) => errors.push(e) });
+	return {
+		session,
+		faux,
+		cwd,
+		requests,
+		errors,
+		async prompt(text) {
+			await session.prompt(text);
+			await settle(session);
+		},
+		entries: () => session.sessionManager.getEntries(),
+		branch: () => session.sessionManager.getBranch(),
+		file: () => session.sessionManager.getSessionFile(),
+		journal: () => readFileSync(session.sessionManager.getSessionFile(), "utf8").trim().split("\n").map((l) => JSON.parse(l)),
+		dispose() {
+			session.dispose();
+			faux.unregister();
+		},
+	};
+}
+
+/** Waits until Pi's event queue and the extension's hook work are done. */
+export async function quiesce(session) {
+	for (let i = 0; i < 3; i++) {
+		if (session) await session._agentEventQueue;
+		await ext()?.idle();
+	}
+}
+
+/** Waits until the session is idle for good: no run, no compaction, no hook work, no follow-up run. */
+export async function settle(session, timeoutMs = 60000) {
+	const deadline = Date.now() + timeoutMs;
+	let quiet = 0;
+	while (Date.now() < deadline) {
+		await quiesce(session);
+		const busy = session.isStreaming || session.isCompacting || ext()?.busy();
+		quiet = busy ? 0 : quiet + 1;
+		if (quiet >= 3) return;
+		await sleep(30);
+	}
+	fail("session did not settle");
+}
+
+// ---- reading requests and journals ----
+
+/** The text of a context message as the model sees it. */
+export function msgText(m) {
+	if (typeof m.content === "string") return m.content;
+	if (Array.isArray(m.content)) return m.content.map((b) => (b.type === "text" ? b.text : b.type === "toolCall" ? JSON.stringify(b) : "")).join("\n");
+	return m.summary ?? "";
+}
+
+export function lastToolResult(ctx) {
+	for (let i = ctx.messages.length - 1; i >= 0; i--) if (ctx.messages[i].role === "toolResult") return ctx.messages[i];
+	return undefined;
+}
+
+export function lastMessage(ctx) {
+	return ctx.messages[ctx.messages.length - 1];
+}
+
+/** Tool results of the journal, by tool name. */
+export function toolResults(entries, name) {
+	return entries.filter((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === name).map((e) => e.message);
+}
+
+export const say = (text) => fauxAssistantMessage(text);
+export const call = (name, args, id) => fauxAssistantMessage([fauxText(`calling ${name}`), fauxToolCall(name, args, { id })], { stopReason: "toolUse" });
+
+/** Reads the ledger through the service. */
+export async function ledger(kind, session) {
+	const svc = ext().service;
+	const r = await svc.request("GET", "/v1/ledger", { query: { kind, session } });
+	return r.rows;
+}
