@@ -9,6 +9,15 @@
 // must confirm every candidate against the stored text: a trigram match is
 // only a candidate. Reindex rebuilds the whole index from the store into a
 // new directory and swaps it in.
+//
+// The unit of the index is a block: BlockSize consecutive seqs, indexed as
+// one document holding the distinct trigrams of all their texts. Entries of
+// one block share most of their trigrams (the same code, the same words), so
+// a block costs the index far fewer postings than its entries would one by
+// one, and building the index is several times faster; a candidate block is
+// confirmed by scanning its (at most BlockSize) texts, which is cheap. Only
+// complete blocks are indexed: the mark always ends a block, and the newest
+// entries above it, fewer than BlockSize, are scanned by search.
 package index
 
 import (
@@ -37,10 +46,21 @@ const (
 	fieldText = "t"
 	fieldSeq  = "s"
 	markKey   = "indexed_through"
-	// docBatch bounds one Bleve batch by documents and by text bytes.
-	docBatch   = 4096
-	bytesBatch = 16 << 20
+	// bytesBatch bounds one Bleve batch by text bytes.
+	bytesBatch = 32 << 20
 )
+
+// BlockSize is the number of consecutive seqs indexed as one document.
+const BlockSize = 64
+
+// blockOf returns the first and last seq of the block holding seq.
+func blockOf(seq uint64) (uint64, uint64) {
+	lo := (seq-1)/BlockSize*BlockSize + 1
+	return lo, lo + BlockSize - 1
+}
+
+// Block is a range of seqs proposed by the index.
+type Block struct{ Lo, Hi uint64 }
 
 // Index is an open trigram index that follows a store.
 type Index struct {
@@ -124,7 +144,7 @@ func (x *Index) loadMark() error {
 }
 
 // IndexedThrough is the highest seq whose entry is in the index: every
-// entry at or below it is indexed, none above it is.
+// entry at or below it is indexed, none above it is. It always ends a block.
 func (x *Index) IndexedThrough() uint64 { return x.through.Load() }
 
 // Changed returns a channel closed when the mark next moves.
@@ -205,6 +225,9 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 		if err != nil {
 			return total, err
 		}
+		if through < from {
+			return total, nil // only an incomplete block is left
+		}
 		total += n
 		if progress != nil {
 			progress(through)
@@ -212,35 +235,31 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 	}
 }
 
+// indexRange indexes the complete blocks from the block starting at from
+// up to last, until the batch is full. It returns the new mark.
 func (x *Index) indexRange(from, last uint64) (int, uint64, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	b := x.bi.NewBatch()
-	var size, docs int
 	through := from - 1
-	an := trigramAnalyzer{}
-	err := x.st.ScanTexts(from, last, false, func(seq uint64, text []byte) bool {
-		if docs >= docBatch || size >= bytesBatch {
-			return false
+	size, docs := 0, 0
+	for lo := from; lo+BlockSize-1 <= last && size < bytesBatch; lo += BlockSize {
+		hi := lo + BlockSize - 1
+		doc, n, err := x.blockDoc(lo, hi)
+		if err != nil {
+			return 0, 0, err
 		}
-		doc := document.NewDocument(docID(seq))
-		t := make([]byte, len(text))
-		copy(t, text)
-		doc.AddField(document.NewTextFieldCustom(fieldText, nil, t, bindex.IndexField|bindex.SkipFreqNorm, an))
-		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(seq), bindex.IndexField))
-		if err := b.IndexAdvanced(doc); err != nil {
-			x.log.Error("index document", "seq", seq, "err", err)
+		if doc != nil {
+			if err := b.IndexAdvanced(doc); err != nil {
+				return 0, 0, fmt.Errorf("index: block %d-%d: %w", lo, hi, err)
+			}
+			docs++
 		}
-		size += len(text)
-		docs++
-		through = seq
-		return true
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("index: read store: %w", err)
+		size += n
+		through = hi
 	}
-	if docs < docBatch && size < bytesBatch {
-		through = last // nothing searchable between the last doc and last
+	if through < from {
+		return 0, from - 1, nil
 	}
 	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, through))
 	done := make(chan struct{})
@@ -259,6 +278,34 @@ func (x *Index) indexRange(from, last uint64) (int, uint64, error) {
 	return docs, through, nil
 }
 
+// sep separates entry texts inside a block document. 0xFF never occurs in
+// valid UTF-8 (all stored text is), and the tokenizer makes no trigram
+// across it.
+const sep = 0xFF
+
+// blockDoc builds the document of block [lo, hi]; nil when no entry of the
+// block has searchable text.
+func (x *Index) blockDoc(lo, hi uint64) (*document.Document, int, error) {
+	var buf []byte
+	err := x.st.ScanTexts(lo, hi, false, func(seq uint64, text []byte) bool {
+		if len(buf) > 0 {
+			buf = append(buf, sep)
+		}
+		buf = append(buf, text...)
+		return true
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("index: read store: %w", err)
+	}
+	if len(buf) == 0 {
+		return nil, 0, nil
+	}
+	doc := document.NewDocument(docID(lo))
+	doc.AddField(document.NewTextFieldCustom(fieldText, nil, buf, bindex.IndexField|bindex.SkipFreqNorm, trigramAnalyzer{}))
+	doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(lo), bindex.IndexField))
+	return doc, len(buf), nil
+}
+
 func (x *Index) applyDeletes() error {
 	for {
 		seqs, err := x.st.Deleted(4096)
@@ -268,16 +315,23 @@ func (x *Index) applyDeletes() error {
 		x.mu.RLock()
 		b := x.bi.NewBatch()
 		mark := x.through.Load()
+		done := map[uint64]bool{}
 		for _, q := range seqs {
-			b.Delete(docID(q))
-			if q > mark {
-				continue // will be indexed in order
+			lo, hi := blockOf(q)
+			if hi > mark || done[lo] {
+				continue // not indexed yet, or already rebuilt in this pass
 			}
-			if text, err := x.st.Text(q); err == nil && text != "" {
-				doc := document.NewDocument(docID(q))
-				doc.AddField(document.NewTextFieldCustom(fieldText, nil, []byte(text), bindex.IndexField|bindex.SkipFreqNorm, trigramAnalyzer{}))
-				doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(q), bindex.IndexField))
-				_ = b.IndexAdvanced(doc)
+			done[lo] = true
+			doc, _, err := x.blockDoc(lo, hi)
+			if err != nil {
+				x.mu.RUnlock()
+				return err
+			}
+			if doc == nil {
+				b.Delete(docID(lo))
+			} else if err := b.IndexAdvanced(doc); err != nil {
+				x.mu.RUnlock()
+				return err
 			}
 		}
 		err = x.bi.Batch(b)
@@ -342,9 +396,10 @@ func (x *Index) PlanNeedle(needle string) (Plan, error) {
 	return p, nil
 }
 
-// Candidates returns, in ascending order, the seqs in [lo, hi] whose
-// indexed text holds every trigram of the needle. hi is capped at the mark.
-func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64) ([]uint64, error) {
+// Candidates returns, in ascending order, the blocks overlapping [lo, hi]
+// whose indexed text holds every trigram of the needle, clipped to
+// [lo, hi]. hi is capped at the mark.
+func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64) ([]Block, error) {
 	if m := x.through.Load(); hi > m {
 		hi = m
 	}
@@ -357,9 +412,9 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 		tq.SetField(fieldText)
 		qs = append(qs, tq)
 	}
-	whole := lo <= 1 && hi >= x.through.Load()
-	if !whole {
-		lf, hf := float64(lo), float64(hi)
+	first, _ := blockOf(lo)
+	if !(first == 1 && hi >= x.through.Load()) {
+		lf, hf := float64(first), float64(hi)
 		incl := true
 		nq := bleve.NewNumericRangeInclusiveQuery(&lf, &hf, &incl, &incl)
 		nq.SetField(fieldSeq)
@@ -367,21 +422,25 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	}
 	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), 1<<30, 0, false)
 	req.Score = "none"
-	req.SortBy([]string{"_id"}) // cheap: avoids a score sort; order is fixed locally below
+	req.SortBy([]string{"_id"})
 	x.mu.RLock()
 	res, err := x.bi.SearchInContext(ctx, req)
 	x.mu.RUnlock()
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
-	out := make([]uint64, 0, len(res.Hits))
+	out := make([]Block, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		q, err := parseDocID(h.ID)
-		if err == nil {
-			out = append(out, q)
+		b, err := parseDocID(h.ID)
+		if err != nil {
+			continue
+		}
+		blk := Block{Lo: max(b, lo), Hi: min(b+BlockSize-1, hi)}
+		if blk.Lo <= blk.Hi {
+			out = append(out, blk)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	sort.Slice(out, func(i, j int) bool { return out[i].Lo < out[j].Lo })
 	return out, nil
 }
 

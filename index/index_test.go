@@ -48,7 +48,11 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	pushTexts(t, st, "s1", []string{"alpha beta", "gamma delta", "alphabet soup", "Alpha"})
+	texts := []string{"alpha beta", "gamma delta", "alphabet soup", "Alpha"}
+	for len(texts) < BlockSize {
+		texts = append(texts, "filler")
+	}
+	pushTexts(t, st, "s1", texts)
 	x, err := Open(filepath.Join(dir, "index"), st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -56,19 +60,22 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 	if _, err := x.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if x.IndexedThrough() != 4 {
-		t.Fatalf("mark %d, want 4", x.IndexedThrough())
+	if x.IndexedThrough() != BlockSize {
+		t.Fatalf("mark %d, want %d", x.IndexedThrough(), BlockSize)
 	}
-	got, err := x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
+	got, err := x.Candidates(context.Background(), Trigrams("alpha"), 1, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, []uint64{1, 3}) {
-		t.Errorf("candidates for alpha = %v, want [1 3] (case-sensitive)", got)
+	if !reflect.DeepEqual(got, []Block{{1, BlockSize}}) {
+		t.Errorf("candidates for alpha = %v, want the first block", got)
 	}
-	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 2, 100)
-	if !reflect.DeepEqual(got, []uint64{3}) {
-		t.Errorf("windowed candidates = %v, want [3]", got)
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 2, 1000)
+	if !reflect.DeepEqual(got, []Block{{2, BlockSize}}) {
+		t.Errorf("windowed candidates = %v, want the block clipped to the window", got)
+	}
+	if got, _ := x.Candidates(context.Background(), Trigrams("ALPHA"), 1, 1000); len(got) != 0 {
+		t.Errorf("search is case-sensitive; ALPHA found %v", got)
 	}
 	p, _ := x.PlanNeedle("zzz")
 	if p.Zero == "" {
@@ -80,22 +87,27 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	if x.IndexedThrough() != 4 {
-		t.Errorf("mark after reopen %d, want 4", x.IndexedThrough())
+	if x.IndexedThrough() != BlockSize {
+		t.Errorf("mark after reopen %d, want %d", x.IndexedThrough(), BlockSize)
 	}
-	pushTexts(t, st, "s2", []string{"alpha again"})
+	more := []string{"alpha again"}
+	for len(more) < BlockSize {
+		more = append(more, "filler")
+	}
+	pushTexts(t, st, "s2", more)
 	if _, err := x.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
-	if !reflect.DeepEqual(got, []uint64{1, 3, 5}) {
+	two := []Block{{1, BlockSize}, {BlockSize + 1, 2 * BlockSize}}
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 1000)
+	if !reflect.DeepEqual(got, two) {
 		t.Errorf("after catch-up: %v", got)
 	}
 	if err := x.Reindex(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
-	if !reflect.DeepEqual(got, []uint64{1, 3, 5}) || x.IndexedThrough() != 5 {
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 1000)
+	if !reflect.DeepEqual(got, two) || x.IndexedThrough() != 2*BlockSize {
 		t.Errorf("after reindex: %v mark %d", got, x.IndexedThrough())
 	}
 	if _, err := st.DropSession("s1"); err != nil {
@@ -104,8 +116,8 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 	if _, err := x.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 100)
-	if !reflect.DeepEqual(got, []uint64{5}) {
+	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 1000)
+	if !reflect.DeepEqual(got, two[1:]) {
 		t.Errorf("after dropping s1: %v", got)
 	}
 }

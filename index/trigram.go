@@ -38,6 +38,11 @@ func forEachTrigram(b []byte, fn func(key uint64, start, end int)) {
 	var pos [4]int
 	n := 0
 	for i := 0; i < len(b); {
+		if b[i] == sep {
+			n = 0
+			i++
+			continue
+		}
 		c, size := utf8.DecodeRune(b[i:])
 		r[0], r[1], r[2] = r[1], r[2], c
 		pos[0], pos[1], pos[2], pos[3] = pos[1], pos[2], pos[3], i

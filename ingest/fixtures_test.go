@@ -104,3 +104,101 @@ func TestLegacyV1GetsDeterministicIDs(t *testing.T) {
 		t.Errorf("firstKeptEntryIndex 3 should map to the third entry's id %s", a[2])
 	}
 }
+
+func TestRewrittenAndMovedFilesReplaceTheSession(t *testing.T) {
+	dir := t.TempDir()
+	text := testutil.Journal(testutil.GenOptions{Session: "rw", Entries: 40, Seed: 9, Tokens: true})
+	p := testutil.WriteFile(t, dir, "a.jsonl", text)
+	st := openStore(t)
+	rep, err := File(st, p, nil)
+	if err != nil || rep.Added != 40 {
+		t.Fatalf("first read: %+v %v", rep, err)
+	}
+	// Rewrite one line in place (as a migration would).
+	changed := strings.Replace(text, "tok-rw-5 ", "tok-rw-5-changed ", 1)
+	testutil.WriteFile(t, dir, "a.jsonl", changed)
+	rep, err = File(st, p, nil)
+	if err != nil || !rep.Rewritten || rep.Added != 40 || rep.Replaced != 40 {
+		t.Fatalf("rewrite: %+v %v", rep, err)
+	}
+	si, _ := st.Session("rw")
+	if si.Entries != 40 {
+		t.Fatalf("after rewrite the session has %d entries, want 40", si.Entries)
+	}
+	metas, _ := st.SessionMetas("rw")
+	if len(metas) != 40 {
+		t.Fatalf("stored %d entries, want 40", len(metas))
+	}
+	// Move the file: the session follows it, nothing is lost or doubled.
+	q := filepath.Join(dir, "b.jsonl")
+	if err := os.Rename(p, q); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = File(st, q, nil)
+	if err != nil || rep.Added != 40 {
+		t.Fatalf("moved: %+v %v", rep, err)
+	}
+	si, _ = st.Session("rw")
+	if si.Entries != 40 || si.File != q || si.Header == "" {
+		t.Fatalf("after move: %d entries, file %s, header %q", si.Entries, si.File, si.Header)
+	}
+}
+
+func TestHalfWrittenLineWaitsAndBadLinesAreSkipped(t *testing.T) {
+	dir := t.TempDir()
+	full := testutil.Journal(testutil.GenOptions{Session: "tw", Entries: 10, Seed: 3})
+	lines := strings.SplitAfter(full, "\n")
+	head := strings.Join(lines[:5], "") + "{not json}\n" + strings.Join(lines[5:8], "")
+	last := lines[8]
+	p := testutil.WriteFile(t, dir, "t.jsonl", head+last[:len(last)/2])
+	st := openStore(t)
+	rep, err := File(st, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Added != 7 || len(rep.Problems) != 1 || rep.Problems[0].Line != 6 || rep.Pending == 0 {
+		t.Fatalf("first read: added %d problems %v pending %d", rep.Added, rep.Problems, rep.Pending)
+	}
+	testutil.WriteFile(t, dir, "t.jsonl", head+last+lines[9]+lines[10])
+	rep, err = File(st, p, nil)
+	if err != nil || rep.Added != 3 || rep.Pending != 0 {
+		t.Fatalf("after completion: %+v %v", rep, err)
+	}
+}
+
+func TestOddFilesDoNotCrashOrStore(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t)
+	empty := testutil.WriteFile(t, dir, "empty.jsonl", "")
+	noHeader := testutil.WriteFile(t, dir, "nohdr.jsonl", `{"type":"message","id":"a"}`+"\n")
+	for _, p := range []string{empty, noHeader} {
+		rep, err := File(st, p, nil)
+		if err != nil || rep.Added != 0 {
+			t.Errorf("%s: %+v %v", p, rep, err)
+		}
+	}
+	if _, err := File(st, filepath.Join(dir, "missing.jsonl"), nil); err == nil {
+		t.Error("a missing file must be an error")
+	}
+	if _, err := File(st, dir, nil); err == nil {
+		t.Error("a directory must be an error")
+	}
+	ss, _ := st.Sessions()
+	if len(ss) != 0 {
+		t.Errorf("odd files created sessions: %v", ss)
+	}
+}
+
+func TestHugeLineIsStored(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("x", 50<<20)
+	text := `{"type":"session","version":3,"id":"big"}` + "\n" +
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"` + big + `"}}` + "\n" +
+		`{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"after"}}` + "\n"
+	p := testutil.WriteFile(t, dir, "big.jsonl", text)
+	st := openStore(t)
+	rep, err := File(st, p, nil)
+	if err != nil || rep.Added != 2 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+}

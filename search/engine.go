@@ -443,26 +443,23 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	return err
 }
 
-// candidates confirms the index's candidates in [lo, hi] in request order.
+// candidates confirms the index's candidate blocks in [lo, hi] in request
+// order, scanning the texts of each block.
 func (c *collector) candidates(ctx context.Context, trigrams []string, lo, hi uint64) error {
-	cands, err := c.e.ix.Candidates(ctx, trigrams, lo, hi)
+	blocks, err := c.e.ix.Candidates(ctx, trigrams, lo, hi)
 	if err != nil {
 		return err
 	}
-	c.st.Candidates += len(cands)
+	c.st.Candidates += len(blocks)
 	if c.p.req.NewestFirst {
-		slices.Reverse(cands)
+		slices.Reverse(blocks)
 	}
-	for _, seq := range cands {
+	for _, b := range blocks {
 		if c.full() {
 			return nil
 		}
-		var oerr error
-		if _, err := c.e.st.TextBytes(seq, func(b []byte) { _, oerr = c.offer(seq, b) }); err != nil {
+		if err := c.scan(ctx, b.Lo, b.Hi); err != nil {
 			return err
-		}
-		if oerr != nil {
-			return oerr
 		}
 	}
 	return nil

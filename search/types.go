@@ -89,8 +89,8 @@ type Snippet struct {
 
 // Stats say what a request cost.
 type Stats struct {
-	Candidates   int     `json:"candidates"`   // entries proposed by the index
-	Scanned      int     `json:"scanned"`      // entries whose text was read without the index
+	Candidates   int     `json:"candidates"`   // blocks of entries proposed by the index (see package index)
+	Scanned      int     `json:"scanned"`      // entries whose text was read and compared
 	Confirmed    int     `json:"confirmed"`    // entries that really contain the needle
 	BytesScanned int64   `json:"bytesScanned"` // text bytes compared
 	TookMs       float64 `json:"tookMs"`

@@ -48,7 +48,7 @@ type SessionInfo struct {
 	Leaf          string `json:"leaf"`
 	LeafSeq       uint64 `json:"leafSeq"`
 	LeafWindow    int    `json:"leafWindow"` // windows on the current branch
-	Header        string `json:"-"`          // the header line exactly as written
+	Header        string `json:"header"`     // the header line exactly as written
 }
 
 // FileState records how far a journal file has been read.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
@@ -55,6 +56,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 		return Result{}, err
 	}
 	var res Result
+	fresh := false // the session's old entries are dropped in this batch
 	switch {
 	case prev != nil && !fb.Replace:
 		si, err = s.Session(prev.Session)
@@ -77,6 +79,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			}
 			res.Replaced = n
 			old = nil
+			fresh = true
 		}
 		if old != nil { // pushed before the file was seen
 			si = old
@@ -90,7 +93,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 	}
 	fb.State.Path, fb.State.Session = fb.Path, si.ID
 	res.Session = si.ID
-	if err := s.addEntries(b, si, fb.Entries, false, &res); err != nil {
+	if err := s.addEntries(b, si, fb.Entries, false, fresh, &res); err != nil {
 		return Result{}, err
 	}
 	fsb, _ := json.Marshal(&fb.State)
@@ -140,7 +143,7 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 	b := s.db.NewBatch()
 	defer b.Close()
 	res := Result{Session: sid}
-	if err := s.addEntries(b, si, entries, true, &res); err != nil {
+	if err := s.addEntries(b, si, entries, true, false, &res); err != nil {
 		return Result{}, err
 	}
 	if err := s.commit(b, si); err != nil {
@@ -191,7 +194,8 @@ func (s *Store) sessionIDFor(hid, path string, prev *FileState) (string, error) 
 	if si.File == "" || si.File == path {
 		return hid, nil
 	}
-	if _, err := os.Stat(si.File); err != nil {
+	onDisk, _, _ := strings.Cut(si.File, "!") // an archive member lives in its archive
+	if _, err := os.Stat(onDisk); err != nil {
 		return hid, nil // the old file is gone: this is the session, moved
 	}
 	sum := sha256.Sum256([]byte(path))
@@ -234,26 +238,33 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 	return len(metas), nil
 }
 
-func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.Entry, pushed bool, res *Result) error {
+// addEntries adds entries to b. fresh means the session's stored entries
+// are being dropped in b, so nothing stored counts as already present.
+func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.Entry, pushed, fresh bool, res *Result) error {
 	batchIDs := map[string]*Meta{}
+	batchRaw := map[uint64][]byte{}
 	for _, e := range entries {
 		var old *Meta
 		if m, ok := batchIDs[e.ID]; ok {
 			old = m
+		} else if fresh {
+			// nothing stored counts
 		} else if seq, err := s.Lookup(si.ID, e.ID); err == nil {
 			if old, err = s.Meta(seq); err != nil {
 				return err
 			}
 		}
 		m := metaFromEntry(si.ID, e)
-		m.Window = s.windowFor(si.ID, e, batchIDs)
+		m.Window = s.windowFor(si.ID, e, batchIDs, fresh)
 		if pushed {
 			m.Flags |= FlagPushed
 			m.Line = 0
 		}
 		if old != nil {
 			sameBytes := false
-			if raw, err := s.rawInBatch(b, old.Seq); err == nil {
+			if raw, ok := batchRaw[old.Seq]; ok {
+				sameBytes = bytes.Equal(raw, e.Raw)
+			} else if raw, err := s.Raw(old.Seq); err == nil {
 				sameBytes = bytes.Equal(raw, e.Raw)
 			}
 			switch {
@@ -286,6 +297,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 			return err
 		}
 		batchIDs[e.ID] = m
+		batchRaw[m.Seq] = e.Raw
 		res.Added++
 		si.Entries++
 		if m.Searchable() {
@@ -301,12 +313,6 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 		}
 	}
 	return nil
-}
-
-func (s *Store) rawInBatch(b *pebble.Batch, seq uint64) ([]byte, error) {
-	// Entries of this batch are not readable yet; those are the only ones
-	// Get misses, and for them the caller's duplicate check is by id only.
-	return s.Raw(seq)
 }
 
 func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
@@ -331,13 +337,15 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 
 // windowFor computes the context window of e on its own ancestor chain:
 // its parent's window, plus one if e is a compaction with a parent.
-func (s *Store) windowFor(sid string, e *journal.Entry, batch map[string]*Meta) int {
+func (s *Store) windowFor(sid string, e *journal.Entry, batch map[string]*Meta, fresh bool) int {
 	if e.ParentID == "" {
 		return 1
 	}
 	pw := 0
 	if m, ok := batch[e.ParentID]; ok {
 		pw = m.Window
+	} else if fresh {
+		// the stored entries are being dropped
 	} else if seq, err := s.Lookup(sid, e.ParentID); err == nil {
 		if m, err := s.Meta(seq); err == nil {
 			pw = m.Window

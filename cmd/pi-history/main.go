@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -98,6 +99,16 @@ func (g *globals) openService() (*service.Service, error) {
 }
 
 func main() {
+	if p := os.Getenv("PI_HISTORY_CPUPROFILE"); p != "" {
+		// For benchmarks: profile the whole run.
+		if f, err := os.Create(p); err == nil {
+			pprof.StartCPUProfile(f)
+			code := run(os.Args[1:], os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
