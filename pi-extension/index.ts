@@ -192,15 +192,8 @@ export default function piHistory(pi: ExtensionAPI) {
 	function rollOver(ctx: ExtensionContext, reason: string) {
 		if (S.ourCompaction) return;
 		S.ourCompaction = reason;
-		inflight++;
 		const done = () => {
 			S.ourCompaction = undefined;
-			inflight--;
-			if (inflight === 0) {
-				const w = waiters;
-				waiters = [];
-				for (const f of w) f();
-			}
 		};
 		ctx.compact({
 			onComplete: (res: any) => {
@@ -487,6 +480,7 @@ export default function piHistory(pi: ExtensionAPI) {
 
 	// Entry-id trailers; stale maintenance messages shown as done.
 	pi.on("context", async (ev, ctx) => {
+		if (svc.knownDown()) return undefined; // ids nobody can read back
 		const ids = new Map<string, string>();
 		for (const e of ctx.sessionManager.getBranch() as any[]) {
 			if (e.type === "message") {

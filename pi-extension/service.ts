@@ -102,6 +102,11 @@ export class Service {
 		return `pi-history service is not reachable for data directory ${o.dataDir}: ${how}${auto}, then try again.`;
 	}
 
+	/** True when the last attempt to reach the service failed and it is not time to try again. */
+	knownDown(): boolean {
+		return !this.base && Date.now() < this.downUntil;
+	}
+
 	/** True when the service answers; connects (and starts it) on first use. */
 	async available(): Promise<boolean> {
 		if (this.base && this.token) return true;

@@ -1,0 +1,63 @@
+// new_context refused with each blocker the model can meet (no notes; notes
+// older than the cut; too little to reclaim), then accepted when the user
+// asked for it, and carried out at the end of the run with reason "user".
+
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { call, check, lastToolResult, ledger, makeFiles, msgText, say, startSession } from "./harness.mjs";
+
+const root = mkdtempSync(join(tmpdir(), "pih-nc-"));
+const refused = (ctx, want) => {
+	const m = lastToolResult(ctx);
+	check(m?.toolName === "new_context" && m.isError === true && msgText(m).includes(want), `want new_context refused with "${want}", got ${JSON.stringify(m && { isError: m.isError, text: msgText(m) })}`);
+};
+const plan = [
+	() => call("new_context", {}, "c1"),
+	(ctx) => (refused(ctx, "no notebook on this branch — write notes first"), call("notes", { sections: { Task: "Compare the medium files.", Next: "read med1.txt" } }, "n1")),
+	() => call("read", { path: "med1.txt" }, "r1"),
+	() => call("read", { path: "med2.txt" }, "r2"),
+	() => call("notes", { reviewed: true }, "n2"),
+	() => call("new_context", {}, "c2"),
+	(ctx) => (refused(ctx, "too little would leave the window for a rollover to help — continue working"), call("read", { path: "big1.txt" }, "r3")),
+	() => call("read", { path: "big2.txt" }, "r4"),
+	() => call("new_context", {}, "c3"),
+	(ctx) => (refused(ctx, "notebook predates material that would be dropped — update or review notes first"), call("notes", { reviewed: true }, "n3")),
+	() => call("new_context", { userRequested: true }, "c4"),
+	(ctx) => {
+		const m = lastToolResult(ctx);
+		check(m.toolName === "new_context" && !m.isError && msgText(m).includes("rollover scheduled"), `user request not accepted: ${msgText(m)}`);
+		return say("Ending the turn for the rollover.");
+	},
+	(ctx) => {
+		const first = msgText(ctx.messages[0]);
+		check(first.includes("rollover reason: user"), `new window summary: ${first.slice(0, 200)}`);
+		return say("Continuing in the new window.");
+	},
+];
+let i = 0;
+const s = await startSession(root, {
+	contextWindow: 200000,
+	model: (ctx) => {
+		const f = plan[i++];
+		if (!f) throw new Error(`model called more often than scripted (${i})`);
+		return f(ctx);
+	},
+});
+makeFiles(s.cwd, {
+	"med1.txt": { tokens: 5000 },
+	"med2.txt": { tokens: 5000 },
+	"big1.txt": { tokens: 12000 },
+	"big2.txt": { tokens: 12000 },
+});
+await s.prompt("Compare the files, and start a fresh context window once you have reviewed your notes.");
+check(i === plan.length, `model called ${i} times, scripted ${plan.length}`);
+const journal = s.journal();
+const comps = journal.filter((e) => e.type === "compaction");
+check(comps.length === 1 && comps[0].fromHook && comps[0].details.reason === "user", `compactions: ${JSON.stringify(comps.map((c) => c.details))}`);
+const sid = s.session.sessionManager.getSessionId();
+const gates = (await ledger("gate", sid)).filter((r) => !r.auto);
+const blockers = gates.map((g) => (g.ok ? `ok:${g.reason}` : g.blocker));
+check(JSON.stringify(blockers) === JSON.stringify(["no_notebook", "low_reclaim", "stale_notebook", "ok:user"]), `gate rows: ${JSON.stringify(blockers)}`);
+s.dispose();
+console.log("new-context: ok");
