@@ -1,0 +1,207 @@
+package piextension_test
+
+// End-to-end tests of the Pi extension: a real 'pi-history serve' on a
+// temporary data directory, and Pi 0.73.1 driven offline by the Node scripts
+// in test/ (its faux model, the extension loaded as Pi loads it). Each
+// script prints "<name>: ok" when every check passed.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pi-history/pi-history/internal/testutil"
+)
+
+// The rollover configuration of the scenarios: zones scaled to the faux
+// model's 60K window (reminder and host floor from 36K, fallback from 54K,
+// with Pi's reserveTokens 4000 and keepRecentTokens 8000 set by the scripts).
+const scenarioConfig = `{"leadTokens": 20000, "fallbackBufferTokens": 2000, "minReclaimTokens": 10000}`
+
+func TestExtensionEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: skipped with -short")
+	}
+	dir := filepath.Join(testutil.RepoRoot(), "pi-extension")
+	testutil.NodeModules(t, dir)
+	node, err := exec.LookPath("node")
+	testutil.NeedTool(t, err == nil, "node (Node 20)")
+
+	bin := filepath.Join(t.TempDir(), "pi-history")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/pi-history")
+	build.Dir = testutil.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build pi-history: %v\n%s", err, out)
+	}
+
+	scenarios := []struct {
+		name     string
+		label    string
+		script   string
+		serve    bool // start the service before the script
+		env      []string
+		autoKill bool // the script's extension starts the service itself
+	}{
+		{name: "long-session", script: "test/long-session.mjs", serve: true},
+		{name: "new-context", script: "test/new-context.mjs", serve: true},
+		{name: "fallback", script: "test/fallback.mjs", serve: true},
+		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
+		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
+		{name: "cli", script: "test/cli.mjs", serve: true},
+		// The extension starts the service on first use (the real pi command).
+		{name: "cli", label: "cli/autostart", script: "test/cli.mjs", env: []string{"PI_HISTORY_BIN=" + bin}, autoKill: true},
+	}
+	for _, sc := range scenarios {
+		label := sc.label
+		if label == "" {
+			label = sc.name
+		}
+		t.Run(label, func(t *testing.T) {
+			root := t.TempDir()
+			data := filepath.Join(root, "data")
+			sessions := filepath.Join(root, "sessions")
+			for _, d := range []string{data, sessions} {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(data, "note-context.json"), []byte(scenarioConfig), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if sc.serve {
+				startServe(t, bin, data, sessions)
+			}
+			if sc.autoKill {
+				t.Cleanup(func() { stopRecorded(t, data) })
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, sc.script)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(),
+				"PI_HISTORY_DATA="+data,
+				"PI_SESSIONS_DIR="+sessions,
+				"PI_HISTORY_SERVE_ARGS=--sessions "+sessions+" --addr 127.0.0.1:0",
+				"PI_OFFLINE=1",
+			)
+			if !sc.autoKill && !hasEnv(sc.env, "PI_HISTORY_BIN") {
+				cmd.Env = append(cmd.Env, "PI_HISTORY_AUTOSTART=0")
+			}
+			cmd.Env = append(cmd.Env, sc.env...)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			start := time.Now()
+			err := cmd.Run()
+			t.Logf("%s took %v", sc.script, time.Since(start).Round(time.Millisecond))
+			if err != nil || !strings.Contains(out.String(), sc.name+": ok") {
+				t.Fatalf("%s: %v\n%s", sc.script, err, out.String())
+			}
+		})
+	}
+}
+
+func hasEnv(env []string, key string) bool {
+	for _, e := range env {
+		if strings.HasPrefix(e, key+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// startServe runs 'pi-history serve' on a free loopback port and waits until
+// it answers /healthz; it is stopped with SIGTERM when the test ends.
+func startServe(t *testing.T, bin, data, sessions string) {
+	t.Helper()
+	log, err := os.Create(filepath.Join(data, "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--data", data, "--sessions", sessions, "--addr", "127.0.0.1:0")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		log.Close()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if url := recordedURL(data); url != "" {
+			if resp, err := http.Get(url + "/healthz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return
+				}
+			}
+		}
+		select {
+		case err := <-done:
+			b, _ := os.ReadFile(filepath.Join(data, "serve.log"))
+			t.Fatalf("pi-history serve exited: %v\n%s", err, b)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(data, "serve.log"))
+	t.Fatalf("pi-history serve did not answer /healthz\n%s", b)
+}
+
+type serverInfo struct {
+	URL string `json:"url"`
+	PID int    `json:"pid"`
+}
+
+func recordedURL(data string) string {
+	b, err := os.ReadFile(filepath.Join(data, "server.json"))
+	if err != nil {
+		return ""
+	}
+	var si serverInfo
+	if json.Unmarshal(b, &si) != nil {
+		return ""
+	}
+	return si.URL
+}
+
+// stopRecorded stops the server the extension started (named in server.json).
+func stopRecorded(t *testing.T, data string) {
+	b, err := os.ReadFile(filepath.Join(data, "server.json"))
+	if err != nil {
+		t.Errorf("the extension did not start the service: %v", err)
+		return
+	}
+	var si serverInfo
+	if json.Unmarshal(b, &si) != nil || si.PID <= 0 {
+		t.Errorf("server.json: %s", b)
+		return
+	}
+	p, err := os.FindProcess(si.PID)
+	if err != nil {
+		return
+	}
+	p.Signal(syscall.SIGTERM)
+	for i := 0; i < 200; i++ {
+		if p.Signal(syscall.Signal(0)) != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.Kill()
+}
