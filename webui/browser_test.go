@@ -36,7 +36,7 @@ func chromium() string {
 
 // writeBig writes a journal of n entries in one window: user, assistant with
 // a tool call, tool result, repeated.
-func writeBig(t *testing.T, path string, n int) {
+func writeBig(t testing.TB, path string, n int) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"type":"session","version":3,"id":%q,"timestamp":"2026-11-20T08:00:00.000Z","cwd":"/home/dev/big"}`+"\n", bigID)
@@ -100,11 +100,17 @@ func startBrowserEnv(t *testing.T) *browserEnv {
 	big := filepath.Join(dir, "big.jsonl")
 	writeBig(t, big, 10000)
 	importFile(t, svc.Store, big)
-	// A server in steady state: the index has caught up.
-	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer wcancel()
-	if err := svc.WaitIndexed(wctx); err != nil {
-		t.Fatal(err)
+	// A server in steady state: the indexer has caught up (to within its
+	// last partial block), so it does not compete for the CPU while the
+	// first screen is timed.
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if svc.Index.IndexedThrough()+64 > svc.Store.LastSeq() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Logf("the index is still behind (%d of %d); going on", svc.Index.IndexedThrough(), svc.Store.LastSeq())
+			break
+		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -153,6 +159,8 @@ func startBrowserEnv(t *testing.T) *browserEnv {
 		t.Fatalf("start chromium: %v", err)
 	}
 	env.ctx = bctx
+	// Log in once here, so that every subtest can also run alone.
+	env.run(t, "login", chromedp.Navigate(LoginURL(env.base, env.logins.NewCode())), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
 	t.Cleanup(func() {
 		bcancel()
 		acancel()
@@ -449,19 +457,22 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("10000-entry session first screen", func(t *testing.T) {
 		budget := 300 * time.Millisecond
-		for i := 0; i < 2; i++ { // the first load warms the store's tree cache, as a real server's would be
+		// Run 1 opens the deep link in a fresh tab state (from about:blank:
+		// a new renderer process); run 2 opens it from the app's own origin,
+		// as a reload or a pasted link in an open tab does. Both are full
+		// page loads: shell, scripts, first page of entries.
+		for i, from := range []string{"about:blank", e.base + "/#/"} {
+			e.run(t, "before", chromedp.Navigate(from))
 			start := time.Now()
-			e.run(t, "blank", chromedp.Navigate("about:blank"))
-			start = time.Now()
-			e.run(t, "open big", chromedp.Navigate(e.base+"/#/s/"+bigID),
+			e.run(t, "open big", chromedp.Navigate(fmt.Sprintf("%s/?run=%d#/s/%s", e.base, i, bigID)),
 				waitJS(`document.querySelector('article.entry') !== null`))
 			outside := time.Since(start)
 			inPage := time.Duration(e.num(t, `window.__firstEntryMs`) * float64(time.Millisecond))
-			t.Logf("10,000-entry session, run %d: first entry rendered %v after navigation start (measured from the test: %v; budget %v)",
-				i+1, inPage.Round(time.Millisecond), outside.Round(time.Millisecond), budget)
+			t.Logf("10,000-entry session, run %d (from %s): first entry rendered %v after navigation start (measured from the test: %v; budget %v)",
+				i+1, from, inPage.Round(time.Millisecond), outside.Round(time.Millisecond), budget)
 			fmt.Printf("webui: 10,000-entry session first screen: %v (run %d)\n", inPage.Round(time.Millisecond), i+1)
-			t.Log(e.str(t, `performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource')).map(r => r.name.replace(location.origin, '') + ' start ' + Math.round(r.startTime) + ' dur ' + Math.round(r.duration) + ' ttfb ' + Math.round(r.responseStart - r.startTime)).join('\n')`))
-			if i == 1 && inPage > 3*budget {
+			t.Log(e.str(t, `performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource')).map(r => r.name.replace(location.origin, '') + ' start ' + Math.round(r.startTime) + ' dur ' + Math.round(r.duration) + ' ttfb ' + Math.round(r.responseStart - r.startTime)).join('; ')`))
+			if inPage > 3*budget {
 				t.Errorf("first screen took %v, more than 3x the %v budget", inPage, budget)
 			}
 		}

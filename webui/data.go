@@ -130,15 +130,6 @@ func holding(t *store.SessionTree, id string) string {
 	return id
 }
 
-func onPath(path []*journal.Entry, id string) int {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].ID == id {
-			return i
-		}
-	}
-	return -1
-}
-
 // entries serves a page of one window of a branch. Parameters: leaf (default
 // the current one), window (default the last), from and limit (a page by
 // position in the window), or entry (the page around that entry, with
@@ -194,38 +185,26 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 	if leaf == "" {
 		return resp, nil
 	}
-	path, err := t.Path(leaf)
+	bv, err := u.branchOf(t, sid, leaf)
 	if err != nil {
 		return nil, err
 	}
-	if focus != "" && onPath(path, focus) < 0 {
+	if _, ok := bv.pos[focus]; focus != "" && !ok {
 		// The entry is on another branch: show one that holds it.
 		leaf = holding(t, focus)
 		resp.Leaf = leaf
-		if path, err = t.Path(leaf); err != nil {
+		if bv, err = u.branchOf(t, sid, leaf); err != nil {
 			return nil, err
 		}
 	}
-	ws := journal.Windows(path)
-	for _, win := range ws {
-		wi := WindowInfo{Window: win}
-		if win.CompactionID != "" {
-			if m := t.MetaOf(win.CompactionID); m != nil {
-				txt, err := st.Text(m.Seq)
-				if err != nil {
-					return nil, err
-				}
-				wi.Summary, wi.SummaryClipped = clipRunes(txt, summaryChars)
-			}
-		}
-		resp.Windows = append(resp.Windows, wi)
-	}
+	path, ws := bv.path, bv.windows
+	resp.Windows = bv.infos
 	if len(ws) == 0 {
 		return resp, nil
 	}
 	if focus != "" {
-		pos := onPath(path, focus)
-		wn = journal.WindowOf(path)[pos]
+		pos := bv.pos[focus]
+		wn = bv.windowOf[pos]
 		from = max(0, pos-ws[wn-1].Start-before)
 		resp.Focus = focus
 	} else if wn == 0 {
@@ -237,7 +216,7 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 	win := ws[wn-1]
 	ents := path[win.Start:win.End]
 	resp.Window, resp.Total, resp.From = wn, len(ents), min(from, len(ents))
-	labels := t.Labels()
+	labels := bv.labels
 	for i := resp.From; i < len(ents) && i < resp.From+limit; i++ {
 		m := t.MetaOf(ents[i].ID)
 		if m == nil {
@@ -263,6 +242,61 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 		resp.Items = append(resp.Items, it)
 	}
 	return resp, nil
+}
+
+// branchView is what every page of one branch needs, computed once per
+// version of the session's tree.
+type branchView struct {
+	tree     *store.SessionTree
+	path     []*journal.Entry
+	pos      map[string]int // entry id → index in path
+	windows  []journal.Window
+	windowOf []int
+	infos    []WindowInfo
+	labels   map[string]string
+}
+
+const branchCacheSize = 16
+
+// branchOf returns the view of the branch ending at leaf, from the cache
+// when the session's tree has not changed since it was made.
+func (u *ui) branchOf(t *store.SessionTree, sid, leaf string) (*branchView, error) {
+	key := sid + "\x00" + leaf
+	u.bmu.Lock()
+	bv := u.bcache[key]
+	u.bmu.Unlock()
+	if bv != nil && bv.tree == t {
+		return bv, nil
+	}
+	path, err := t.Path(leaf)
+	if err != nil {
+		return nil, err
+	}
+	bv = &branchView{tree: t, path: path, pos: make(map[string]int, len(path)), windows: journal.Windows(path),
+		windowOf: journal.WindowOf(path), infos: []WindowInfo{}, labels: t.Labels()}
+	for i, e := range path {
+		bv.pos[e.ID] = i
+	}
+	for _, win := range bv.windows {
+		wi := WindowInfo{Window: win}
+		if win.CompactionID != "" {
+			if m := t.MetaOf(win.CompactionID); m != nil {
+				txt, err := u.o.Store.Text(m.Seq)
+				if err != nil {
+					return nil, err
+				}
+				wi.Summary, wi.SummaryClipped = clipRunes(txt, summaryChars)
+			}
+		}
+		bv.infos = append(bv.infos, wi)
+	}
+	u.bmu.Lock()
+	if u.bcache == nil || len(u.bcache) >= branchCacheSize {
+		u.bcache = map[string]*branchView{}
+	}
+	u.bcache[key] = bv
+	u.bmu.Unlock()
+	return bv, nil
 }
 
 func clipRunes(s string, n int) (string, bool) {

@@ -37,6 +37,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/pi-history/pi-history/store"
 )
@@ -78,6 +79,9 @@ type ui struct {
 	o      Options
 	assets map[string]*asset // by name under static/
 	mux    *http.ServeMux
+
+	bmu    sync.Mutex
+	bcache map[string]*branchView // by session and leaf; see branchOf
 }
 
 // Handler returns the web UI. Mount it for every path the API does not own

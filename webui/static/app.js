@@ -211,9 +211,7 @@ async function showSession(id, o) {
   if (o.leaf) q.set('leaf', o.leaf);
   if (o.e) q.set('entry', o.e);
   else if (o.w) q.set('window', String(o.w));
-  const first = api(`/ui/data/sessions/${enc(id)}/entries?${q}`);
-  const summary = api(`/v1/sessions/${enc(id)}?tree=false`).catch(() => null);
-  const page = await first;
+  const page = await api(`/ui/data/sessions/${enc(id)}/entries?${q}`);
   if (S.cur !== view) return;
   view.data = page;
   view.leaf = page.leaf;
@@ -222,7 +220,8 @@ async function showSession(id, o) {
   if (page.focus) scrollToEntry(view, page.focus);
   window.__firstEntryMs = window.__firstEntryMs ?? performance.now();
   view.firstMs = performance.now() - t0;
-  summary.then((s) => s && S.cur === view && fillHeader(view, s.summary));
+  // The rest waits for the first screen.
+  api(`/v1/sessions/${enc(id)}?tree=false`).then((s) => S.cur === view && fillHeader(view, s.summary)).catch(() => {});
   loadSide(view);
 }
 
@@ -472,9 +471,9 @@ function drawBranches(view, b) {
       n.kind === 'leaf'
         ? h('a', { class: 'leaf', href: sessionHref(view.id, { leaf: n.currentLeaf ? '' : n.entry }), dataset: { leaf: n.entry } },
           n.currentLeaf ? tag('current', 'ok') : null, ' ', clip(n.preview || n.entry, 90))
-        : h('span', { class: 'fork' }, '⑂ fork at ', view.ctx.link(n.entry, clip(n.preview || n.entry, 60))),
+        : h('span', { class: 'fork' }, 'fork at ', view.ctx.link(n.entry, clip(n.preview || n.entry, 60))),
       h('div', { class: 'bmeta' }, `${n.segment} entries`, n.kind === 'leaf' ? ` · depth ${n.depth}` : '', n.timestamp ? [' · ', timeEl(n.timestamp)] : null),
-      (n.labels || []).map((l) => h('div', { class: 'blabel' }, tag('🏷 ' + l.label, 'label'), ' ', view.ctx.link(l.entry, l.entry))),
+      (n.labels || []).map((l) => h('div', { class: 'blabel' }, tag('label: ' + l.label, 'label'), ' ', view.ctx.link(l.entry, l.entry))),
       (n.summaries || []).map((s) => h('details', { class: 'bsum' }, h('summary', null, 'branch summary ', view.ctx.link(s.entry, '↗')), renderText(s.text + (s.clipped ? '' : '')))));
     const kids = n.children && n.children.length ? h('ul', null, n.children.map((c) => h('li', null, node(c)))) : null;
     return [row, kids];

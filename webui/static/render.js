@@ -378,7 +378,7 @@ export function entry(item, ctx) {
     h('span', { class: 'badge' + (error ? ' err' : ''), text: badge }),
     error ? tag('error', 'err') : null,
     extra,
-    item.label ? tag('🏷 ' + item.label, 'label') : null,
+    item.label ? tag('label: ' + item.label, 'label') : null,
     h('span', { class: 'spacer' }),
     timeEl(item.timestamp),
     ctx.link(item.entry, item.entry, 'eid'));
