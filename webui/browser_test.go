@@ -426,6 +426,12 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("hostile text %q is not shown as text", want)
 			}
 		}
+		if s := e.str(t, `document.body.textContent`); strings.Contains(s, "[object ") {
+			t.Error("a DOM node was rendered as text")
+		}
+		if s := e.str(t, `document.querySelector('#notebook').textContent`); !strings.Contains(s, "HostileMarker") {
+			t.Errorf("notebook sections missing: %q", s)
+		}
 		// Open every collapsed part, then search the hostile text too.
 		e.run(t, "open details", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('details').forEach(d => d.open = true)`),
 			chromedp.Click(chromedp.CSS(`button.tab[data-tab="notebook"]`)), chromedp.Sleep(200*time.Millisecond))

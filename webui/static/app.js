@@ -490,7 +490,7 @@ function drawNotebook(view, nb) {
   if (st.entryId) {
     kids.push(h('h4', null, `Notebook · revision ${st.revision}`),
       h('div', { class: 'muted' }, `${st.bytes} bytes · ~${st.tokensEstimate} tokens · `, view.ctx.link(st.entryId, 'entry'), ' · ', timeEl(st.timestamp)),
-      nb.sections.map((s) => h('div', { class: 'nbsec' }, h('div', { class: 'mdh', text: s.name }), renderText(s.text))));
+      ...nb.sections.map((s) => h('div', { class: 'nbsec' }, h('div', { class: 'mdh', text: s.name }), renderText(s.text))));
   } else kids.push(h('p', { class: 'muted', text: 'No notebook on this branch.' }));
   if (nb.revisions.length) {
     kids.push(h('h4', { text: `Revisions (${nb.revisions.length})` }));
