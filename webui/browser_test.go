@@ -63,13 +63,12 @@ func writeBig(t testing.TB, path string, n int) {
 }
 
 type browserEnv struct {
-	base    string
-	logins  *Logins
-	svc     *service.Service
-	shop    string // path of the shop journal copy (appended to by the live test)
-	shots   string
-	ctx     context.Context
-	started time.Time
+	base   string
+	logins *Logins
+	svc    *service.Service
+	shop   string // path of the shop journal copy (appended to by the live test)
+	shots  string
+	ctx    context.Context
 }
 
 func startBrowserEnv(t *testing.T) *browserEnv {
