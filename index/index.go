@@ -147,6 +147,10 @@ func (x *Index) loadMark() error {
 // entry at or below it is indexed, none above it is. It always ends a block.
 func (x *Index) IndexedThrough() uint64 { return x.through.Load() }
 
+// Target is the mark the index reaches once it has caught up with a store
+// whose last seq is last: the end of the last complete block.
+func Target(last uint64) uint64 { return last / BlockSize * BlockSize }
+
 // Changed returns a channel closed when the mark next moves.
 func (x *Index) Changed() <-chan struct{} {
 	x.cmu.Lock()

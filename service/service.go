@@ -88,7 +88,7 @@ func (s *Service) Close() error {
 func (s *Service) WaitIndexed(ctx context.Context) error {
 	for {
 		ch := s.Index.Changed()
-		if s.Index.IndexedThrough() >= s.Store.LastSeq() {
+		if s.Index.IndexedThrough() >= index.Target(s.Store.LastSeq()) {
 			return nil
 		}
 		select {
@@ -110,7 +110,7 @@ type Stats struct {
 	IndexBytes     int64  `json:"indexBytes"`
 	LastSeq        uint64 `json:"lastSeq"`
 	IndexedThrough uint64 `json:"indexedThrough"`
-	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed
+	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed (beyond the scanned last partial block)
 	IndexHealthy   bool   `json:"indexHealthy"`
 	Files          int    `json:"files"`
 	SkippedLines   int    `json:"skippedLines"`
@@ -141,8 +141,10 @@ func (s *Service) Stats() (Stats, error) {
 	st.IndexBytes = dirSize(filepath.Join(s.Dir, "index"))
 	st.LastSeq = s.Store.LastSeq()
 	st.IndexedThrough = s.Index.IndexedThrough()
-	if st.LastSeq > st.IndexedThrough {
-		st.IndexLag = st.LastSeq - st.IndexedThrough
+	// The newest entries, less than a block, are searched by scanning; they
+	// are not lag.
+	if t := index.Target(st.LastSeq); t > st.IndexedThrough {
+		st.IndexLag = t - st.IndexedThrough
 	}
 	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
 	return st, nil
