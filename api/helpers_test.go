@@ -58,7 +58,8 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 		t.Fatal(err)
 	}
 	h.token = tok
-	o := Options{Service: svc, Engine: search.New(svc.Store, svc.Index), Token: tok, Addr: testAddr}
+	eng := search.New(svc.Store, svc.Index)
+	o := Options{Service: svc, Engine: eng, Token: tok, Addr: testAddr, MountV1: NewContextRoutes(svc.Store, eng, h.dataDir, nil).Mount}
 	for _, f := range opts {
 		f(&o)
 	}
