@@ -18,7 +18,7 @@ Notes are a fallible checkpoint, not a source of authority. Continue from what t
 
 export const NOTES_DESCRIPTION = `The notebook of this session branch, plus named notes.
 
-Notebook (sections of text; at most 8 sections, names of letters, digits, spaces, '-' or '_'; 16 KiB and about 4K tokens in total):
+Notebook (sections of text; at most 8 sections, names of up to 32 letters, digits, spaces, "-" or "_", starting with a letter; 16 KiB and about 4K tokens in total):
 - notes() returns the notebook with its revision and size.
 - notes({sections: {State: "...", Next: "..."}}) replaces the named sections in one step; sections not named are kept; "" deletes a section.
 - notes({sections: {...}, replaceAll: true}) replaces the whole notebook.

@@ -32,9 +32,54 @@ const plan = [
 	(ctx) => {
 		const first = msgText(ctx.messages[0]);
 		check(first.includes("rollover reason: user"), `new window summary: ${first.slice(0, 200)}`);
+		return call("history", { windows: true }, "h1");
+	},
+	(ctx) => {
+		const t = msgText(lastToolResult(ctx));
+		check(/^w1 start \d+ entries/m.test(t) && /^w2 hook /m.test(t), `windows: ${t}`);
+		return call("history", { list: true, window: 1, roles: ["user"] }, "h2");
+	},
+	(ctx) => {
+		const t = msgText(lastToolResult(ctx));
+		const m = t.match(/\[history entry=(\w+)\] w1 user: Compare the files/);
+		check(m, `list: ${t}`);
+		userEntry = m[1];
+		return call("history", { id: userEntry, context: 1 }, "h3");
+	},
+	(ctx) => {
+		const t = msgText(lastToolResult(ctx));
+		check(t.includes(`[history entry=${userEntry}] message/user`) && t.includes("after: ") && t.includes("Compare the files"), `read: ${t}`);
+		return call("history", { id: userEntry, raw: true }, "h4");
+	},
+	(ctx) => {
+		const t = msgText(lastToolResult(ctx));
+		check(t.includes(`"id":"${userEntry}"`) && t.includes('"role":"user"'), `raw read: ${t}`);
+		return call("notes", {}, "n4");
+	},
+	(ctx) => {
+		const t = msgText(lastToolResult(ctx));
+		check(t.startsWith("notebook revision 3") && t.includes("## Task\nCompare the medium files."), `notes(): ${t}`);
+		return call("notes", { op: "write", name: "plan", content: "compare med and big" }, "n5");
+	},
+	() => call("notes", { op: "append", name: "plan", text: "then report" }, "n6"),
+	() => call("notes", { op: "search", query: "report" }, "n7"),
+	(ctx) => {
+		const t = msgText(lastToolResult(ctx));
+		check(/^plan @\d+ context:/m.test(t), `note search: ${t}`);
+		return call("notes", { op: "read", name: "plan" }, "n8");
+	},
+	(ctx) => {
+		const t = msgText(lastToolResult(ctx));
+		check(t.includes("compare med and big\nthen report"), `note read: ${t}`);
+		return call("notes", { op: "delete", name: "nope" }, "n9");
+	},
+	(ctx) => {
+		const m = lastToolResult(ctx);
+		check(m.isError && msgText(m).includes("nope"), `delete of a missing note: ${msgText(m)}`);
 		return say("Continuing in the new window.");
 	},
 ];
+let userEntry = "";
 let i = 0;
 const s = await startSession(root, {
 	contextWindow: 200000,
