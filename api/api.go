@@ -240,7 +240,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hosts.ok(r.Host) {
 			writeProblem(w, &forbidden(ProblemForbiddenHost, "Host",
-				"Host %q does not name this server; use http://%s (requests for other names are refused to defeat DNS rebinding; see serve --allow-host)", r.Host, s.o.Addr).p)
+				"Host %q does not name this server; use %s (requests for other names are refused to defeat DNS rebinding; see serve --allow-host)", r.Host, URLFor(s.o.Addr)).p)
 			return
 		}
 		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
