@@ -202,3 +202,42 @@ func TestHugeLineIsStored(t *testing.T) {
 		t.Fatalf("%+v %v", rep, err)
 	}
 }
+
+func TestPushedEntriesSurviveTheFirstReadOfTheFile(t *testing.T) {
+	dir := t.TempDir()
+	text := testutil.Journal(testutil.GenOptions{Session: "pu", Entries: 3, Seed: 4})
+	lines := strings.SplitAfter(text, "\n")
+	st := openStore(t)
+	var p journal.Parser
+	h, _, _ := p.Line([]byte(strings.TrimSuffix(lines[0], "\n")))
+	var es []*journal.Entry
+	for _, l := range lines[1:4] {
+		_, e, err := p.Line([]byte(strings.TrimSuffix(l, "\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	if _, err := st.Push("pu", h, es); err != nil {
+		t.Fatal(err)
+	}
+	// The file so far holds only the first entry.
+	path := testutil.WriteFile(t, dir, "pu.jsonl", lines[0]+lines[1])
+	rep, err := File(st, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Confirmed != 1 || rep.Added != 0 || rep.Replaced != 0 {
+		t.Fatalf("first read: %+v", rep)
+	}
+	si, _ := st.Session("pu")
+	if si.Entries != 3 {
+		t.Fatalf("pushed entries were lost: %d entries, want 3", si.Entries)
+	}
+	testutil.WriteFile(t, dir, "pu.jsonl", lines[0]+lines[1]+lines[2]+lines[3])
+	rep, _ = File(st, path, nil)
+	si, _ = st.Session("pu")
+	if rep.Confirmed != 2 || si.Entries != 3 {
+		t.Fatalf("second read: %+v, %d entries", rep, si.Entries)
+	}
+}

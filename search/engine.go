@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +61,7 @@ func (f *filter) trivial() bool {
 type prepared struct {
 	req      *Request
 	needle   []byte
+	find     *finder
 	filter   filter
 	limit    int // 0: no limit
 	after    uint64
@@ -109,7 +109,7 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
-	p := &prepared{req: req, needle: []byte(req.Needle), trees: map[string]*store.SessionTree{},
+	p := &prepared{req: req, needle: []byte(req.Needle), find: newFinder([]byte(req.Needle)), trees: map[string]*store.SessionTree{},
 		filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
 	p.limit = req.Limit
 	if p.limit == 0 {
@@ -253,7 +253,7 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) ([]*st
 		found := false
 		if _, err := e.st.TextBytes(m.Seq, func(b []byte) {
 			st.BytesScanned += int64(len(b))
-			found = bytes.Contains(b, p.needle)
+			found = p.find.in(b)
 		}); err != nil {
 			return nil, 0, false, err
 		}
@@ -270,10 +270,6 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) ([]*st
 	}
 	return hits, 0, false, nil
 }
-
-// denseRatio: when the rarest trigram is in more than this share of
-// documents, a scan that stops at a full page beats the index.
-const denseRatio = 0.25
 
 // searchAll answers an all-scope search: index windows for what is indexed,
 // a scan for what is not.
@@ -294,10 +290,8 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*stor
 		case plan.Zero != "":
 			st.Plan = fmt.Sprintf("index: trigram %q occurs nowhere", plan.Zero)
 			useIndex = true
-		case float64(plan.Rarest) > denseRatio*float64(max(e.ix.DocCount(), 1)):
-			st.Plan = "scan (every trigram is common)"
 		default:
-			st.Plan = fmt.Sprintf("index (rarest trigram in %d entries)", plan.Rarest)
+			st.Plan = fmt.Sprintf("index (rarest trigram in %d blocks)", plan.Rarest)
 			useIndex = true
 		}
 	} else {
@@ -391,7 +385,7 @@ func (c *collector) result(err error) ([]*store.Meta, uint64, bool, error) {
 // offer confirms one seq whose text is in hand.
 func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 	c.st.BytesScanned += int64(len(text))
-	if !bytes.Contains(text, c.p.needle) {
+	if !c.p.find.in(text) {
 		return false, nil
 	}
 	m, err := c.e.st.Meta(seq)

@@ -358,3 +358,21 @@ func TestSharedFixturesBranchesAndLineage(t *testing.T) {
 		}
 	}
 }
+
+func TestFinderAgreesWithBytesContains(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	alpha := []byte("ab e\n\x00é🙂")
+	for i := 0; i < 20000; i++ {
+		text := make([]byte, r.IntN(40))
+		for k := range text {
+			text[k] = alpha[r.IntN(len(alpha))]
+		}
+		needle := make([]byte, 1+r.IntN(4))
+		for k := range needle {
+			needle[k] = alpha[r.IntN(len(alpha))]
+		}
+		if got, want := newFinder(needle).in(text), strings.Contains(string(text), string(needle)); got != want {
+			t.Fatalf("finder(%q).in(%q) = %v, want %v", needle, text, got, want)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return Result{}, err
 		}
-		if old != nil && (fb.Replace || old.File != fb.Path) {
+		if old != nil && (fb.Replace || old.File != "" && old.File != fb.Path) {
 			n, err := s.dropSession(b, sid, false)
 			if err != nil {
 				return Result{}, err

@@ -1,0 +1,248 @@
+// Command search benchmarks literal search against ripgrep on the same
+// corpus, in one run: first pages in all scope for sampled needles and
+// near-misses, short needles, branch scope, exact counts, and memory across
+// many queries. It prints medians, p99s and ratios.
+//
+//	go run ./bench/search -data DATA -corpus CORPUS_DIR
+//
+// DATA is a pi-history data directory into which CORPUS_DIR was imported
+// (see bench/run-import.sh). Nothing here is a test: figures vary with the
+// machine.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+)
+
+func main() {
+	data := flag.String("data", "", "pi-history data directory holding the imported corpus (required)")
+	corpus := flag.String("corpus", "", "the corpus's JSONL directory, for ripgrep (required)")
+	n := flag.Int("n", 200, "needles per group")
+	rgN := flag.Int("rg", 20, "needles per group also run through ripgrep (it is slow)")
+	memQ := flag.Int("mem-queries", 10000, "queries for the memory check")
+	seed := flag.Uint64("seed", 1, "sampling seed")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
+	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	if *data == "" || *corpus == "" {
+		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")
+		os.Exit(2)
+	}
+	svc, err := service.Open(service.Options{DataDir: *data})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer svc.Close()
+	ctx := context.Background()
+	if err := svc.WaitIndexed(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	eng := search.New(svc.Store, svc.Index)
+	r := rand.New(rand.NewPCG(*seed, 99))
+	last := svc.Store.LastSeq()
+	st, _ := svc.Stats()
+	fmt.Printf("corpus: %d sessions, %d entries, %.0f MB of journal; store %.0f MB, index %.0f MB (%.2fx the JSONL)\n",
+		st.Sessions, st.Entries, float64(st.Bytes)/1e6, float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6,
+		float64(st.StoreBytes+st.IndexBytes)/float64(st.Bytes))
+
+	sample := func(minLen, maxLen int) string {
+		for {
+			seq := 1 + r.Uint64N(last)
+			text, err := svc.Store.Text(seq)
+			if err != nil || len(text) < maxLen {
+				continue
+			}
+			runes := []rune(text)
+			l := minLen + r.IntN(maxLen-minLen+1)
+			if len(runes) <= l {
+				continue
+			}
+			i := r.IntN(len(runes) - l)
+			s := string(runes[i : i+l])
+			if plain(s) {
+				return s
+			}
+		}
+	}
+	nearMiss := func(s string) string {
+		b := []rune(s)
+		i := r.IntN(len(b))
+		b[i] = 'Q'
+		return string(b) + "q"
+	}
+	type group struct {
+		name    string
+		needles []string
+		req     func(string) search.Request
+	}
+	all := func(nd string) search.Request { return search.Request{Needle: nd, Scope: search.ScopeAll, Limit: 50} }
+	var groups []group
+	for _, g := range []struct {
+		name     string
+		min, max int
+	}{{"3-5 chars", 3, 5}, {"6-12 chars", 6, 12}, {"13-40 chars", 13, 40}} {
+		var nds []string
+		for i := 0; i < *n; i++ {
+			nds = append(nds, sample(g.min, g.max))
+		}
+		groups = append(groups, group{"all scope, first page of 50, sampled " + g.name, nds, all})
+	}
+	var misses, short []string
+	for i := 0; i < *n; i++ {
+		misses = append(misses, nearMiss(sample(6, 20)))
+		short = append(short, sample(1, 2))
+	}
+	groups = append(groups, group{"all scope, first page, near-misses (match nothing)", misses, all})
+	groups = append(groups, group{"all scope, first page, 1-2 char needles", short, all})
+
+	fmt.Printf("\n%-58s %9s %9s %9s %11s %9s\n", "query", "p50 ms", "p99 ms", "rg p50 ms", "rg/ours p50", "hits p50")
+	for _, g := range groups {
+		ours, hits := run(eng, g.needles, g.req)
+		rgT := rgTimes(*corpus, g.needles[:min(*rgN, len(g.needles))], 50)
+		report(g.name, ours, rgT, hits)
+	}
+
+	// Branch scope: needles from one session's current branch.
+	sessions, _ := eng.Sessions(ctx)
+	var bn []string
+	var bs []string
+	for i := 0; i < *n; i++ {
+		s := sessions[r.IntN(len(sessions))]
+		bn = append(bn, sample(5, 12))
+		bs = append(bs, s.ID)
+	}
+	k := 0
+	ours, hits := run(eng, bn, func(nd string) search.Request {
+		k++
+		return search.Request{Needle: nd, Scope: search.ScopeBranch, Session: bs[(k-1)%len(bs)], Limit: 50}
+	})
+	report("branch scope, first page of 50", ours, nil, hits)
+
+	// Exact count of every hit of 20-character needles, vs rg -c over everything.
+	var cn []string
+	for i := 0; i < *n/4+1; i++ {
+		cn = append(cn, sample(20, 20))
+	}
+	ours, hits = run(eng, cn, func(nd string) search.Request {
+		return search.Request{Needle: nd, Scope: search.ScopeAll, Limit: 1, Count: true}
+	})
+	report("all scope, exact count, 20-char needles", ours, rgTimes(*corpus, cn[:min(*rgN, len(cn))], 0), hits)
+
+	// Memory across many queries.
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	mix := slices.Concat(groups[0].needles, groups[1].needles, misses)
+	for i := 0; i < *memQ; i++ {
+		req := all(mix[i%len(mix)])
+		if _, err := eng.Search(ctx, &req); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	fmt.Printf("\nmemory across %d queries: heap in use %.1f MB before, %.1f MB after\n", *memQ,
+		float64(m0.HeapInuse)/1e6, float64(m1.HeapInuse)/1e6)
+}
+
+// plain reports whether s is written the same in JSON as in text (so ripgrep
+// over the raw journal looks for the same bytes).
+func plain(s string) bool {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || !unicode.IsPrint(c) {
+			return false
+		}
+	}
+	return strings.TrimSpace(s) != ""
+}
+
+func run(eng *search.Engine, needles []string, mk func(string) search.Request) ([]float64, []float64) {
+	var ts, hits []float64
+	for _, nd := range needles {
+		req := mk(nd)
+		t0 := time.Now()
+		resp, err := eng.Search(context.Background(), &req)
+		el := time.Since(t0)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "search:", err)
+			os.Exit(1)
+		}
+		ts = append(ts, float64(el.Microseconds())/1000)
+		h := float64(len(resp.Hits))
+		if resp.Total != nil {
+			h = float64(*resp.Total)
+		}
+		hits = append(hits, h)
+	}
+	return ts, hits
+}
+
+// rgTimes runs ripgrep for each needle: with first > 0, until it has
+// printed that many matching lines (a first page); with 0, counting every
+// match in the corpus.
+func rgTimes(dir string, needles []string, first int) []float64 {
+	if _, err := exec.LookPath("rg"); err != nil {
+		return nil
+	}
+	var ts []float64
+	for _, nd := range needles {
+		t0 := time.Now()
+		if first > 0 {
+			cmd := exec.Command("rg", "-F", "--no-filename", "--", nd, dir)
+			out, _ := cmd.StdoutPipe()
+			cmd.Start()
+			sc := bufio.NewScanner(out)
+			sc.Buffer(nil, 256<<20)
+			for i := 0; i < first && sc.Scan(); i++ {
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+		} else {
+			exec.Command("rg", "-F", "-c", "--", nd, dir).Run()
+		}
+		ts = append(ts, float64(time.Since(t0).Microseconds())/1000)
+	}
+	return ts
+}
+
+func pct(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(int(p*float64(len(s))), len(s)-1)]
+}
+
+func report(name string, ours, rg, hits []float64) {
+	rgs, ratio := "-", "-"
+	if len(rg) > 0 {
+		rgs = fmt.Sprintf("%.1f", pct(rg, 0.5))
+		ratio = fmt.Sprintf("%.0fx", pct(rg, 0.5)/max(pct(ours, 0.5), 0.001))
+	}
+	fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f\n", name, pct(ours, 0.5), pct(ours, 0.99), rgs, ratio, pct(hits, 0.5))
+}
