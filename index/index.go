@@ -51,7 +51,7 @@ const (
 )
 
 // BlockSize is the number of consecutive seqs indexed as one document.
-const BlockSize = 64
+const BlockSize = 128
 
 // blockOf returns the first and last seq of the block holding seq.
 func blockOf(seq uint64) (uint64, uint64) {
