@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
@@ -106,6 +107,7 @@ type Server struct {
 	router  chi.Router
 	metrics *metrics
 	sem     chan struct{}
+	export  http.HandlerFunc // GET /v1/sessions/{id}/export
 
 	inflight sync.WaitGroup
 }
@@ -147,6 +149,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, svc: o.Service, engine: o.Engine, serial: o.Serial, auth: NewAuthenticator(o.Token),
 		hosts: hg, log: o.Log, sem: make(chan struct{}, o.MaxInFlight)}
 	s.metrics = newMetrics(s)
+	s.export = export.Handler(o.Service.Store, s.fail)
 	s.router = s.routes()
 	return s, nil
 }
@@ -186,6 +189,7 @@ func (s *Server) routes() chi.Router {
 		r.Get("/sessions/{id}/entries", s.h(s.handleList))
 		r.Post("/sessions/{id}/entries", s.h(s.handlePush))
 		r.Get("/sessions/{id}/entries/{entry}", s.h(s.handleRead))
+		r.Get("/sessions/{id}/export", s.handleExport)
 		r.Post("/sessions/{id}/sync", s.h(s.handleSync))
 		r.Get("/ingest/status", s.h(s.handleIngestStatus))
 		r.Post("/import", s.h(s.handleImport))

@@ -529,3 +529,18 @@ func isHeaderLine(b []byte) bool {
 	}
 	return json.Unmarshal(b, &t) == nil && t.Type == "session"
 }
+
+// handleExport streams one session's export (package export): Pi's journal
+// lines byte for byte, Markdown or HTML, optionally zstd-compressed. Bad
+// parameters and unknown sessions, leaves and windows are refused with a
+// problem document before anything is sent; a failure mid-stream aborts the
+// connection, so a client never mistakes a truncated export for a whole one.
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
+	// A large session over a slow link can take longer than the default
+	// write timeout; allow a generous but bounded time for the stream.
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(exportWriteTimeout))
+	s.export(w, r)
+}
+
+// exportWriteTimeout bounds one export response.
+const exportWriteTimeout = 30 * time.Minute

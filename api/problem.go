@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
 )
@@ -91,6 +92,19 @@ func problemFor(err error) (p *client.Error, internal bool) {
 			Detail: ce.Error(), Entry: ce.ID}, false
 	case errors.As(err, &mbe):
 		return tooLarge(mbe.Limit), false
+	case errors.Is(err, export.ErrInvalid):
+		p := &client.Error{Type: ProblemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest, Detail: err.Error()}
+		var pe interface {
+			Param() string
+			Unknown() bool
+		}
+		if errors.As(err, &pe) {
+			p.Param = pe.Param()
+			if pe.Unknown() {
+				p.Type, p.Title = ProblemUnknownParam, "Unknown parameter"
+			}
+		}
+		return p, false
 	case errors.Is(err, store.ErrNotFound):
 		return &client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: err.Error()}, false
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

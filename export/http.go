@@ -143,6 +143,9 @@ func (e *paramError) Unwrap() error { return ErrInvalid }
 // Param names the offending parameter.
 func (e *paramError) Param() string { return e.param }
 
+// Unknown reports whether the parameter is not one the handler knows.
+func (e *paramError) Unknown() bool { return e.unknown }
+
 type problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
