@@ -180,8 +180,13 @@ func plain(s string) bool {
 	return strings.TrimSpace(s) != ""
 }
 
+// scanned sums the work of the last group: candidate blocks, entries
+// compared and bytes compared.
+var scanned search.Stats
+
 func run(eng *search.Engine, needles []string, mk func(string) search.Request) ([]float64, []float64) {
 	var ts, hits []float64
+	scanned = search.Stats{}
 	for _, nd := range needles {
 		req := mk(nd)
 		t0 := time.Now()
@@ -192,6 +197,10 @@ func run(eng *search.Engine, needles []string, mk func(string) search.Request) (
 			os.Exit(1)
 		}
 		ts = append(ts, float64(el.Microseconds())/1000)
+		scanned.Candidates += resp.Stats.Candidates
+		scanned.Scanned += resp.Stats.Scanned
+		scanned.BytesScanned += resp.Stats.BytesScanned
+		scanned.Confirmed += resp.Stats.Confirmed
 		h := float64(len(resp.Hits))
 		if resp.Total != nil {
 			h = float64(*resp.Total)
@@ -244,5 +253,7 @@ func report(name string, ours, rg, hits []float64) {
 		rgs = fmt.Sprintf("%.1f", pct(rg, 0.5))
 		ratio = fmt.Sprintf("%.0fx", pct(rg, 0.5)/max(pct(ours, 0.5), 0.001))
 	}
-	fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f\n", name, pct(ours, 0.5), pct(ours, 0.99), rgs, ratio, pct(hits, 0.5))
+	n := float64(max(len(ours), 1))
+	fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f   (per query: %.0f candidate blocks, %.0f entries, %.2f MB compared)\n", name, pct(ours, 0.5), pct(ours, 0.99), rgs, ratio, pct(hits, 0.5),
+		float64(scanned.Candidates)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6)
 }
