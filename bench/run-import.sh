@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Import benchmark: generates a picorpus corpus (default 1,000,000 entries,
+# ~1.4 GB of JSONL) unless it exists, imports it into a fresh data directory,
+# and prints MB/s, entries/s, store+index size as a ratio of the JSONL, peak
+# RSS, then live-ingest latency and the search benchmark (with ripgrep as the
+# baseline) over the same corpus.
+#
+#   bash bench/run-import.sh [ENTRIES]        (BENCH_OUT=/tmp/pihist-bench by default)
+#
+# Needs ../shared/tools/picorpus (or CORPUS=DIR pointing at any directory of
+# Pi journals). Not part of the test suite: it takes minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+entries=${1:-1000000}
+out=${BENCH_OUT:-/tmp/pihist-bench}
+mkdir -p "$out"
+corpus=${CORPUS:-$out/corpus-$entries}
+if [ ! -d "$corpus" ]; then
+  echo "generating $entries entries into $corpus"
+  (cd ../shared/tools/picorpus && go run . -out "$corpus" -entries "$entries" -seed 1)
+fi
+go build -o "$out/pi-history" ./cmd/pi-history
+go build -o "$out/bench-search" ./bench/search
+go build -o "$out/bench-live" ./bench/live
+rm -rf "$out/data"
+jsonl=$(find "$corpus" -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
+echo "importing $(awk -v b="$jsonl" 'BEGIN{printf "%.0f", b/1e6}') MB of JSONL"
+/usr/bin/time -f '%e %M' -o "$out/time.txt" "$out/pi-history" import --json --data "$out/data" "$corpus" > "$out/import.json"
+read -r secs rss < "$out/time.txt"
+n=$(sed -n 's/.*"entries":\([0-9]*\).*/\1/p' "$out/import.json")
+"$out/pi-history" stats --json --data "$out/data" > "$out/stats.json"
+store=$(sed -n 's/.*"storeBytes":\([0-9]*\).*/\1/p' "$out/stats.json")
+index=$(sed -n 's/.*"indexBytes":\([0-9]*\).*/\1/p' "$out/stats.json")
+awk -v b="$jsonl" -v s="$secs" -v n="$n" -v st="$store" -v ix="$index" -v rss="$rss" 'BEGIN {
+  printf "import: %d entries in %.1f s: %.1f MB/s, %.0f entries/s\n", n, s, b/1e6/s, n/s
+  printf "size: store %.0f MB + index %.0f MB = %.2fx the JSONL\n", st/1e6, ix/1e6, (st+ix)/b
+  printf "peak RSS: %.0f MB\n", rss/1024 }'
+"$out/bench-live" -bin "$out/pi-history" -n 300
+"$out/bench-search" -data "$out/data" -corpus "$corpus"
