@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/pi-history/pi-history/api/client"
 )
 
@@ -160,6 +162,33 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		writeProblem(w, &client.Error{Type: ProblemUnauthorized, Title: "Authentication required", Status: http.StatusUnauthorized,
 			Detail: detail, Param: "Authorization"})
 	})
+}
+
+// BearerOnly admits only requests authenticated with the bearer token, not
+// with the web UI's cookie; use it under /v1 (after Middleware) for routes
+// that mint credentials, such as POST /v1/ui/login-code. A request that got
+// past Middleware with an Authorization header carried the right token (a
+// wrong one is never rescued by a cookie), so the header's presence decides.
+func BearerOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			writeProblem(w, &forbidden(ProblemForbiddenOrigin, "Authorization",
+				"this route needs the bearer token ('pi-history token'); the web UI's session cookie is not enough").p)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoginCodePath is the route, under /v1, that issues web UI login codes.
+const LoginCodePath = "/ui/login-code"
+
+// MountLoginCode adds POST /v1/ui/login-code, bearer token only, answered
+// by codes (the web UI's Logins.CodeHandler): 'pi-history open' asks it for
+// a one-time code and opens the login URL in a browser. Call it from
+// Options.MountV1.
+func MountLoginCode(r chi.Router, codes http.Handler) {
+	r.With(BearerOnly).Method(http.MethodPost, LoginCodePath, codes)
 }
 
 func unsafeMethod(m string) bool {

@@ -12,9 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/webui"
 )
 
 const testAddr = "127.0.0.1:7314"
@@ -28,6 +31,7 @@ type harness struct {
 	svc      *service.Service
 	srv      *Server
 	token    string
+	logins   *webui.Logins // issues the codes of POST /v1/ui/login-code
 }
 
 type harnessOpt func(*Options)
@@ -59,7 +63,12 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	}
 	h.token = tok
 	eng := search.New(svc.Store, svc.Index)
-	o := Options{Service: svc, Engine: eng, Token: tok, Addr: testAddr, MountV1: NewContextRoutes(svc.Store, eng, h.dataDir, nil).Mount}
+	ctxRoutes := NewContextRoutes(svc.Store, eng, h.dataDir, nil)
+	h.logins = webui.NewLogins()
+	o := Options{Service: svc, Engine: eng, Token: tok, Addr: testAddr, MountV1: func(r chi.Router) {
+		ctxRoutes.Mount(r)
+		MountLoginCode(r, h.logins.CodeHandler())
+	}}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -294,6 +294,16 @@ func (c *Client) IngestStatus(ctx context.Context) (*IngestStatus, error) {
 	return &out, nil
 }
 
+// LoginCode asks for a one-time web UI login code (bearer token only); open
+// BaseURL()+Path in a browser to log in.
+func (c *Client) LoginCode(ctx context.Context) (*LoginCode, error) {
+	var out LoginCode
+	if err := c.do(ctx, http.MethodPost, "/v1/ui/login-code", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 func setStr(q url.Values, k, v string) {
 	if v != "" {
 		q.Set(k, v)

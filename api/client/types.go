@@ -52,6 +52,13 @@ type SessionDetail struct {
 	Windows     []journal.Window      `json:"windows"`
 }
 
+// LoginCode is POST /v1/ui/login-code: a one-time web UI login code and the
+// path (under the server's base URL) that redeems it.
+type LoginCode struct {
+	Code string `json:"code"`
+	Path string `json:"path"`
+}
+
 // WindowsResponse is GET /v1/sessions/{id}/windows.
 type WindowsResponse struct {
 	Session string           `json:"session"`

@@ -35,7 +35,8 @@ func init() {
 		summary: "watch Pi's sessions and serve the HTTP API and web UI",
 		help: `Owns the data directory: reads every journal Pi writes into the store as it
 is written (within milliseconds), and serves the HTTP API (/v1, documented at
-/v1/openapi.json), /metrics, /healthz and the web UI.
+/v1/openapi.json), /metrics, /healthz and the web UI ('pi-history open'
+logs a browser in to it).
 
 Listens on 127.0.0.1:7314 unless --addr says otherwise, and records the
 address in <data>/server.json; other pi-history commands find the server
@@ -48,7 +49,8 @@ Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
 Examples:
   pi-history serve
-  pi-history serve --addr 127.0.0.1:8080 --log-level debug`,
+  pi-history serve --addr 127.0.0.1:8080 --log-level debug
+  pi-history open        # in another terminal: the web UI, logged in`,
 		flags: func(fs *flag.FlagSet, g *globals) {
 			fs.StringVar(&serveFlags.addr, "addr", api.DefaultAddr, "address to listen on (HOST:PORT)")
 			fs.StringVar(&serveFlags.allowHosts, "allow-host", "", "further names clients may use in the Host header, comma-separated (for a non-loopback --addr)")
@@ -114,33 +116,17 @@ func runServe(g *globals, args []string) error {
 	if !serveFlags.noWatch {
 		watcher = ingest.NewWatcher(svc.Store, sessions, ingest.WatchOptions{Serial: serial, Log: g.log})
 	}
-	engine := search.New(svc.Store, svc.Index)
-	contextRoutes := api.NewContextRoutes(svc.Store, engine, dir, g.log)
-	logins := webui.NewLogins()
 	var allow []string
 	for _, h := range strings.Split(serveFlags.allowHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			allow = append(allow, h)
 		}
 	}
-	var srv *api.Server
-	srv, err = api.New(api.Options{
-		Service: svc, Engine: engine, Token: token, Addr: addr, AllowedHosts: allow,
-		Watcher: watcher, Serial: serial, Log: g.log,
-		MountV1: contextRoutes.Mount,
-		Mount: func(r chi.Router) {
-			ui := webui.Handler(webui.Options{Store: svc.Store, Logins: logins, ValidToken: func(t string) bool { return srv.Auth().ValidToken(t) },
-				Done: ctx.Done(), Log: g.log})
-			r.Handle("/", ui)
-			r.Handle("/assets/*", ui)
-			r.Handle("/ui/*", ui)
-		},
-	})
+	srv, err := newAPIServer(g, svc, serverParts{token: token, addr: addr, allow: allow, watcher: watcher, serial: serial, done: ctx.Done()})
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	srv.Auth().SetCookieValidator(logins.ValidCookieValue)
 
 	info := client.ServerInfo{Addr: addr, PID: os.Getpid(), URL: api.URLFor(addr)}
 	if err := api.WriteServerInfo(dir, info); err != nil {
@@ -174,4 +160,43 @@ func runServe(g *globals, args []string) error {
 	}
 	g.log.Info("stopped")
 	return nil
+}
+
+// serverParts are what newAPIServer needs besides the open data directory.
+type serverParts struct {
+	token, addr string
+	allow       []string
+	watcher     *ingest.Watcher // nil: no watcher
+	serial      *ingest.Serial  // nil: a new one
+	done        <-chan struct{} // closed when the server stops (ends the web UI's event streams)
+}
+
+// newAPIServer wires everything 'serve' answers over svc: the /v1 API, the
+// notebook and rollover routes, POST /v1/ui/login-code for 'pi-history
+// open', and the web UI with its login cookie.
+func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server, error) {
+	engine := search.New(svc.Store, svc.Index)
+	contextRoutes := api.NewContextRoutes(svc.Store, engine, svc.Dir, g.log)
+	logins := webui.NewLogins()
+	var srv *api.Server
+	srv, err := api.New(api.Options{
+		Service: svc, Engine: engine, Token: p.token, Addr: p.addr, AllowedHosts: p.allow,
+		Watcher: p.watcher, Serial: p.serial, Log: g.log,
+		MountV1: func(r chi.Router) {
+			contextRoutes.Mount(r)
+			api.MountLoginCode(r, logins.CodeHandler())
+		},
+		Mount: func(r chi.Router) {
+			ui := webui.Handler(webui.Options{Store: svc.Store, Logins: logins, ValidToken: func(t string) bool { return srv.Auth().ValidToken(t) },
+				Done: p.done, Log: g.log})
+			r.Handle("/", ui)
+			r.Handle("/assets/*", ui)
+			r.Handle("/ui/*", ui)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	srv.Auth().SetCookieValidator(logins.ValidCookieValue)
+	return srv, nil
 }

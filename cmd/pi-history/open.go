@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/webui"
+)
+
+var openPrint bool
+
+func init() {
+	register(&command{
+		name:    "open",
+		usage:   "[--print]",
+		summary: "log in to the web UI of the running server (opens a browser)",
+		help: `Asks the running 'pi-history serve' (found through <data>/server.json, with
+the token in <data>/api-token) for a one-time login code, prints the login
+URL and opens it in your browser (xdg-open, or open on macOS) when stdout
+is a terminal. The link logs the browser in once, within 10 minutes, and
+sets a session cookie good for 30 days; a restarted server forgets it and
+you run 'pi-history open' again. Anyone who gets the link before you use
+it can log in as you: do not paste it anywhere shared.
+
+With --print the URL is only printed (for a browser on another machine
+reached through an SSH tunnel, say).
+
+Examples:
+  pi-history open
+  pi-history open --print
+  ssh -L 7314:127.0.0.1:7314 devbox pi-history open --print   # then open the URL locally`,
+		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.BoolVar(&openPrint, "print", false, "only print the login URL; do not start a browser")
+		},
+		run: runOpen,
+	})
+}
+
+// browserOpener returns the command that opens a URL in the desktop's
+// browser, or "" when there is none. Tests replace it.
+var browserOpener = func() string {
+	name := "xdg-open"
+	if runtime.GOOS == "darwin" {
+		name = "open"
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+// stdoutIsTerminal reports whether w is a terminal. Tests replace it.
+var stdoutIsTerminal = exportIsTerminal
+
+func runOpen(g *globals, args []string) error {
+	if len(args) > 0 {
+		return usagef("open takes no arguments")
+	}
+	c, err := g.runningServer()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lc, err := c.LoginCode(ctx)
+	if err != nil {
+		return fmt.Errorf("ask the server at %s for a login code: %w", c.BaseURL(), err)
+	}
+	u := webui.LoginURL(c.BaseURL(), lc.Code)
+	fmt.Fprintln(g.stdout, u)
+	if openPrint || !stdoutIsTerminal(g.stdout) {
+		return nil
+	}
+	opener := browserOpener()
+	if opener == "" {
+		fmt.Fprintln(g.stderr, "no xdg-open or open found: open the URL above in a browser (good once, for 10 minutes)")
+		return nil
+	}
+	return startBrowser(g.stderr, opener, u)
+}
+
+// startBrowser runs opener on u without waiting for the browser.
+func startBrowser(stderr io.Writer, opener, u string) error {
+	cmd := exec.Command(opener, u)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "cannot start %s (%v): open the URL above in a browser\n", opener, err)
+		return nil
+	}
+	go cmd.Wait() // reap it if it exits before we do
+	return nil
+}
+
+// runningServer returns a client for the server recorded in the data
+// directory, checked to answer; the error says how to start one.
+func (g *globals) runningServer() (*client.Client, error) {
+	dir, err := g.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	c, si, err := client.Discover(dir)
+	if errors.Is(err, client.ErrNoServer) {
+		return nil, fmt.Errorf("no pi-history server is running for %s; start it with 'pi-history serve' (in another terminal, or as a service)", dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := c.Health(ctx); err != nil {
+		return nil, fmt.Errorf("the pi-history server recorded in %s (%s, pid %d) does not answer (%v); start it with 'pi-history serve'",
+			dir, si.URL, si.PID, err)
+	}
+	return c, nil
+}

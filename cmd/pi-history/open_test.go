@@ -1,0 +1,112 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-history/pi-history/api"
+	"github.com/pi-history/pi-history/api/client"
+)
+
+func TestOpenPrintsALoginURLThatLogsIn(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`, srvLine("a1", "", "hello"))
+	e.serve()
+
+	out := strings.TrimSpace(e.mustCLI("open", "--print"))
+	if !strings.HasPrefix(out, e.url+"/ui/login?code=") {
+		t.Fatalf("open --print: %q, want %s/ui/login?code=…", out, e.url)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == api.CookieName {
+			cookie = c
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || cookie == nil {
+		t.Fatalf("login URL: status %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	req, _ := http.NewRequest("GET", e.url+"/v1/stats", nil)
+	req.AddCookie(cookie)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("the cookie the login URL set is refused: %d", resp.StatusCode)
+	}
+	// A code is good once.
+	resp, err = noRedirect.Get(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("second use of a login URL: status %d, want 403", resp.StatusCode)
+	}
+}
+
+func TestOpenStartsTheBrowserOnATerminal(t *testing.T) {
+	e := newTestEnv(t)
+	e.serve()
+	got := filepath.Join(t.TempDir(), "opened")
+	opener := filepath.Join(t.TempDir(), "fake-xdg-open")
+	if err := os.WriteFile(opener, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+got+".tmp && mv "+got+".tmp "+got+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func(o func() string, term func(io.Writer) bool) { browserOpener, stdoutIsTerminal = o, term }(browserOpener, stdoutIsTerminal)
+	browserOpener = func() string { return opener }
+	stdoutIsTerminal = func(io.Writer) bool { return true }
+
+	out := strings.TrimSpace(e.mustCLI("open"))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(got)
+		if err == nil {
+			if string(b) != out {
+				t.Fatalf("the browser got %q, the terminal shows %q", b, out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the browser was not started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// --print never starts it, on a terminal either.
+	os.Remove(got)
+	e.mustCLI("open", "--print")
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(got); err == nil {
+		t.Error("open --print started the browser")
+	}
+}
+
+func TestOpenWithoutServer(t *testing.T) {
+	e := newTestEnv(t)
+	_, errOut, code := e.cli("open")
+	if code != 1 || !strings.Contains(errOut, "no pi-history server is running") || !strings.Contains(errOut, "pi-history serve") {
+		t.Errorf("open without a server: exit %d, %q", code, errOut)
+	}
+	// A server.json left by a server that died: it does not answer.
+	os.MkdirAll(e.data, 0o700)
+	api.WriteServerInfo(e.data, client.ServerInfo{Addr: "127.0.0.1:1", PID: 99999999, URL: "http://127.0.0.1:1"})
+	os.WriteFile(filepath.Join(e.data, client.TokenFile), []byte(strings.Repeat("x", 64)), 0o600)
+	_, errOut, code = e.cli("open")
+	if code != 1 || !strings.Contains(errOut, "does not answer") || !strings.Contains(errOut, "pi-history serve") {
+		t.Errorf("open with a dead server: exit %d, %q", code, errOut)
+	}
+}
