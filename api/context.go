@@ -251,12 +251,9 @@ type ContextConfigResponse struct {
 	Ledgered bool                     `json:"ledgerEnabled"`
 }
 
-// LedgerResponse is GET /v1/ledger.
-type LedgerResponse struct {
-	Rows    []rollover.Row `json:"rows"`
-	Skipped int            `json:"skipped"` // unreadable lines
-	Path    string         `json:"path"`
-}
+// LedgerResponse is GET /v1/ledger (defined in package client, which
+// 'pi-history ledger' reads it with).
+type LedgerResponse = client.LedgerResponse
 
 // ---- helpers ----
 

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-history/pi-history/rollover"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
@@ -289,6 +290,19 @@ func (c *Client) Push(ctx context.Context, session string, lines []string) (*sto
 func (c *Client) IngestStatus(ctx context.Context) (*IngestStatus, error) {
 	var out IngestStatus
 	if err := c.do(ctx, http.MethodGet, "/v1/ingest/status", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Ledger reads the rows of the rollover ledger that match f, oldest first.
+func (c *Client) Ledger(ctx context.Context, f rollover.LedgerFilter) (*LedgerResponse, error) {
+	q := url.Values{}
+	setStr(q, "kind", f.Kind)
+	setStr(q, "session", f.Session)
+	setInt(q, "limit", f.Limit)
+	var out LedgerResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/ledger", q, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

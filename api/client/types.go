@@ -6,6 +6,7 @@ import (
 
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/rollover"
 	"github.com/pi-history/pi-history/search"
 )
 
@@ -50,6 +51,14 @@ type SessionDetail struct {
 	Tree        []TreeEntry           `json:"tree,omitempty"`
 	WindowsLeaf string                `json:"windowsLeaf"`
 	Windows     []journal.Window      `json:"windows"`
+}
+
+// LedgerResponse is GET /v1/ledger: the rows of the rollover ledger that
+// match, oldest first.
+type LedgerResponse struct {
+	Rows    []rollover.Row `json:"rows"`
+	Skipped int            `json:"skipped"` // unreadable lines
+	Path    string         `json:"path"`
 }
 
 // LoginCode is POST /v1/ui/login-code: a one-time web UI login code and the
