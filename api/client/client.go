@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -143,12 +144,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		pe := &Error{Status: resp.StatusCode}
-		if json.Unmarshal(b, pe) != nil || pe.Status == 0 {
-			pe = &Error{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(b))}
-		}
-		return pe
+		return problemOf(resp)
 	}
 	if out == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
@@ -158,6 +154,16 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 		return fmt.Errorf("pi-history server at %s: bad response to %s %s: %w", c.base, method, path, err)
 	}
 	return nil
+}
+
+// problemOf reads an error response as *Error.
+func problemOf(resp *http.Response) *Error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	pe := &Error{Status: resp.StatusCode}
+	if json.Unmarshal(b, pe) != nil || pe.Status == 0 {
+		pe = &Error{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(b))}
+	}
+	return pe
 }
 
 func seg(s string) string { return url.PathEscape(s) }
@@ -293,6 +299,60 @@ func (c *Client) IngestStatus(ctx context.Context) (*IngestStatus, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ExportOptions choose what Export streams (see package export).
+type ExportOptions struct {
+	Format string // jsonl (default), md or html
+	Leaf   string // the branch ending at this entry
+	Window int    // one context window of the branch (1-based); 0: all
+	Zstd   bool   // compressed
+}
+
+// ExportStream is an export being received. Read it to the end and close
+// it; a read error (io.ErrUnexpectedEOF, say) means the server failed in the
+// middle and what was read is incomplete.
+type ExportStream struct {
+	io.ReadCloser
+	ContentType string
+	FileName    string // from Content-Disposition
+}
+
+// Export streams one session's export: GET /v1/sessions/{id}/export. A bad
+// option or an unknown session, leaf or window is an *Error before
+// anything is read.
+func (c *Client) Export(ctx context.Context, session string, o ExportOptions) (*ExportStream, error) {
+	q := url.Values{}
+	setStr(q, "format", o.Format)
+	setStr(q, "leaf", o.Leaf)
+	setInt(q, "window", o.Window)
+	if o.Zstd {
+		q.Set("zstd", "1")
+	}
+	u := c.base + "/v1/sessions/" + seg(session) + "/export"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("pi-history server at %s: %w", c.base, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, problemOf(resp)
+	}
+	xs := &ExportStream{ReadCloser: resp.Body, ContentType: resp.Header.Get("Content-Type")}
+	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil {
+		xs.FileName = params["filename"]
+	}
+	return xs, nil
 }
 
 // Ledger reads the rows of the rollover ledger that match f, oldest first.

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/store"
 )
@@ -57,6 +58,10 @@ The output goes to stdout unless -o is given. A file is written under a
 temporary name and renamed when complete, so a failed export (a full disk,
 an interrupt) leaves nothing that looks finished; an existing file is
 replaced only with --force. The store is only read.
+
+While 'pi-history serve' runs, a single-session export streams from its
+API (GET /v1/sessions/{id}/export) with the same output; an archive needs
+the data directory itself, so stop the server first.
 
 Examples:
   pi-history export 01a2286a --format html -o checkout.html
@@ -125,7 +130,12 @@ func runExport(g *globals, args []string) error {
 	}
 	svc, err := g.openService()
 	if err != nil {
-		return err
+		// While 'serve' owns the data directory, its API streams the export.
+		c, rerr := g.remoteClient(err)
+		if rerr != nil {
+			return rerr
+		}
+		return exportRemote(g, c, args[0], format)
 	}
 	defer svc.Close()
 	sid, err := resolveSession(svc.Store, args[0])
@@ -185,6 +195,11 @@ func exportArchive(g *globals) error {
 	defer stop()
 	svc, err := g.openService()
 	if err != nil {
+		if c, rerr := g.remoteClient(err); rerr == nil {
+			return fmt.Errorf("the running 'pi-history serve' (%s) owns the data directory, and an archive is written from the store itself: "+
+				"stop the server and run this again, or export sessions one at a time while it runs ('pi-history export SESSION -o FILE', "+
+				"which uses GET /v1/sessions/{id}/export)", c.BaseURL())
+		}
 		return err
 	}
 	defer svc.Close()
@@ -234,10 +249,19 @@ func resolveSession(st *store.Store, arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	ids := make([]string, len(all))
+	for i, si := range all {
+		ids[i] = si.ID
+	}
+	return pickPrefix(arg, ids)
+}
+
+// pickPrefix returns the one id of ids that starts with arg.
+func pickPrefix(arg string, ids []string) (string, error) {
 	var found []string
-	for _, si := range all {
-		if strings.HasPrefix(si.ID, arg) {
-			found = append(found, si.ID)
+	for _, id := range ids {
+		if strings.HasPrefix(id, arg) {
+			found = append(found, id)
 		}
 	}
 	switch len(found) {
@@ -251,6 +275,69 @@ func resolveSession(st *store.Store, arg string) (string, error) {
 		found = append(found[:5], "…")
 	}
 	return "", fmt.Errorf("%q matches %d sessions (%s); give more of the id", arg, n, strings.Join(found, ", "))
+}
+
+// exportRemote streams one session's export from the server that owns the
+// data directory: the same bytes, messages and exit codes as a local export.
+func exportRemote(g *globals, c *client.Client, arg string, format export.Format) error {
+	f := &exportFlags
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	sid, err := resolveRemoteSession(ctx, c, arg)
+	if err != nil {
+		return err
+	}
+	xs, err := c.Export(ctx, sid, client.ExportOptions{Format: string(format), Leaf: f.leaf, Window: f.window, Zstd: f.zstd})
+	if err != nil {
+		return err
+	}
+	defer xs.Close()
+	g.log.Debug("exporting through the running server", "url", c.BaseURL(), "session", sid, "file", xs.FileName)
+	copyAll := func(w io.Writer) (int64, error) {
+		n, err := io.Copy(w, xs)
+		if err != nil && ctx.Err() == nil {
+			err = fmt.Errorf("the server's export stopped after %d bytes (see its log): %w", n, err)
+		}
+		return n, err
+	}
+	if f.out == "" {
+		_, err := copyAll(g.stdout)
+		return err
+	}
+	var n int64
+	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		var err error
+		n, err = copyAll(w)
+		return err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stderr, "wrote %s (%s, %.1f KB)\n", f.out, format, float64(n)/1e3)
+	return nil
+}
+
+// resolveRemoteSession is resolveSession through the API.
+func resolveRemoteSession(ctx context.Context, c *client.Client, arg string) (string, error) {
+	d, err := c.Session(ctx, arg, client.SessionOptions{NoTree: true})
+	if err == nil {
+		return d.Summary.ID, nil
+	}
+	if pe := (*client.Error)(nil); !errors.As(err, &pe) || pe.Status != 404 {
+		return "", err
+	}
+	all, err := c.Sessions(ctx)
+	if err != nil {
+		return "", err
+	}
+	abs, _ := filepath.Abs(arg)
+	ids := make([]string, len(all))
+	for i, si := range all {
+		if si.File != "" && si.File == abs {
+			return si.ID, nil
+		}
+		ids[i] = si.ID
+	}
+	return pickPrefix(arg, ids)
 }
 
 func exportIsTerminal(w io.Writer) bool {

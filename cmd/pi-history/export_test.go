@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pi-history/pi-history/api"
+	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/datadir"
+)
+
+// exportJournal is a session with a side branch and a compaction (window 2).
+func exportJournal(sid string) []string {
+	return []string{
+		fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/dev/shop"}`, sid),
+		srvLine("m1", "", "The checkout test fails with ErrCartEmpty"),
+		srvLine("m2", "m1", "reading cart.go"),
+		srvLine("b1", "m1", "an abandoned side branch"),
+		`{"type":"compaction","id":"c1","parentId":"m2","timestamp":"2026-01-01T10:00:05.000Z","summary":"Summary: ErrCartEmpty comes from cart.go","firstKeptEntryId":"m2","tokensBefore":1000}`,
+		srvLine("m3", "c1", "fix it please <script>alert(1)</script>"),
+	}
+}
+
+// TestExportThroughTheServer exports the same sessions with the data
+// directory opened here and through a running server: the same bytes on
+// stdout and in files, the same messages and exit codes.
+func TestExportThroughTheServer(t *testing.T) {
+	e := newTestEnv(t)
+	j1 := e.journal("--home-dev-shop--", "s1-aaaa", exportJournal("s1-aaaa")...)
+	e.journal("--home-dev-shop--", "s1-bbbb", exportJournal("s1-bbbb")...)
+	e.mustCLI("import")
+	journal, _ := os.ReadFile(j1)
+
+	type result struct {
+		stdout, stderr string
+		code           int
+		file           string
+	}
+	cases := [][]string{
+		{"s1-aaaa"},
+		{"s1-a"},
+		{j1},
+		{"s1-aaaa", "--leaf", "m2"},
+		{"s1-aaaa", "--format", "md"},
+		{"s1-aaaa", "--format", "html", "--window", "2"},
+		{"s1-aaaa", "--leaf", "b1", "--zstd", "-o", "OUT/b1.jsonl"},
+		{"s1-aaaa", "-o", "OUT/s1.md.zst"},
+		{"s1-aaaa", "-o", "OUT/exists.html"},
+		{"nope"},
+		{"s1-"},
+		{"s1-aaaa", "--leaf", "zz"},
+		{"s1-aaaa", "--window", "9"},
+		{"s1-aaaa", "--format", "pdf"},
+	}
+	runAll := func(out string) []result {
+		os.MkdirAll(out, 0o755)
+		os.WriteFile(filepath.Join(out, "exists.html"), []byte("keep me"), 0o644)
+		var rs []result
+		for _, c := range cases {
+			args := append([]string{"export"}, c...)
+			file := ""
+			for i, a := range args {
+				if strings.HasPrefix(a, "OUT/") {
+					file = filepath.Join(out, strings.TrimPrefix(a, "OUT/"))
+					args[i] = file
+				}
+			}
+			stdout, stderr, code := e.cli(args...)
+			r := result{stdout: stdout, stderr: strings.ReplaceAll(stderr, out, "OUT"), code: code}
+			if file != "" {
+				b, _ := os.ReadFile(file)
+				r.file = string(b)
+			}
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	local := runAll(filepath.Join(t.TempDir(), "local"))
+	if local[0].stdout != string(journal) || local[1].stdout != string(journal) || local[2].stdout != string(journal) {
+		t.Fatalf("whole-session export is not the journal:\n%s", local[0].stdout)
+	}
+	if local[9].code != 1 || local[10].code != 1 || local[13].code != 2 || local[8].code != 1 || local[8].file != "keep me" {
+		t.Fatalf("local failures: %+v", local[8:])
+	}
+
+	e.serve()
+	remote := runAll(filepath.Join(t.TempDir(), "remote"))
+	for i, c := range cases {
+		if local[i] != remote[i] {
+			t.Errorf("export %s differs through the server:\nlocal:  %+v\nremote: %+v", strings.Join(c, " "), local[i], remote[i])
+		}
+	}
+
+	// Archives are refused while the server runs, saying what to do.
+	_, stderr, code := e.cli("export", "--all", "-o", filepath.Join(t.TempDir(), "all.tar.zst"))
+	if code != 1 || !strings.Contains(stderr, "stop the server") || !strings.Contains(stderr, "export SESSION") {
+		t.Errorf("archive while serving: exit %d: %s", code, stderr)
+	}
+}
+
+// TestExportThroughTheServerFailingMidway: when the server's stream breaks
+// off, the export fails and leaves no file behind.
+func TestExportThroughTheServerFailingMidway(t *testing.T) {
+	e := newTestEnv(t)
+	os.MkdirAll(e.data, 0o700)
+	lock, err := datadir.Acquire(e.data) // the "server" owns the data directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"status":"ok"}`)) })
+	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"summary":{"id":"s1"}}`))
+	})
+	mux.HandleFunc("GET /v1/sessions/{id}/export", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100000")
+		w.WriteHeader(200)
+		w.Write([]byte(strings.Repeat("x", 1000)))
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	})
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.ErrorLog = nil
+	srv.Start()
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	api.WriteServerInfo(e.data, client.ServerInfo{Addr: "127.0.0.1:" + port, PID: 1, URL: srv.URL})
+	os.WriteFile(filepath.Join(e.data, client.TokenFile), []byte(strings.Repeat("t", 64)), 0o600)
+
+	out := filepath.Join(t.TempDir(), "s1.jsonl")
+	_, stderr, code := e.cli("export", "s1", "-o", out)
+	if code != 1 || !strings.Contains(stderr, "stopped after 1000 bytes") {
+		t.Errorf("broken stream: exit %d: %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 0 {
+		t.Errorf("a broken export left files: %v", entries)
+	}
+}
