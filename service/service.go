@@ -179,8 +179,11 @@ type ImportSummary struct {
 // entries added so far.
 type ImportProgress func(filesDone, files int, bytes, totalBytes int64, entries int)
 
-// FindJournals lists the .jsonl files under paths (files or directories),
-// sorted, with their total size. Missing paths are errors.
+// FindJournals lists the journals under paths (files or directories),
+// sorted, with their total size: in directories, every .jsonl file and
+// every session archive (.tar.zst or .tzst, see ingest.IsArchive) at any
+// depth; a file named directly is taken whatever its name. Missing paths
+// are errors.
 func FindJournals(paths []string) ([]string, int64, error) {
 	var out []string
 	var total int64
@@ -206,7 +209,7 @@ func FindJournals(paths []string) ([]string, int64, error) {
 			if err != nil {
 				return nil // a directory that vanished or is unreadable: skip it
 			}
-			if !d.IsDir() && strings.HasSuffix(path, ".jsonl") && !seen[path] {
+			if !d.IsDir() && (strings.HasSuffix(path, ".jsonl") || ingest.IsArchive(path)) && !seen[path] {
 				if info, err := d.Info(); err == nil {
 					seen[path] = true
 					out = append(out, path)

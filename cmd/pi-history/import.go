@@ -22,17 +22,25 @@ func init() {
 	register(&command{
 		name:    "import",
 		usage:   "[--json] [PATH...]",
-		summary: "read journal files or directories into the store",
-		help: `Reads Pi session journals (*.jsonl) from the given files and directories,
-or from Pi's sessions directory when none are given. Files already imported
-are resumed where they stopped: importing the same files again adds nothing.
-Unreadable lines are skipped and reported with their file and line number.
+		summary: "read journal files, session archives or directories into the store",
+		help: `Reads Pi session journals (*.jsonl) and session archives (*.tar.zst or
+*.tzst, as 'pi-history export --all -o FILE.tar.zst' writes them) from the
+given files and directories, at any depth, or from Pi's sessions directory
+when none are given. Archives are read as they are, nothing is unpacked.
+Files already imported are resumed where they stopped: importing the same
+files again adds nothing, and an archive of sessions already stored adds
+only what is new. Unreadable lines are skipped and reported with their file
+and line number.
 
 On a terminal a progress line shows files, entries, MB/s and the time left.
+While 'pi-history serve' runs, the server reads the files (give paths it
+can read) and the summary is the same.
 
 Examples:
   pi-history import
   pi-history import ~/old-sessions/ one-session.jsonl
+  pi-history import laptop-2025.tar.zst            # an archive from another machine
+  pi-history import ~/backups/                     # every journal and archive in it
   pi-history import --json | jq .entries`,
 		flags: func(fs *flag.FlagSet, g *globals) {
 			fs.BoolVar(&importJSON, "json", false, "print the summary as one JSON object")

@@ -1,0 +1,39 @@
+package service
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{
+		"--p--/a.jsonl", "--p--/notes.txt", "--p--/b.jsonl.zst",
+		"backups/2025.tar.zst", "backups/old/2024.TZST", "backups/2023.tar.gz",
+	} {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct := filepath.Join(root, "--p--", "notes.txt")
+	files, total, err := FindJournals([]string{root, direct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		filepath.Join(root, "--p--", "a.jsonl"),
+		direct, // named on its own: taken as a journal
+		filepath.Join(root, "backups", "2025.tar.zst"),
+		filepath.Join(root, "backups", "old", "2024.TZST"),
+	}
+	if !reflect.DeepEqual(files, want) || total != 40 {
+		t.Errorf("FindJournals: %v (%d bytes)\nwant %v (40 bytes)", files, total, want)
+	}
+	if _, _, err := FindJournals([]string{filepath.Join(root, "missing")}); err == nil {
+		t.Error("a missing path is not an error")
+	}
+}
