@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,7 +289,12 @@ func TestTooManyRequests(t *testing.T) {
 			})
 		}
 	})
-	go h.do(req{Path: "/test/block"})
+	blocked := make(chan struct{})
+	go func() { // not h.do: it may call t.Fatal, which only the test's goroutine may
+		defer close(blocked)
+		hr := httptest.NewRequest(http.MethodGet, "http://"+testAddr+"/test/block", nil)
+		h.srv.ServeHTTP(httptest.NewRecorder(), hr)
+	}()
 	<-entered
 	w := h.do(req{Path: "/v1/stats"})
 	h.problem(w, 429, "")
@@ -296,6 +302,7 @@ func TestTooManyRequests(t *testing.T) {
 		t.Error("429 without Retry-After")
 	}
 	close(release)
+	<-blocked
 }
 
 func TestPanicsBecomeProblems(t *testing.T) {
