@@ -60,7 +60,7 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	}
 	var t *store.SessionTree
 	var entries []*journal.Entry
-	leaf := req.Leaf
+	var leaf string
 	var err error
 	if req.AllBranches {
 		if req.Leaf != "" {

@@ -53,10 +53,6 @@ func (f *filter) match(m *store.Meta) bool {
 	return true
 }
 
-func (f *filter) trivial() bool {
-	return f.window == 0 && len(f.types) == 0 && len(f.roles) == 0 && f.since.IsZero() && f.until.IsZero()
-}
-
 // prepared is a validated search request.
 type prepared struct {
 	req      *Request

@@ -24,9 +24,10 @@ type env struct {
 	dir string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvDir(t, t.TempDir()) }
+
+func newEnvDir(t testing.TB, dir string) *env {
 	t.Helper()
-	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func newEnv(t *testing.T) *env {
 	return &env{st: st, ix: ix, eng: New(st, ix), dir: dir}
 }
 
-func (e *env) importFile(t *testing.T, path string) string {
+func (e *env) importFile(t testing.TB, path string) string {
 	t.Helper()
 	rep, err := ingest.File(e.st, path, nil)
 	if err != nil {
@@ -74,7 +75,7 @@ func randText(r *rand.Rand) string {
 
 // writeJournal writes a v3 journal with branches, compactions and every
 // searchable shape, and returns its path.
-func writeJournal(t *testing.T, dir, sid string, r *rand.Rand, n int, parentFile string) string {
+func writeJournal(t testing.TB, dir, sid string, r *rand.Rand, n int, parentFile string) string {
 	t.Helper()
 	var lines []string
 	hdr := map[string]any{"type": "session", "version": 3, "id": sid, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p/" + sid}
