@@ -457,6 +457,84 @@ func (c *ContextRoutes) branches(sid, leaf, scope string) ([]notebook.Branch, st
 	return out, leaf, nil
 }
 
+// branch is the branch of session {id} a context request works on.
+type branch struct {
+	sid  string
+	leaf string           // the leaf used: the current one when the request names none
+	path []*journal.Entry // root first
+}
+
+// loadBranch loads the branch of session {id} that ends at leaf (the current
+// leaf when leaf is ""). When it cannot, it writes the problem and returns
+// false.
+func (c *ContextRoutes) loadBranch(w http.ResponseWriter, r *http.Request, leaf string) (branch, bool) {
+	sid := chi.URLParam(r, "id")
+	path, leaf, err := BranchPath(c.Store, sid, leaf)
+	if err != nil {
+		c.fail(w, r, err)
+		return branch{}, false
+	}
+	return branch{sid: sid, leaf: leaf, path: path}, true
+}
+
+// queryBranch loads the branch a GET request names with its only query
+// parameter, leaf. When it cannot, it writes the problem and returns false.
+func (c *ContextRoutes) queryBranch(w http.ResponseWriter, r *http.Request) (branch, bool) {
+	q := newQuery(r)
+	leaf := q.str("leaf")
+	if err := q.done(); err != nil {
+		c.fail(w, r, err)
+		return branch{}, false
+	}
+	return c.loadBranch(w, r, leaf)
+}
+
+// branchRequest is a JSON request body that names a leaf of the session.
+type branchRequest interface {
+	leafID() string
+	// check reports what decoding cannot: a value out of its range. It runs
+	// before the branch is loaded.
+	check() error
+}
+
+func (in *StatusRequest) leafID() string     { return in.Leaf }
+func (in *GateRequest) leafID() string       { return in.Leaf }
+func (in *CompactionRequest) leafID() string { return in.Leaf }
+func (in *EventRequest) leafID() string      { return in.Leaf }
+
+func (in *StatusRequest) check() error { return nil }
+func (in *GateRequest) check() error   { return nil }
+
+func (in *CompactionRequest) check() error {
+	if in.Reason != "" && !in.Reason.Valid() {
+		return badParam("reason", "reason must be model, user, host, threshold or fallback; not %q", in.Reason)
+	}
+	return nil
+}
+
+func (in *EventRequest) check() error {
+	switch in.Event.Kind {
+	case rollover.EvAgentStart, rollover.EvTurnEnd, rollover.EvToolCall, rollover.EvNotes, rollover.EvNewContext,
+		rollover.EvSettle, rollover.EvCompaction, rollover.EvAbort:
+		return nil
+	}
+	return badParam("event.kind", "unknown event kind %q", in.Event.Kind)
+}
+
+// bodyBranch decodes the request body into in, checks it and loads the
+// branch it names. When it cannot, it writes the problem and returns false.
+func (c *ContextRoutes) bodyBranch(w http.ResponseWriter, r *http.Request, in branchRequest) (branch, bool) {
+	if err := decodeBody(w, r, in); err != nil {
+		c.fail(w, r, err)
+		return branch{}, false
+	}
+	if err := in.check(); err != nil {
+		c.fail(w, r, err)
+		return branch{}, false
+	}
+	return c.loadBranch(w, r, in.leafID())
+}
+
 // ---- handlers ----
 
 func (c *ContextRoutes) getConfig(w http.ResponseWriter, r *http.Request) {
@@ -486,34 +564,25 @@ func (c *ContextRoutes) getLedger(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *ContextRoutes) getNotebook(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
-	q := newQuery(r)
-	leaf := q.str("leaf")
-	if err := q.done(); err != nil {
-		c.fail(w, r, err)
+	b, ok := c.queryBranch(w, r)
+	if !ok {
 		return
 	}
-	path, leaf, err := BranchPath(c.Store, sid, leaf)
-	if err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	nb := notebook.Read(path)
+	nb := notebook.Read(b.path)
 	lim := c.limits()
 	if lim.MaxBytes == 0 {
 		lim = notebook.DefaultLimits()
 	}
-	contextJSON(w, NotebookView{Session: sid, Leaf: leaf, Exists: nb.Exists(), Notebook: nb, Text: nb.Sections.Render(),
-		RemainingBytes: max(0, lim.MaxBytes-nb.Bytes), Window: windowOf(path)})
+	contextJSON(w, NotebookView{Session: b.sid, Leaf: b.leaf, Exists: nb.Exists(), Notebook: nb, Text: nb.Sections.Render(),
+		RemainingBytes: max(0, lim.MaxBytes-nb.Bytes), Window: windowOf(b.path)})
 }
 
-func (c *ContextRoutes) write(w http.ResponseWriter, r *http.Request, sid, leaf string, req notebook.WriteRequest) {
-	path, leaf, err := BranchPath(c.Store, sid, leaf)
-	if err != nil {
-		c.fail(w, r, err)
+func (c *ContextRoutes) write(w http.ResponseWriter, r *http.Request, leaf string, req notebook.WriteRequest) {
+	b, ok := c.loadBranch(w, r, leaf)
+	if !ok {
 		return
 	}
-	res, rec, err := notebook.Write(path, req, c.limits())
+	res, rec, err := notebook.Write(b.path, req, c.limits())
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -523,11 +592,10 @@ func (c *ContextRoutes) write(w http.ResponseWriter, r *http.Request, sid, leaf 
 		c.fail(w, r, err)
 		return
 	}
-	contextJSON(w, NotebookWriteResponse{Session: sid, Leaf: leaf, Result: res, Append: EntryToAppend{CustomType: notebook.NotebookType, Data: data}})
+	contextJSON(w, NotebookWriteResponse{Session: b.sid, Leaf: b.leaf, Result: res, Append: EntryToAppend{CustomType: notebook.NotebookType, Data: data}})
 }
 
 func (c *ContextRoutes) postNotebook(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
 	body, err := readBody(w, r)
 	if err != nil {
 		c.fail(w, r, err)
@@ -554,38 +622,29 @@ func (c *ContextRoutes) postNotebook(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	c.write(w, r, sid, leaf, req)
+	c.write(w, r, leaf, req)
 }
 
 func (c *ContextRoutes) postReview(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
 	var in ReviewRequest
 	if err := decodeBody(w, r, &in); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	c.write(w, r, sid, in.Leaf, notebook.WriteRequest{Reviewed: true, ReviewedThrough: in.ReviewedThrough,
+	c.write(w, r, in.Leaf, notebook.WriteRequest{Reviewed: true, ReviewedThrough: in.ReviewedThrough,
 		ReviewedTokens: in.ReviewedTokens, ExpectedRevision: in.ExpectedRevision})
 }
 
 func (c *ContextRoutes) getRevisions(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
-	q := newQuery(r)
-	leaf := q.str("leaf")
-	if err := q.done(); err != nil {
-		c.fail(w, r, err)
+	b, ok := c.queryBranch(w, r)
+	if !ok {
 		return
 	}
-	path, leaf, err := BranchPath(c.Store, sid, leaf)
-	if err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	revs := notebook.Revisions(path)
+	revs := notebook.Revisions(b.path)
 	if revs == nil {
 		revs = []notebook.Revision{}
 	}
-	contextJSON(w, RevisionsResponse{Session: sid, Leaf: leaf, Revisions: revs})
+	contextJSON(w, RevisionsResponse{Session: b.sid, Leaf: b.leaf, Revisions: revs})
 }
 
 func (c *ContextRoutes) getNotes(w http.ResponseWriter, r *http.Request) {
@@ -717,67 +776,45 @@ func (c *ContextRoutes) postNote(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *ContextRoutes) postStatus(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
 	var in StatusRequest
-	if err := decodeBody(w, r, &in); err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	path, _, err := BranchPath(c.Store, sid, in.Leaf)
-	if err != nil {
-		c.fail(w, r, err)
+	b, ok := c.bodyBranch(w, r, &in)
+	if !ok {
 		return
 	}
 	ws := in.WindowStartTokens
 	if ws == nil {
-		ws = notebook.WindowStartTokens(path)
+		ws = notebook.WindowStartTokens(b.path)
 	}
-	contextJSON(w, notebook.StatusLine(notebook.StatusInput{Notebook: notebook.Read(path), ContextTokens: in.ContextTokens,
+	contextJSON(w, notebook.StatusLine(notebook.StatusInput{Notebook: notebook.Read(b.path), ContextTokens: in.ContextTokens,
 		WindowStartTokens: ws, BranchChanged: in.BranchChanged, ExternalCompaction: in.ExternalCompaction,
 		StepTokens: c.Config.StatusStepTokens, DeliveredStep: in.DeliveredStep, Suppressed: in.Suppressed}))
 }
 
 func (c *ContextRoutes) postGate(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
 	var in GateRequest
-	if err := decodeBody(w, r, &in); err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	path, _, err := BranchPath(c.Store, sid, in.Leaf)
-	if err != nil {
-		c.fail(w, r, err)
+	b, ok := c.bodyBranch(w, r, &in)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
-	pending := c.state(sid, path).Pending
+	pending := c.state(b.sid, b.path).Pending
 	c.mu.Unlock()
 	if in.Pending != nil {
 		pending = *in.Pending
 	}
-	contextJSON(w, rollover.Gate(rollover.GateInput{Path: path, Notebook: rolloverNotebook(notebook.Read(path)), Request: in.Request,
+	contextJSON(w, rollover.Gate(rollover.GateInput{Path: b.path, Notebook: rolloverNotebook(notebook.Read(b.path)), Request: in.Request,
 		Pending: pending, Usage: in.Usage.usage(), Model: in.Model, Pi: c.piSettings(in.Pi), Config: c.Config}))
 }
 
 func (c *ContextRoutes) postCompaction(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
 	var in CompactionRequest
-	if err := decodeBody(w, r, &in); err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	if in.Reason != "" && !in.Reason.Valid() {
-		c.fail(w, r, badParam("reason", "reason must be model, user, host, threshold or fallback; not %q", in.Reason))
-		return
-	}
-	path, _, err := BranchPath(c.Store, sid, in.Leaf)
-	if err != nil {
-		c.fail(w, r, err)
+	b, ok := c.bodyBranch(w, r, &in)
+	if !ok {
 		return
 	}
 	reason := in.Reason
 	c.mu.Lock()
-	s := c.state(sid, path)
+	s := c.state(b.sid, b.path)
 	if reason == "" {
 		switch {
 		case !in.Ours:
@@ -793,34 +830,22 @@ func (c *ContextRoutes) postCompaction(w http.ResponseWriter, r *http.Request) {
 	window := s.Window
 	c.mu.Unlock()
 	d := rollover.BeforeCompact(rollover.BeforeCompactInput{
-		RolloverInput: rollover.RolloverInput{Path: path, Notebook: rolloverNotebook(notebook.Read(path)), Reason: reason,
+		RolloverInput: rollover.RolloverInput{Path: b.path, Notebook: rolloverNotebook(notebook.Read(b.path)), Reason: reason,
 			FirstKeptEntryID: in.FirstKeptEntryID, Pi: c.piSettings(in.Pi), Config: c.Config},
 		CustomInstructions: in.CustomInstructions, Model: in.Model, Ours: in.Ours, MidRun: in.MidRun})
 	if d.Compaction == nil && d.Declined != "" {
-		c.ledger(rollover.Row{Kind: rollover.RowRolloverDeclined, Session: sid, Window: window, Reason: reason, Why: d.Declined})
+		c.ledger(rollover.Row{Kind: rollover.RowRolloverDeclined, Session: b.sid, Window: window, Reason: reason, Why: d.Declined})
 	}
 	contextJSON(w, d)
 }
 
 func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
 	var in EventRequest
-	if err := decodeBody(w, r, &in); err != nil {
-		c.fail(w, r, err)
+	b, ok := c.bodyBranch(w, r, &in)
+	if !ok {
 		return
 	}
-	switch in.Event.Kind {
-	case rollover.EvAgentStart, rollover.EvTurnEnd, rollover.EvToolCall, rollover.EvNotes, rollover.EvNewContext,
-		rollover.EvSettle, rollover.EvCompaction, rollover.EvAbort:
-	default:
-		c.fail(w, r, badParam("event.kind", "unknown event kind %q", in.Event.Kind))
-		return
-	}
-	path, leaf, err := BranchPath(c.Store, sid, in.Leaf)
-	if err != nil {
-		c.fail(w, r, err)
-		return
-	}
+	sid, path := b.sid, b.path
 	nb := notebook.Read(path)
 	rnb := rolloverNotebook(nb)
 	world := rollover.World{Path: path, Notebook: rnb, Usage: in.Usage.usage(), Model: in.Model, Pi: c.piSettings(in.Pi), Config: c.Config}
@@ -848,7 +873,7 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 	if rnb != nil {
 		text = rnb.Render()
 	}
-	contextJSON(w, EventResponse{Session: sid, Leaf: leaf, State: ns, Decision: d, Notebook: text})
+	contextJSON(w, EventResponse{Session: sid, Leaf: b.leaf, State: ns, Decision: d, Notebook: text})
 }
 
 // rolloverRowOf is the ledger row of the last compaction on path when this
@@ -880,24 +905,16 @@ func rolloverRowOf(sid string, path []*journal.Entry, nb *rollover.Notebook) (ro
 }
 
 func (c *ContextRoutes) getState(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
-	q := newQuery(r)
-	leaf := q.str("leaf")
-	if err := q.done(); err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	path, leaf, err := BranchPath(c.Store, sid, leaf)
-	if err != nil {
-		c.fail(w, r, err)
+	b, ok := c.queryBranch(w, r)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
-	s := *c.state(sid, path)
+	s := *c.state(b.sid, b.path)
 	c.mu.Unlock()
 	contextJSON(w, struct {
 		Session string         `json:"session"`
 		Leaf    string         `json:"leaf"`
 		State   rollover.State `json:"state"`
-	}{sid, leaf, s})
+	}{b.sid, b.leaf, s})
 }
