@@ -100,10 +100,37 @@ func File(st *store.Store, path string, progress Progress) (FileReport, error) {
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return rep, fmt.Errorf("seek journal %s to %d: %w", path, offset, err)
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
-	fb := &store.FileBatch{Path: path, Replace: replace}
+	in := lines{key: path, size: info.Size(), offset: offset, replace: replace, parser: parser, state: state}
+	err = readLines(st, bufio.NewReaderSize(f, 1<<20), in, &rep, progress)
+	return rep, err
+}
+
+// lines says where readLines resumes a journal and what its input is.
+type lines struct {
+	key     string // the store's key: the file's path, or ARCHIVE!MEMBER
+	size    int64  // the journal's size
+	offset  int64  // the byte the input starts at
+	replace bool   // the first batch replaces the session's entries
+	parser  journal.Parser
+	state   store.FileState
+	// member: the input is a whole archive member, not a file that may
+	// still grow. Its last line counts without a newline, and a line too
+	// long is skipped even when the member ends inside it; in a file, both
+	// wait for more (rep.Pending).
+	member bool
+}
+
+// readLines reads r, a journal from in.offset on, into the store in batches
+// under in.key, adding what it did to rep. It stops at the end of r or at an
+// error; a journal without a header is not read.
+func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, progress Progress) error {
+	what, unit := "journal", "file"
+	if in.member {
+		what, unit = "archive member", "member"
+	}
+	parser, state, consumed := in.parser, in.state, in.offset
+	fb := &store.FileBatch{Path: in.key, Replace: in.replace}
 	pendingBytes := 0
-	consumed := offset
 	headerOK := parser.HeaderSeen()
 	flush := func() error {
 		if fb.Header == nil && len(fb.Entries) == 0 && consumed == state.Offset {
@@ -126,48 +153,61 @@ func File(st *store.Store, path string, progress Progress) (FileReport, error) {
 		rep.Confirmed += res.Confirmed
 		rep.Dups += res.Duplicates
 		rep.Replaced += res.Replaced
-		rep.Bytes = consumed - offset
+		rep.Bytes = consumed - in.offset
 		if progress != nil {
 			progress(rep.Bytes, rep.Added)
 		}
-		fb = &store.FileBatch{Path: path}
+		fb = &store.FileBatch{Path: in.key}
 		pendingBytes = 0
 		return nil
 	}
 	var line []byte
+	var err error
 	for {
 		line, err = readLine(r, line[:0])
 		if errors.Is(err, errLineTooLong) {
 			// Skip the rest of the oversize line.
 			n, complete, serr := skipLine(r)
-			consumed += int64(len(line)) + n
-			if serr != nil || !complete {
+			if in.member && serr != nil {
+				return fmt.Errorf("read %s %s at byte %d: %w", what, in.key, consumed, serr)
+			}
+			if !in.member && (serr != nil || !complete) {
 				// The long line is not finished: leave it for later.
-				consumed -= int64(len(line)) + n
-				rep.Pending = info.Size() - consumed
+				rep.Pending = in.size - consumed
 				break
 			}
+			consumed += int64(len(line)) + n
 			parser.State.Line++
 			state.Skipped++
-			p := Problem{File: path, Line: parser.State.Line, Reason: fmt.Sprintf("line longer than %d MiB; skipped", MaxLineBytes>>20)}
+			p := Problem{File: in.key, Line: parser.State.Line, Reason: fmt.Sprintf("line longer than %d MiB; skipped", MaxLineBytes>>20)}
 			state.LastError = p.String()
 			rep.Problems = append(rep.Problems, p)
+			if !complete {
+				break // the member ends inside the long line
+			}
 			continue
 		}
+		last := false
 		if err == io.EOF {
-			rep.Pending = int64(len(line))
-			break
+			if !in.member || len(line) == 0 {
+				// A file's last line without its newline may be half written.
+				rep.Pending = int64(len(line))
+				break
+			}
+			last = true // the member is complete: a last line without its newline is still a line
+		} else if err != nil {
+			return fmt.Errorf("read %s %s at byte %d: %w", what, in.key, consumed, err)
 		}
-		if err != nil {
-			return rep, fmt.Errorf("read journal %s at byte %d: %w", path, consumed, err)
+		n := int64(len(line))
+		if !last {
+			n++
 		}
-		n := int64(len(line)) + 1
 		content := bytes.TrimSuffix(line, []byte{'\r'})
 		h, e, perr := parser.Line(content)
 		switch {
 		case errors.Is(perr, journal.ErrNoHeader):
-			rep.Problems = append(rep.Problems, Problem{File: path, Line: 1, Reason: perr.Error() + "; the file is not read"})
-			return rep, nil
+			rep.Problems = append(rep.Problems, Problem{File: in.key, Line: 1, Reason: perr.Error() + "; the " + unit + " is not read"})
+			return nil
 		case perr != nil:
 			var le *journal.LineError
 			reason := perr.Error()
@@ -175,7 +215,7 @@ func File(st *store.Store, path string, progress Progress) (FileReport, error) {
 			if errors.As(perr, &le) {
 				reason, ln = le.Reason, le.Line
 			}
-			p := Problem{File: path, Line: ln, Reason: reason}
+			p := Problem{File: in.key, Line: ln, Reason: reason}
 			rep.Problems = append(rep.Problems, p)
 			state.Skipped++
 			state.LastError = p.String()
@@ -191,14 +231,14 @@ func File(st *store.Store, path string, progress Progress) (FileReport, error) {
 		state.TailHash, state.TailLen = hash(line), int(n)
 		if pendingBytes >= batchBytes || len(fb.Entries) >= batchEntries {
 			if err := flush(); err != nil {
-				return rep, err
+				return err
 			}
 		}
+		if last {
+			break
+		}
 	}
-	if err := flush(); err != nil {
-		return rep, err
-	}
-	return rep, nil
+	return flush()
 }
 
 var errLineTooLong = errors.New("line too long")
