@@ -146,19 +146,7 @@ func (r *mdRenderer) end() error {
 
 // fence wraps text in a code fence longer than any backtick run in it.
 func fence(text, lang string) string {
-	n := 3
-	run := 0
-	for _, c := range text {
-		if c == '`' {
-			run++
-			if run >= n {
-				n = run + 1
-			}
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", n)
+	f := backticks(text, 3)
 	return f + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + f
 }
 
@@ -166,7 +154,17 @@ func fence(text, lang string) string {
 // run inside and spaces where s starts or ends with a backtick.
 func mdCode(s string) string {
 	s = oneLine(s)
-	n, run := 1, 0
+	d := backticks(s, 1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
+		return d + " " + s + " " + d
+	}
+	return d + s + d
+}
+
+// backticks is a delimiter of at least least backticks, longer than any
+// backtick run in s.
+func backticks(s string, least int) string {
+	n, run := least, 0
 	for _, c := range s {
 		if c == '`' {
 			run++
@@ -177,11 +175,7 @@ func mdCode(s string) string {
 			run = 0
 		}
 	}
-	d := strings.Repeat("`", n)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
-		return d + " " + s + " " + d
-	}
-	return d + s + d
+	return strings.Repeat("`", n)
 }
 
 // mdEscapeInline escapes the characters that would start emphasis, code,
