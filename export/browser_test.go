@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,18 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/internal/testutil/chromium"
 )
-
-// chromium finds Debian's Chromium.
-func chromium() string {
-	for _, p := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
-		if lp, err := exec.LookPath(p); err == nil {
-			return lp
-		}
-	}
-	return ""
-}
 
 // Hostile strings of the browser test: each would set window.__pwned if the
 // page ran it, and each must show on the page as text.
@@ -112,8 +101,7 @@ func TestHostileHTMLInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser tests are not short")
 	}
-	exe := chromium()
-	testutil.NeedTool(t, exe != "", "chromium (apt-get install chromium)")
+	chromium.Path(t) // skip before exporting when there is no browser
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "hostile.jsonl")
 	writeHostileJournal(t, journal)
@@ -135,33 +123,8 @@ func TestHostileHTMLInChromium(t *testing.T) {
 	os.WriteFile(noCSPPage, []byte(noCSP), 0o644)
 	os.WriteFile(control, []byte(strings.Replace(noCSP, "</body>", "<script>window.__pwned=42</script></body>", 1)), 0o644)
 
-	shots := os.Getenv("PI_HISTORY_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	}
-	os.MkdirAll(shots, 0o755)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium")),
-		chromedp.WindowSize(1280, 900),
-	)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+	shots := chromium.ShotsDir(t)
+	bctx := chromium.Start(t)
 	do := func(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		c, cancel := context.WithTimeout(bctx, 20*time.Second)

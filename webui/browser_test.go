@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,22 +16,12 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api"
-	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/internal/testutil/chromium"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 )
 
 const bigID = "0199eeee-0000-7000-8000-00000000e001"
-
-// chromium finds Debian's Chromium.
-func chromium() string {
-	for _, p := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
-		if lp, err := exec.LookPath(p); err == nil {
-			return lp
-		}
-	}
-	return ""
-}
 
 // writeBig writes a journal of n entries in one window: user, assistant with
 // a tool call, tool result, repeated.
@@ -73,8 +62,7 @@ type browserEnv struct {
 
 func startBrowserEnv(t *testing.T) *browserEnv {
 	t.Helper()
-	exe := chromium()
-	testutil.NeedTool(t, exe != "", "chromium (apt-get install chromium)")
+	chromium.Path(t) // skip before building the server when there is no browser
 	dir := t.TempDir()
 	svc, err := service.Open(service.Options{DataDir: filepath.Join(dir, "data")})
 	if err != nil {
@@ -132,43 +120,20 @@ func startBrowserEnv(t *testing.T) *browserEnv {
 	go func() { served <- srv.Serve(ctx, ln, api.Timeouts{Shutdown: 5 * time.Second}) }()
 	env.base = "http://" + ln.Addr().String()
 
-	env.shots = os.Getenv("PI_HISTORY_SCREENSHOTS")
-	if env.shots == "" {
-		env.shots = t.TempDir()
-	}
-	os.MkdirAll(env.shots, 0o755)
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium")),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, bcancel := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	env.ctx = bctx
-	// Log in once here, so that every subtest can also run alone.
-	env.run(t, "login", chromedp.Navigate(LoginURL(env.base, env.logins.NewCode())), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
+	// Registered before the browser's: cleanups run last first, so the
+	// browser stops before the server does.
 	t.Cleanup(func() {
-		bcancel()
-		acancel()
 		cancel()
 		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("serve: %v", err)
 		}
 		svc.Close()
 	})
+
+	env.shots = chromium.ShotsDir(t)
+	env.ctx = chromium.Start(t, chromedp.Flag("disable-quic", true))
+	// Log in once here, so that every subtest can also run alone.
+	env.run(t, "login", chromedp.Navigate(LoginURL(env.base, env.logins.NewCode())), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
 	return env
 }
 
