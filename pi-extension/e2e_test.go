@@ -35,12 +35,7 @@ func TestExtensionEndToEnd(t *testing.T) {
 	node, err := exec.LookPath("node")
 	testutil.NeedTool(t, err == nil, "node (Node 20)")
 
-	bin := filepath.Join(t.TempDir(), "pi-history")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/pi-history")
-	build.Dir = testutil.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build pi-history: %v\n%s", err, out)
-	}
+	bin := testutil.BuildBinary(t)
 
 	scenarios := []struct {
 		name     string

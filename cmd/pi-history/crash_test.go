@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,10 +23,7 @@ func TestKillDuringImportLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and imports repeatedly")
 	}
-	bin := filepath.Join(t.TempDir(), "pi-history")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildBinary(t)
 	src := t.TempDir()
 	want := 0
 	for i := 0; i < 12; i++ {

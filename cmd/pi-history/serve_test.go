@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/internal/testutil"
 	"github.com/pi-history/pi-history/service"
 )
 
@@ -24,10 +25,7 @@ func TestServeSharesTheStoreWithTheCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "pi-history")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildBinary(t)
 	root := t.TempDir()
 	data, sessions, old := filepath.Join(root, "data"), filepath.Join(root, "sessions"), filepath.Join(root, "old")
 	journal := filepath.Join(sessions, "--home-dev-shop--", "s1.jsonl")

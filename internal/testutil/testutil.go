@@ -4,6 +4,7 @@ package testutil
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -13,6 +14,19 @@ import (
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// BuildBinary builds the pi-history command into a temporary directory and
+// returns its path.
+func BuildBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pi-history")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/pi-history")
+	build.Dir = RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build pi-history: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // SharedDir returns ../shared beside the repository, or skips the test when
