@@ -21,6 +21,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -358,14 +360,34 @@ type Plan struct {
 	Trigrams []string // distinct trigrams of the needle
 	Zero     string   // a trigram no document has: nothing indexed can match
 	Rarest   uint64   // document frequency of the rarest trigram
+
+	// Direct is set when the rarest trigram was rare enough for PlanNeedle
+	// to intersect the postings of every trigram itself: Blocks then holds,
+	// in ascending order, the start of every block holding all the
+	// trigrams, as of an index state at least as new as the mark read
+	// before the call. Window selects from it what Candidates would return.
+	Direct bool
+	Blocks []uint64
 }
+
+// directMax bounds the document frequency of a needle's rarest trigram for
+// which PlanNeedle intersects postings over the whole index at once (the
+// work is proportional to it); above it, Candidates asks Bleve for one
+// window of seqs at a time.
+const directMax = 2048
 
 // ErrNoTrigrams means the needle is shorter than three characters: the
 // index cannot narrow it down and the caller must scan.
 var ErrNoTrigrams = errors.New("needle has fewer than 3 characters")
 
-// PlanNeedle looks up the document frequency of the needle's trigrams.
+// PlanNeedle looks up the document frequency of the needle's trigrams and,
+// when the rarest is rare enough, the candidate blocks (see Plan.Direct).
 func (x *Index) PlanNeedle(needle string) (Plan, error) {
+	return x.PlanNeedleContext(context.Background(), needle)
+}
+
+// PlanNeedleContext is PlanNeedle with a context for the intersection.
+func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, error) {
 	p := Plan{Trigrams: Trigrams(needle)}
 	if len(p.Trigrams) == 0 {
 		return p, ErrNoTrigrams
@@ -381,14 +403,20 @@ func (x *Index) PlanNeedle(needle string) (Plan, error) {
 		return p, err
 	}
 	defer rd.Close()
+	tfrs := make([]bindex.TermFieldReader, 0, len(p.Trigrams))
+	defer func() {
+		for _, t := range tfrs {
+			t.Close()
+		}
+	}()
 	p.Rarest = ^uint64(0)
 	for _, t := range p.Trigrams {
-		tfr, err := rd.TermFieldReader(context.Background(), []byte(t), fieldText, false, false, false)
+		tfr, err := rd.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
 		if err != nil {
 			return p, err
 		}
+		tfrs = append(tfrs, tfr)
 		c := tfr.Count()
-		tfr.Close()
 		if c == 0 {
 			p.Zero, p.Rarest = t, 0
 			return p, nil
@@ -397,7 +425,106 @@ func (x *Index) PlanNeedle(needle string) (Plan, error) {
 			p.Rarest = c
 		}
 	}
+	if p.Rarest > directMax {
+		return p, nil
+	}
+	blocks, err := intersect(ctx, rd, tfrs)
+	if err != nil {
+		return p, fmt.Errorf("index: search: %w", err)
+	}
+	p.Direct, p.Blocks = true, blocks
 	return p, nil
+}
+
+// intersect returns, ascending, the block starts of the documents in every
+// postings list of tfrs, leapfrogging from the rarest list as Bleve's
+// conjunction does, without the search machinery around it.
+func intersect(ctx context.Context, rd bindex.IndexReader, tfrs []bindex.TermFieldReader) ([]uint64, error) {
+	rs := slices.Clone(tfrs)
+	slices.SortStableFunc(rs, func(a, b bindex.TermFieldReader) int { return cmp.Compare(a.Count(), b.Count()) })
+	n := len(rs)
+	docs := make([]bindex.TermFieldDoc, n) // one each: a reader keeps its doc's ID
+	cur := make([]uint64, n)
+	started := make([]bool, n)
+	target := bindex.NewIndexInternalID(nil, 0)
+	// seek moves reader i to its first document at or after t.
+	seek := func(i int, t uint64) (uint64, bool, error) {
+		if started[i] && cur[i] >= t {
+			return cur[i], true, nil
+		}
+		target.SetValue(t)
+		d, err := rs[i].Advance(target, &docs[i])
+		if err != nil || d == nil {
+			return 0, false, err
+		}
+		started[i], cur[i] = true, d.ID.Value()
+		return cur[i], true, nil
+	}
+	var out []uint64
+	t := uint64(0)
+	for steps := 0; ; steps++ {
+		if steps%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		v, ok, err := seek(0, t)
+		if err != nil || !ok {
+			break
+		}
+		t = v
+		all := true
+		for i := 1; i < n; i++ {
+			v, ok, err = seek(i, t)
+			if err != nil || !ok {
+				break
+			}
+			if v != t {
+				t, all = v, false
+				break
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if !all {
+			continue
+		}
+		target.SetValue(t)
+		id, err := rd.ExternalID(target)
+		if err != nil {
+			return nil, err
+		}
+		if b, err := parseDocID(id); err == nil {
+			out = append(out, b)
+		}
+		t++
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Window returns what Candidates(ctx, p.Trigrams, lo, hi) returns, from a
+// Direct plan's blocks: the blocks overlapping [lo, hi], clipped to it, in
+// ascending order. hi must not exceed the mark read before PlanNeedle.
+func (p *Plan) Window(lo, hi uint64) []Block {
+	if lo > hi {
+		return nil
+	}
+	first, _ := blockOf(lo)
+	i, _ := slices.BinarySearch(p.Blocks, first)
+	var out []Block
+	for ; i < len(p.Blocks) && p.Blocks[i] <= hi; i++ {
+		b := p.Blocks[i]
+		blk := Block{Lo: max(b, lo), Hi: min(b+BlockSize-1, hi)}
+		if blk.Lo <= blk.Hi {
+			out = append(out, blk)
+		}
+	}
+	return out
 }
 
 // Candidates returns, in ascending order, the blocks overlapping [lo, hi]
@@ -424,14 +551,26 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 		nq.SetField(fieldSeq)
 		qs = append(qs, nq)
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), 1<<30, 0, false)
-	req.Score = "none"
-	req.SortBy([]string{"_id"})
-	x.mu.RLock()
-	res, err := x.bi.SearchInContext(ctx, req)
-	x.mu.RUnlock()
-	if err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
+	// At most one hit per block in range (more only if the index moved on
+	// since the mark was read and there is no range: then ask again). A
+	// size near that keeps Bleve from preparing for a thousand hits.
+	size := int(min((hi-first)/BlockSize+2, 1<<20))
+	var res *bleve.SearchResult
+	for {
+		req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), size, 0, false)
+		req.Score = "none"
+		req.SortBy([]string{"_id"})
+		x.mu.RLock()
+		var err error
+		res, err = x.bi.SearchInContext(ctx, req)
+		x.mu.RUnlock()
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		if res.Total <= uint64(len(res.Hits)) || size >= 1<<30 {
+			break
+		}
+		size = int(min(res.Total, 1<<30))
 	}
 	out := make([]Block, 0, len(res.Hits))
 	for _, h := range res.Hits {

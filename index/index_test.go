@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
@@ -119,5 +121,90 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 	got, _ = x.Candidates(context.Background(), Trigrams("alpha"), 1, 1000)
 	if !reflect.DeepEqual(got, two[1:]) {
 		t.Errorf("after dropping s1: %v", got)
+	}
+}
+
+// The intersection PlanNeedle does itself must give what Bleve's conjunction
+// gives, in every window, across segments, rebuilt blocks and deletions.
+func TestDirectPlanAgreesWithCandidates(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x, err := Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	r := rand.New(rand.NewPCG(9, 9))
+	// Sixteen letters make 4096 trigrams, of which a block holds a fifth or
+	// so: a needle of four or five letters is in some blocks, not all.
+	letters := []rune("abcdefghijklmnoé")
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteRune(letters[r.IntN(len(letters))])
+		}
+		return b.String()
+	}
+	for s := 0; s < 6; s++ {
+		var texts []string
+		for i := 0; i < 200+r.IntN(200); i++ {
+			texts = append(texts, word(3+r.IntN(10)))
+		}
+		pushTexts(t, st, fmt.Sprintf("s%d", s), texts)
+		if _, err := x.CatchUp(context.Background(), nil); err != nil { // one segment per pass
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.DropSession("s2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	mark := x.IndexedThrough()
+	needles := []string{"nothing", "abc"}
+	for range 60 {
+		needles = append(needles, word(4+r.IntN(2)))
+	}
+	some := 0
+	for _, n := range needles {
+		p, err := x.PlanNeedle(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Zero != "" {
+			if len(p.Blocks) != 0 {
+				t.Fatalf("%q: zero plan with blocks %v", n, p.Blocks)
+			}
+			continue
+		}
+		if !p.Direct {
+			t.Fatalf("%q: rarest %d, want a direct plan", n, p.Rarest)
+		}
+		for k := 0; k < 30; k++ {
+			lo := 1 + uint64(r.IntN(int(mark)))
+			hi := lo + uint64(r.IntN(int(mark)))
+			if k == 0 {
+				lo, hi = 1, mark
+			}
+			hi = min(hi, mark)
+			want, err := x.Candidates(context.Background(), p.Trigrams, lo, hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k == 0 && len(want) > 0 && len(want) < int(mark/BlockSize) {
+				some++
+			}
+			if got := p.Window(lo, hi); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Fatalf("%q in [%d, %d]: direct %v, Bleve %v", n, lo, hi, got, want)
+			}
+		}
+	}
+	if some < 10 {
+		t.Fatalf("only %d needles are in some blocks but not all: the test shows little", some)
 	}
 }

@@ -67,6 +67,15 @@ type prepared struct {
 	members []*store.Meta
 	trees   map[string]*store.SessionTree
 	scoped  bool
+	// countOnly: only the number of hits is wanted, not their texts
+	countOnly bool
+}
+
+// found is the confirmed hits of a search in request order, with the text
+// each was confirmed in (nil texts when counting only).
+type found struct {
+	metas []*store.Meta
+	texts []string
 }
 
 func (e *Engine) prepare(req *Request) (*prepared, error) {
@@ -196,7 +205,7 @@ func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
 		return nil, err
 	}
 	resp := &Response{Hits: []Hit{}}
-	var hits []*store.Meta
+	var hits found
 	var last uint64
 	var more bool
 	if p.scoped {
@@ -227,9 +236,9 @@ func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
 }
 
 // scanMembers confirms a scoped search by reading each member's text.
-func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) ([]*store.Meta, uint64, bool, error) {
+func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
 	st.Plan = "scan " + string(p.req.Scope)
-	var hits []*store.Meta
+	var hits found
 	n := len(p.members)
 	for k := 0; k < n; k++ {
 		i := k
@@ -244,22 +253,29 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) ([]*st
 			continue
 		}
 		if k%256 == 0 && ctx.Err() != nil {
-			return nil, 0, false, ctx.Err()
+			return found{}, 0, false, ctx.Err()
 		}
-		found := false
+		ok := false
+		var text string
 		if _, err := e.st.TextBytes(m.Seq, func(b []byte) {
 			st.BytesScanned += int64(len(b))
-			found = p.find.in(b)
+			ok = p.find.in(b)
+			if ok && !p.countOnly {
+				text = string(b)
+			}
 		}); err != nil {
-			return nil, 0, false, err
+			return found{}, 0, false, err
 		}
 		st.Scanned++
-		if !found {
+		if !ok {
 			continue
 		}
 		st.Confirmed++
-		hits = append(hits, m)
-		if p.limit > 0 && len(hits) == p.limit {
+		hits.metas = append(hits.metas, m)
+		if !p.countOnly {
+			hits.texts = append(hits.texts, text)
+		}
+		if p.limit > 0 && len(hits.metas) == p.limit {
 			// More only if some later member could still match.
 			return hits, m.Seq, k < n-1, nil
 		}
@@ -269,7 +285,7 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) ([]*st
 
 // searchAll answers an all-scope search: index windows for what is indexed,
 // a scan for what is not.
-func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*store.Meta, uint64, bool, error) {
+func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
 	last := e.st.LastSeq()
 	through := uint64(0)
 	var plan index.Plan
@@ -277,12 +293,12 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*stor
 	if e.ix != nil {
 		through = min(e.ix.IndexedThrough(), last)
 		var err error
-		plan, err = e.ix.PlanNeedle(p.req.Needle)
+		plan, err = e.ix.PlanNeedleContext(ctx, p.req.Needle)
 		switch {
 		case errors.Is(err, index.ErrNoTrigrams):
 			st.Plan = "scan (needle shorter than 3 characters)"
 		case err != nil:
-			return nil, 0, false, err
+			return found{}, 0, false, err
 		case plan.Zero != "":
 			st.Plan = fmt.Sprintf("index: trigram %q occurs nowhere", plan.Zero)
 			useIndex = true
@@ -293,7 +309,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*stor
 	} else {
 		st.Plan = "scan (no index)"
 	}
-	c := &collector{e: e, p: p, st: st}
+	c := &collector{e: e, p: p, st: st, plan: &plan}
 	if !useIndex {
 		lo, hi := uint64(1), last
 		if p.hasAfter {
@@ -316,7 +332,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*stor
 			w := uint64(16384)
 			for lo <= through && !c.full() {
 				hi := min(lo+w-1, through)
-				if err := c.candidates(ctx, plan.Trigrams, lo, hi); err != nil {
+				if err := c.candidates(ctx, lo, hi); err != nil {
 					return c.result(err)
 				}
 				lo = hi + 1
@@ -346,7 +362,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*stor
 			if hi > w {
 				lo = hi - w + 1
 			}
-			if err := c.candidates(ctx, plan.Trigrams, lo, hi); err != nil {
+			if err := c.candidates(ctx, lo, hi); err != nil {
 				return c.result(err)
 			}
 			if lo == 1 {
@@ -361,21 +377,24 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) ([]*stor
 
 // collector gathers confirmed hits in request order until the page is full.
 type collector struct {
-	e    *Engine
-	p    *prepared
-	st   *Stats
-	hits []*store.Meta
-	more bool
-	last uint64
+	e     *Engine
+	p     *prepared
+	st    *Stats
+	plan  *index.Plan
+	hits  []*store.Meta
+	texts []string // parallel to hits: the text each was confirmed in
+	more  bool
+	last  uint64
+	n     int // entries visited, for checking ctx now and then
 }
 
 func (c *collector) full() bool { return c.p.limit > 0 && len(c.hits) >= c.p.limit }
 
-func (c *collector) result(err error) ([]*store.Meta, uint64, bool, error) {
+func (c *collector) result(err error) (found, uint64, bool, error) {
 	if err != nil {
-		return nil, 0, false, err
+		return found{}, 0, false, err
 	}
-	return c.hits, c.last, c.more, nil
+	return found{c.hits, c.texts}, c.last, c.more, nil
 }
 
 // offer confirms one seq whose text is in hand.
@@ -400,6 +419,9 @@ func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 		return true, nil
 	}
 	c.hits = append(c.hits, m)
+	if !c.p.countOnly {
+		c.texts = append(c.texts, string(text))
+	}
 	c.last = seq
 	if c.full() {
 		c.more = true // possibly; the next page may come back empty
@@ -412,11 +434,16 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if lo > hi || lo == 0 && hi == 0 {
 		return nil
 	}
+	return c.scanRanges(ctx, []store.SeqRange{{Lo: lo, Hi: hi}})
+}
+
+// scanRanges confirms every searchable entry of ranges (ascending,
+// disjoint) in request order, until the page is full.
+func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
 	var ferr error
-	i := 0
-	err := c.e.st.ScanTexts(lo, hi, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
-		i++
-		if i%1024 == 0 && ctx.Err() != nil {
+	err := c.e.st.ScanTextRanges(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
+		c.n++
+		if c.n%1024 == 0 && ctx.Err() != nil {
 			ferr = ctx.Err()
 			return false
 		}
@@ -435,32 +462,33 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 
 // candidates confirms the index's candidate blocks in [lo, hi] in request
 // order, scanning the texts of each block.
-func (c *collector) candidates(ctx context.Context, trigrams []string, lo, hi uint64) error {
-	blocks, err := c.e.ix.Candidates(ctx, trigrams, lo, hi)
-	if err != nil {
-		return err
-	}
-	c.st.Candidates += len(blocks)
-	if c.p.req.NewestFirst {
-		slices.Reverse(blocks)
-	}
-	for _, b := range blocks {
-		if c.full() {
-			return nil
-		}
-		if err := c.scan(ctx, b.Lo, b.Hi); err != nil {
+func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
+	var blocks []index.Block
+	if c.plan.Direct {
+		blocks = c.plan.Window(lo, hi)
+	} else {
+		var err error
+		if blocks, err = c.e.ix.Candidates(ctx, c.plan.Trigrams, lo, hi); err != nil {
 			return err
 		}
 	}
-	return nil
+	c.st.Candidates += len(blocks)
+	if len(blocks) == 0 || c.full() {
+		return nil
+	}
+	ranges := make([]store.SeqRange, len(blocks))
+	for i, b := range blocks {
+		ranges[i] = store.SeqRange{Lo: b.Lo, Hi: b.Hi}
+	}
+	return c.scanRanges(ctx, ranges)
 }
 
 // count counts every hit of the request, ignoring cursor and limit.
 func (e *Engine) count(ctx context.Context, p *prepared, st *Stats) (int, error) {
 	q := *p
-	q.limit, q.hasAfter = 0, false
+	q.limit, q.hasAfter, q.countOnly = 0, false, true
 	var tmp Stats
-	var hits []*store.Meta
+	var hits found
 	var err error
 	if q.scoped {
 		hits, _, _, err = e.scanMembers(ctx, &q, &tmp)
@@ -470,13 +498,15 @@ func (e *Engine) count(ctx context.Context, p *prepared, st *Stats) (int, error)
 	st.Candidates += tmp.Candidates
 	st.Scanned += tmp.Scanned
 	st.BytesScanned += tmp.BytesScanned
-	return len(hits), err
+	return len(hits.metas), err
 }
 
 // fillHits turns confirmed metas into hits with snippets; it reports whether
 // the snippet budget cut any.
-func (e *Engine) fillHits(p *prepared, metas []*store.Meta, budget int, resp *Response) bool {
+func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) bool {
 	truncated := false
+	metas := hits.metas
+	resp.Hits = slices.Grow(resp.Hits, len(metas))
 	for i, m := range metas {
 		h := Hit{Session: m.Session, Entry: m.ID, Type: m.Type, Role: m.Role, CustomType: m.Extra.CustomType,
 			ToolName: m.Extra.ToolName, Timestamp: m.Timestamp, Window: m.Window, Ref: Ref(m.ID), Seq: m.Seq, Snippets: []Snippet{}}
@@ -493,7 +523,7 @@ func (e *Engine) fillHits(p *prepared, metas []*store.Meta, budget int, resp *Re
 				h.Leaves = t.LeavesOf(m.ID)
 			}
 		}
-		text, _ := e.st.Text(m.Seq)
+		text := hits.texts[i]
 		h.Matches = strings.Count(text, p.req.Needle)
 		share := budget / max(len(metas)-i, 1)
 		share = min(share, 600)

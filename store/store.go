@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
@@ -71,6 +72,9 @@ type Store struct {
 
 	wmu     sync.Mutex // serializes writers
 	nextSeq uint64
+	// lastSeq is nextSeq-1 as of the last commit, published after the
+	// commit (under wmu) so that readers never wait for a synced write.
+	lastSeq atomic.Uint64
 
 	cmu     sync.Mutex
 	changed chan struct{} // closed and replaced after every commit
@@ -108,6 +112,7 @@ func Open(dir string) (*Store, error) {
 	if s.nextSeq == 0 {
 		s.nextSeq = 1
 	}
+	s.lastSeq.Store(s.nextSeq - 1)
 	return s, nil
 }
 
@@ -123,12 +128,10 @@ func (s *Store) Close() error {
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-// LastSeq is the highest seq assigned so far (0 when empty).
-func (s *Store) LastSeq() uint64 {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	return s.nextSeq - 1
-}
+// LastSeq is the highest seq committed so far (0 when empty). It does not
+// wait for a write in progress: entries of an uncommitted batch are not
+// counted until their commit returns.
+func (s *Store) LastSeq() uint64 { return s.lastSeq.Load() }
 
 // Changed returns a channel closed at the next commit.
 func (s *Store) Changed() <-chan struct{} {
@@ -137,7 +140,10 @@ func (s *Store) Changed() <-chan struct{} {
 	return s.changed
 }
 
+// notify is called, with wmu held, after every successful commit: it
+// publishes the new last seq and wakes waiters.
 func (s *Store) notify() {
+	s.lastSeq.Store(s.nextSeq - 1)
 	s.cmu.Lock()
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -388,6 +394,76 @@ func (s *Store) ScanTexts(from, to uint64, reverse bool, fn func(seq uint64, tex
 			return err
 		}
 		if !fn(binary.BigEndian.Uint64(it.Key()[1:]), v) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// SeqRange is an inclusive range of seqs.
+type SeqRange struct{ Lo, Hi uint64 }
+
+// ScanTextRanges is ScanTexts over several ranges with one iterator. The
+// ranges must be ascending and disjoint; they are visited in order (last
+// first when reverse, each newest first), until fn returns false.
+func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
+	if len(ranges) == 0 {
+		return nil
+	}
+	if len(ranges) == 1 {
+		return s.ScanTexts(ranges[0].Lo, ranges[0].Hi, reverse, fn)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, ranges[0].Lo),
+		UpperBound: prefixEnd(seqKey(tagText, ranges[len(ranges)-1].Hi))})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	key := make([]byte, 9)
+	key[0] = tagText
+	visit := func(r SeqRange) (bool, error) {
+		var ok bool
+		step := it.Next
+		if reverse {
+			step = it.Prev
+			if r.Hi == ^uint64(0) {
+				ok = it.Last()
+			} else {
+				binary.BigEndian.PutUint64(key[1:], r.Hi+1)
+				ok = it.SeekLT(key)
+			}
+		} else {
+			binary.BigEndian.PutUint64(key[1:], r.Lo)
+			ok = it.SeekGE(key)
+		}
+		for ; ok; ok = step() {
+			seq := binary.BigEndian.Uint64(it.Key()[1:])
+			if seq < r.Lo || seq > r.Hi {
+				break
+			}
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return false, err
+			}
+			if !fn(seq, v) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	for k := range ranges {
+		r := ranges[k]
+		if reverse {
+			r = ranges[len(ranges)-1-k]
+		}
+		if r.Lo > r.Hi {
+			continue
+		}
+		more, err := visit(r)
+		if err != nil {
+			return err
+		}
+		if !more {
 			break
 		}
 	}

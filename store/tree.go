@@ -2,6 +2,7 @@ package store
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/pi-history/pi-history/journal"
 )
@@ -82,30 +83,31 @@ func (s *Store) Tree(sid string) (*SessionTree, error) {
 }
 
 // treeCache keeps recently used trees, bounded by their total entry count.
+// Lookups share a read lock; the recency tick is atomic.
 type treeCache struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	max   int
 	total int
-	tick  uint64
+	tick  atomic.Uint64
 	m     map[string]*cached
 }
 
 type cached struct {
 	t    *SessionTree
-	used uint64
+	used atomic.Uint64
 }
 
 func newTreeCache(max int) *treeCache { return &treeCache{max: max, m: map[string]*cached{}} }
 
 func (c *treeCache) get(sid string) *SessionTree {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[sid]; ok {
-		c.tick++
-		e.used = c.tick
-		return e.t
+	c.mu.RLock()
+	e, ok := c.m[sid]
+	c.mu.RUnlock()
+	if !ok {
+		return nil
 	}
-	return nil
+	e.used.Store(c.tick.Add(1))
+	return e.t
 }
 
 func (c *treeCache) put(sid string, t *SessionTree) {
@@ -114,15 +116,16 @@ func (c *treeCache) put(sid string, t *SessionTree) {
 	if old, ok := c.m[sid]; ok {
 		c.total -= old.t.Len()
 	}
-	c.tick++
-	c.m[sid] = &cached{t: t, used: c.tick}
+	e := &cached{t: t}
+	e.used.Store(c.tick.Add(1))
+	c.m[sid] = e
 	c.total += t.Len()
 	for c.total > c.max && len(c.m) > 1 {
 		var victim string
 		var oldest uint64 = ^uint64(0)
 		for k, e := range c.m {
-			if k != sid && e.used < oldest {
-				victim, oldest = k, e.used
+			if u := e.used.Load(); k != sid && u < oldest {
+				victim, oldest = k, u
 			}
 		}
 		c.total -= c.m[victim].t.Len()
