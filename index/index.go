@@ -48,12 +48,13 @@ const (
 	fieldText = "t"
 	fieldSeq  = "s"
 	markKey   = "indexed_through"
+	blockKey  = "block_size"
 	// bytesBatch bounds one Bleve batch by text bytes.
-	bytesBatch = 32 << 20
+	bytesBatch = 8 << 20
 )
 
 // BlockSize is the number of consecutive seqs indexed as one document.
-const BlockSize = 128
+const BlockSize = 16
 
 // blockOf returns the first and last seq of the block holding seq.
 func blockOf(seq uint64) (uint64, uint64) {
@@ -90,6 +91,21 @@ func Open(dir string, st *store.Store, log *slog.Logger) (*Index, error) {
 	bi, err := openBleve(dir)
 	if err != nil {
 		return nil, err
+	}
+	// An index built with another block size cannot be read: its documents
+	// cover other seq ranges. It is derived data, so it is rebuilt.
+	if v, err := bi.GetInternal([]byte(blockKey)); err == nil && string(v) != strconv.Itoa(BlockSize) {
+		mark, _ := bi.GetInternal([]byte(markKey))
+		if len(v) > 0 || len(mark) > 0 {
+			log.Warn("index was built with another block size; rebuilding it from the store", "dir", dir, "was", string(v), "now", BlockSize)
+			bi.Close()
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, fmt.Errorf("index: remove outdated index %s: %w", dir, err)
+			}
+			if bi, err = openBleve(dir); err != nil {
+				return nil, err
+			}
+		}
 	}
 	x := &Index{st: st, dir: dir, log: log, bi: bi, changed: make(chan struct{})}
 	if err := x.loadMark(); err != nil {
@@ -268,6 +284,7 @@ func (x *Index) indexRange(from, last uint64) (int, uint64, error) {
 		return 0, from - 1, nil
 	}
 	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, through))
+	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
 	done := make(chan struct{})
 	b.SetPersistedCallback(func(error) { close(done) })
 	x.pmu.Lock()

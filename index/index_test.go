@@ -149,11 +149,13 @@ func TestDirectPlanAgreesWithCandidates(t *testing.T) {
 		}
 		return b.String()
 	}
+	var all []string
 	for s := 0; s < 6; s++ {
 		var texts []string
 		for i := 0; i < 200+r.IntN(200); i++ {
 			texts = append(texts, word(3+r.IntN(10)))
 		}
+		all = append(all, texts...)
 		pushTexts(t, st, fmt.Sprintf("s%d", s), texts)
 		if _, err := x.CatchUp(context.Background(), nil); err != nil { // one segment per pass
 			t.Fatal(err)
@@ -168,7 +170,13 @@ func TestDirectPlanAgreesWithCandidates(t *testing.T) {
 	mark := x.IndexedThrough()
 	needles := []string{"nothing", "abc"}
 	for range 60 {
-		needles = append(needles, word(4+r.IntN(2)))
+		// Half from the stored texts (so they are in some blocks), half random.
+		if w := []rune(all[r.IntN(len(all))]); len(w) >= 4 && r.IntN(2) == 0 {
+			i := r.IntN(len(w) - 3)
+			needles = append(needles, string(w[i:i+4]))
+		} else {
+			needles = append(needles, word(4+r.IntN(2)))
+		}
 	}
 	some := 0
 	for _, n := range needles {
@@ -206,5 +214,43 @@ func TestDirectPlanAgreesWithCandidates(t *testing.T) {
 	}
 	if some < 10 {
 		t.Fatalf("only %d needles are in some blocks but not all: the test shows little", some)
+	}
+}
+
+func TestIndexOfAnotherBlockSizeIsRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	texts := make([]string, 3*BlockSize)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("entry %d kiwi", i)
+	}
+	pushTexts(t, st, "s", texts)
+	x, err := Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Pretend the index was written with another block size.
+	x.bi.SetInternal([]byte(blockKey), []byte("999"))
+	x.Close()
+	x, err = Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if x.IndexedThrough() != 0 {
+		t.Fatalf("an index of another block size must start over, mark %d", x.IndexedThrough())
+	}
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if x.IndexedThrough() != 3*BlockSize {
+		t.Fatalf("rebuilt mark %d", x.IndexedThrough())
 	}
 }
