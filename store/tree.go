@@ -66,6 +66,7 @@ func (s *Store) Tree(sid string) (*SessionTree, error) {
 	if t := s.trees.get(sid); t != nil {
 		return t, nil
 	}
+	gen := s.trees.generation(sid)
 	if _, err := s.Session(sid); err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func (s *Store) Tree(sid string) (*SessionTree, error) {
 		entries[i] = m.Entry()
 	}
 	t := &SessionTree{Tree: journal.NewTree(entries), Metas: metas}
-	s.trees.put(sid, t)
+	s.trees.put(sid, t, gen)
 	return t, nil
 }
 
@@ -90,6 +91,10 @@ type treeCache struct {
 	total int
 	tick  atomic.Uint64
 	m     map[string]*cached
+	// gen counts the drops of each session. A tree loaded while a commit
+	// dropped its session may predate that commit: it is returned to its
+	// caller but not cached.
+	gen map[string]uint64
 }
 
 type cached struct {
@@ -97,7 +102,15 @@ type cached struct {
 	used atomic.Uint64
 }
 
-func newTreeCache(max int) *treeCache { return &treeCache{max: max, m: map[string]*cached{}} }
+func newTreeCache(max int) *treeCache {
+	return &treeCache{max: max, m: map[string]*cached{}, gen: map[string]uint64{}}
+}
+
+func (c *treeCache) generation(sid string) uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen[sid]
+}
 
 func (c *treeCache) get(sid string) *SessionTree {
 	c.mu.RLock()
@@ -110,9 +123,12 @@ func (c *treeCache) get(sid string) *SessionTree {
 	return e.t
 }
 
-func (c *treeCache) put(sid string, t *SessionTree) {
+func (c *treeCache) put(sid string, t *SessionTree, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen[sid] != gen {
+		return // the session changed while t was loaded
+	}
 	if old, ok := c.m[sid]; ok {
 		c.total -= old.t.Len()
 	}
@@ -136,6 +152,7 @@ func (c *treeCache) put(sid string, t *SessionTree) {
 func (c *treeCache) drop(sid string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen[sid]++
 	if old, ok := c.m[sid]; ok {
 		c.total -= old.t.Len()
 		delete(c.m, sid)
