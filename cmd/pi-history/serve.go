@@ -122,7 +122,8 @@ func runServe(g *globals, args []string) error {
 			allow = append(allow, h)
 		}
 	}
-	srv, err := newAPIServer(g, svc, serverParts{token: token, addr: addr, allow: allow, watcher: watcher, serial: serial, done: ctx.Done()})
+	logins := webui.NewLogins()
+	srv, err := newAPIServer(g, svc, serverParts{token: token, addr: addr, allow: allow, watcher: watcher, serial: serial, done: ctx.Done(), logins: logins})
 	if err != nil {
 		ln.Close()
 		return err
@@ -148,6 +149,10 @@ func runServe(g *globals, args []string) error {
 		close(wdone)
 	}
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil)
+	// Like Jupyter: a URL that logs a browser in once (the code is single-use
+	// and expires in 10 minutes; 'pi-history open' makes a fresh one).
+	fmt.Fprintf(g.stdout, "pi-history is serving %s\nOpen the web UI (this link logs you in once, for 10 minutes):\n    %s\n",
+		info.URL, webui.LoginURL(info.URL, logins.NewCode()))
 
 	err = srv.Serve(ctx, ln, api.Timeouts{})
 	// Every request has finished: stop reading journals (the read in
@@ -169,6 +174,7 @@ type serverParts struct {
 	watcher     *ingest.Watcher // nil: no watcher
 	serial      *ingest.Serial  // nil: a new one
 	done        <-chan struct{} // closed when the server stops (ends the web UI's event streams)
+	logins      *webui.Logins   // nil: a new one
 }
 
 // newAPIServer wires everything 'serve' answers over svc: the /v1 API, the
@@ -177,7 +183,10 @@ type serverParts struct {
 func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server, error) {
 	engine := search.New(svc.Store, svc.Index)
 	contextRoutes := api.NewContextRoutes(svc.Store, engine, svc.Dir, g.log)
-	logins := webui.NewLogins()
+	logins := p.logins
+	if logins == nil {
+		logins = webui.NewLogins()
+	}
 	var srv *api.Server
 	srv, err := api.New(api.Options{
 		Service: svc, Engine: engine, Token: p.token, Addr: p.addr, AllowedHosts: p.allow,

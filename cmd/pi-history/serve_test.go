@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,6 +49,7 @@ func TestServeSharesTheStoreWithTheCLI(t *testing.T) {
 	srv := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", sessions, "--log-format", "json")
 	var serverLog strings.Builder
 	srv.Stderr = &serverLog
+	serverOut, _ := srv.StdoutPipe()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +70,21 @@ func TestServeSharesTheStoreWithTheCLI(t *testing.T) {
 	if si.PID != srv.Process.Pid || !strings.HasPrefix(si.URL, "http://127.0.0.1:") {
 		t.Fatalf("server.json: %+v", si)
 	}
+	// Like Jupyter, serve prints a URL that logs a browser in once.
+	sc := bufio.NewScanner(serverOut)
+	var login string
+	for login == "" && sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, si.URL+"/ui/login?code=") {
+			login = line
+		}
+	}
+	go io.Copy(io.Discard, serverOut)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	lresp, err := noRedirect.Get(login)
+	if err != nil || lresp.StatusCode != http.StatusSeeOther || len(lresp.Cookies()) == 0 {
+		t.Fatalf("the login URL printed by serve (%q) does not log in: %v %v", login, lresp, err)
+	}
+	lresp.Body.Close()
 	tok, err := cli("token")
 	if err != nil {
 		t.Fatal(err)
