@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
 )
 
@@ -80,10 +83,19 @@ func runImport(g *globals, args []string) error {
 	}
 	defer svc.Close()
 	var progress service.ImportProgress
+	var mu sync.Mutex         // one progress line at a time
+	var filesDone atomic.Bool // every file is read: the index is what is left
+	stopIndexing := make(chan struct{})
+	indexingDone := make(chan struct{})
 	if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		start := time.Now()
 		last := time.Time{}
 		progress = func(done, files int, b, total int64, entries int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if done == files {
+				filesDone.Store(true)
+			}
 			if time.Since(last) < 200*time.Millisecond && done < files {
 				return
 			}
@@ -99,8 +111,36 @@ func runImport(g *globals, args []string) error {
 			fmt.Fprintf(g.stderr, "\r\033[Kimport: files %d/%d  entries %d  %.1f MB/s  %d%%  ETA %s",
 				done, files, entries, mbs, pct(b, total), eta)
 		}
+		// Once the files are read, the index may still be catching up:
+		// show that too, so a long import never looks stuck.
+		go func() {
+			defer close(indexingDone)
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopIndexing:
+					return
+				case <-t.C:
+				}
+				if !filesDone.Load() {
+					continue
+				}
+				through, target := svc.Index.IndexedThrough(), index.Target(svc.Store.LastSeq())
+				if through >= target {
+					continue
+				}
+				mu.Lock()
+				fmt.Fprintf(g.stderr, "\r\033[Kimport: files read; indexing %d of %d entries (%d%%)", through, target, pct(int64(through), int64(target)))
+				mu.Unlock()
+			}
+		}()
+	} else {
+		close(indexingDone)
 	}
 	sum, err := svc.Import(ctx, args, progress)
+	close(stopIndexing)
+	<-indexingDone
 	if progress != nil {
 		fmt.Fprintln(g.stderr)
 	}
