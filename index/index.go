@@ -196,14 +196,6 @@ func (x *Index) Close() error {
 	return x.bi.Close()
 }
 
-// DocCount is the number of documents in the index.
-func (x *Index) DocCount() uint64 {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	n, _ := x.bi.DocCount()
-	return n
-}
-
 // Run indexes new entries as the store commits them, until ctx ends.
 func (x *Index) Run(ctx context.Context) {
 	for {

@@ -17,8 +17,8 @@ const AnalyzerName = "pihist-trigram-v1"
 // case preserved. Positions are meaningless: search never uses phrases.
 type trigramTokenizer struct{}
 
-// Trigrams appends the distinct trigrams of s to dst (as strings of three
-// runes) in first-seen order.
+// Trigrams returns the distinct trigrams of s (as strings of three runes) in
+// first-seen order.
 func Trigrams(s string) []string {
 	var out []string
 	seen := map[uint64]bool{}

@@ -221,7 +221,7 @@ func (p *Parser) Line(line []byte) (*Header, *Entry, error) {
 	if r.Name != nil {
 		e.Name, e.HasName = *r.Name, true
 	}
-	if err := fillContent(e, &r, p.Version); err != nil {
+	if err := fillContent(e, &r); err != nil {
 		return nil, nil, &LineError{Line: n, Reason: err.Error()}
 	}
 	p.PrevID = e.ID
@@ -236,7 +236,7 @@ func V1ID(sessionID string, idx int) string {
 }
 
 // fillContent sets role fields and the searchable text.
-func fillContent(e *Entry, r *rawEntry, version int) error {
+func fillContent(e *Entry, r *rawEntry) error {
 	switch r.Type {
 	case "message":
 		if len(r.Message) == 0 || r.Message[0] != '{' {
@@ -265,7 +265,6 @@ func fillContent(e *Entry, r *rawEntry, version int) error {
 			e.Text, e.Searchable = notebookText(r.Data)
 		}
 	}
-	_ = version
 	return nil
 }
 

@@ -134,9 +134,10 @@ func TestDeepNestingDoesNotCrash(t *testing.T) {
 	line := `{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","name":"x","arguments":{"a":` + deep + `}}]}}`
 	var p Parser
 	p.Line([]byte(`{"type":"session","id":"s","version":3}`))
-	_, _, err := p.Line([]byte(line))
-	if err == nil {
-		t.Log("deep nesting accepted")
+	// Either stored or refused with a line error: never a panic or another error.
+	_, e, err := p.Line([]byte(line))
+	if _, ok := err.(*LineError); err != nil && !ok || err == nil && e == nil {
+		t.Fatalf("deep nesting: entry %v, error %v", e, err)
 	}
 	vs := StringValues([]byte(`{"a":` + strings.Repeat(`{"k":`, 50000) + `"v"` + strings.Repeat("}", 50000) + `}`))
 	if !reflect.DeepEqual(vs, []string{"v"}) {

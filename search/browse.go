@@ -17,11 +17,10 @@ import (
 // Windows returns the context windows of the branch ending at leaf (the
 // session's current leaf when empty), and the leaf used.
 func (e *Engine) Windows(ctx context.Context, session, leaf string) (string, []journal.Window, error) {
-	t, path, leaf, err := e.branch(session, leaf)
+	_, path, leaf, err := e.branch(session, leaf)
 	if err != nil {
 		return "", nil, err
 	}
-	_ = t
 	return leaf, journal.Windows(path), nil
 }
 

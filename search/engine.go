@@ -56,7 +56,6 @@ func (f *filter) match(m *store.Meta) bool {
 // prepared is a validated search request.
 type prepared struct {
 	req      *Request
-	needle   []byte
 	find     *finder
 	filter   filter
 	limit    int // 0: no limit
@@ -114,7 +113,7 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
-	p := &prepared{req: req, needle: []byte(req.Needle), find: newFinder([]byte(req.Needle)), trees: map[string]*store.SessionTree{},
+	p := &prepared{req: req, find: newFinder([]byte(req.Needle)), trees: map[string]*store.SessionTree{},
 		filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
 	p.limit = req.Limit
 	if p.limit == 0 {

@@ -13,7 +13,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -185,22 +184,27 @@ func (s *Store) Session(sid string) (*SessionInfo, error) {
 
 // Sessions returns every session, in id order.
 func (s *Store) Sessions() ([]*SessionInfo, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagSession}, UpperBound: []byte{tagSession + 1}})
+	return scanRecords[SessionInfo](s, tagSession, "session")
+}
+
+// scanRecords decodes every JSON record stored under a one-byte table tag.
+func scanRecords[T any](s *Store, tag byte, what string) ([]*T, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
-	var out []*SessionInfo
+	var out []*T
 	for it.First(); it.Valid(); it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
 			return nil, err
 		}
-		var si SessionInfo
-		if err := json.Unmarshal(v, &si); err != nil {
-			return nil, fmt.Errorf("store: session record %q is corrupt: %w", it.Key(), err)
+		rec := new(T)
+		if err := json.Unmarshal(v, rec); err != nil {
+			return nil, fmt.Errorf("store: %s record %q is corrupt: %w", what, it.Key(), err)
 		}
-		out = append(out, &si)
+		out = append(out, rec)
 	}
 	return out, it.Error()
 }
@@ -232,20 +236,7 @@ func (s *Store) FileState(path string) (*FileState, error) {
 
 // Files returns the read position of every known journal file.
 func (s *Store) Files() ([]*FileState, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagFile}, UpperBound: []byte{tagFile + 1}})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []*FileState
-	for it.First(); it.Valid(); it.Next() {
-		var fs FileState
-		if err := json.Unmarshal(it.Value(), &fs); err != nil {
-			return nil, fmt.Errorf("store: file record %q is corrupt: %w", it.Key(), err)
-		}
-		out = append(out, &fs)
-	}
-	return out, it.Error()
+	return scanRecords[FileState](s, tagFile, "file")
 }
 
 // Meta returns the record of the entry with seq.
@@ -504,21 +495,6 @@ func (s *Store) DiskSize() int64 {
 	m := s.db.Metrics()
 	return int64(m.DiskSpaceUsage())
 }
-
-// Count returns the number of stored entries and of searchable ones.
-func (s *Store) Count() (entries, searchable int, err error) {
-	ss, err := s.Sessions()
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, si := range ss {
-		entries += si.Entries
-		searchable += si.Searchable
-	}
-	return entries, searchable, nil
-}
-
-var _ = bytes.Equal
 
 // quietLogger drops Pebble's informational chatter and keeps its errors.
 type quietLogger struct{}

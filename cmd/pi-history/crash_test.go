@@ -79,7 +79,7 @@ func TestKillDuringImportLosesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Total == nil || *resp.Total > 1 || !strings.HasPrefix(resp.Stats.Plan, "index") {
+			if resp.Total == nil || *resp.Total != 1 || !strings.HasPrefix(resp.Stats.Plan, "index") {
 				t.Fatalf("needle %q: total %v plan %q", needle, resp.Total, resp.Stats.Plan)
 			}
 		}
