@@ -168,18 +168,23 @@ func (s *Store) get(key []byte) ([]byte, error) {
 
 // Session returns a session's info.
 func (s *Store) Session(sid string) (*SessionInfo, error) {
-	v, err := s.get(sessionKey(tagSession, sid))
+	return getRecord[SessionInfo](s, sessionKey(tagSession, sid), fmt.Sprintf("session %q", sid))
+}
+
+// getRecord decodes the JSON record at key; what names it in errors.
+func getRecord[T any](s *Store, key []byte, what string) (*T, error) {
+	v, err := s.get(key)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("session %q: %w", sid, ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
 		}
 		return nil, err
 	}
-	var si SessionInfo
-	if err := json.Unmarshal(v, &si); err != nil {
-		return nil, fmt.Errorf("store: session %q record is corrupt: %w", sid, err)
+	rec := new(T)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("store: %s record is corrupt: %w", what, err)
 	}
-	return &si, nil
+	return rec, nil
 }
 
 // Sessions returns every session, in id order.
@@ -220,18 +225,7 @@ func (s *Store) SessionByFile(path string) (*SessionInfo, error) {
 
 // FileState returns the read position of a journal file.
 func (s *Store) FileState(path string) (*FileState, error) {
-	v, err := s.get(append([]byte{tagFile}, path...))
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("file %s: %w", path, ErrNotFound)
-		}
-		return nil, err
-	}
-	var fs FileState
-	if err := json.Unmarshal(v, &fs); err != nil {
-		return nil, fmt.Errorf("store: file record %s is corrupt: %w", path, err)
-	}
-	return &fs, nil
+	return getRecord[FileState](s, append([]byte{tagFile}, path...), "file "+path)
 }
 
 // Files returns the read position of every known journal file.
