@@ -42,6 +42,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 	"github.com/pi-history/pi-history/store"
+	"github.com/pi-history/pi-history/trigram"
 )
 
 const (
@@ -293,10 +294,8 @@ func (x *Index) indexRange(from, last uint64) (int, uint64, error) {
 	return docs, through, nil
 }
 
-// sep separates entry texts inside a block document. 0xFF never occurs in
-// valid UTF-8 (all stored text is), and the tokenizer makes no trigram
-// across it.
-const sep = 0xFF
+// sep separates entry texts inside a block document (see trigram.Sep).
+const sep = trigram.Sep
 
 // blockDoc builds the document of block [lo, hi]; nil when no entry of the
 // block has searchable text.

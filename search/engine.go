@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
+	"github.com/pi-history/pi-history/trigram"
 )
 
 // Engine answers requests over a store and its index.
@@ -68,6 +70,8 @@ type prepared struct {
 	scoped  bool
 	// countOnly: only the number of hits is wanted, not their texts
 	countOnly bool
+	// probe tests entries' trigram sketches before their texts are read
+	probe *trigram.Probe
 }
 
 // found is the confirmed hits of a search in request order, with the text
@@ -113,7 +117,7 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
-	p := &prepared{req: req, find: newFinder([]byte(req.Needle)), trees: map[string]*store.SessionTree{},
+	p := &prepared{req: req, find: newFinder([]byte(req.Needle)), probe: trigram.NewProbe([]byte(req.Needle)), trees: map[string]*store.SessionTree{},
 		filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
 	p.limit = req.Limit
 	if p.limit == 0 {
@@ -239,6 +243,23 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 	st.Plan = "scan " + string(p.req.Scope)
 	var hits found
 	n := len(p.members)
+	// Members whose sketch rules the needle out are not read. members is
+	// ascending by seq, so the ranges are too.
+	var ranges []store.SeqRange
+	for _, m := range p.members {
+		if !m.Searchable() {
+			continue
+		}
+		if k := len(ranges); k > 0 && ranges[k-1].Hi+1 == m.Seq {
+			ranges[k-1].Hi = m.Seq
+		} else {
+			ranges = append(ranges, store.SeqRange{Lo: m.Seq, Hi: m.Seq})
+		}
+	}
+	ranges, err := e.mayHold(p, ranges, st)
+	if err != nil {
+		return found{}, 0, false, err
+	}
 	for k := 0; k < n; k++ {
 		i := k
 		if p.req.NewestFirst {
@@ -248,7 +269,7 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 		if p.hasAfter && ((!p.req.NewestFirst && m.Seq <= p.after) || (p.req.NewestFirst && m.Seq >= p.after)) {
 			continue
 		}
-		if !m.Searchable() || !p.filter.match(m) {
+		if !m.Searchable() || !p.filter.match(m) || !inRanges(ranges, m.Seq) {
 			continue
 		}
 		if k%256 == 0 && ctx.Err() != nil {
@@ -374,6 +395,12 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	return c.result(nil)
 }
 
+// inRanges reports whether seq lies in one of ranges (ascending, disjoint).
+func inRanges(ranges []store.SeqRange, seq uint64) bool {
+	i := sort.Search(len(ranges), func(i int) bool { return ranges[i].Hi >= seq })
+	return i < len(ranges) && ranges[i].Lo <= seq
+}
+
 // collector gathers confirmed hits in request order until the page is full.
 type collector struct {
 	e     *Engine
@@ -433,7 +460,11 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if lo > hi || lo == 0 && hi == 0 {
 		return nil
 	}
-	return c.scanRanges(ctx, []store.SeqRange{{Lo: lo, Hi: hi}})
+	ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: lo, Hi: hi}}, c.st)
+	if err != nil {
+		return err
+	}
+	return c.scanRanges(ctx, ranges)
 }
 
 // scanRanges confirms every searchable entry of ranges (ascending,
@@ -479,7 +510,29 @@ func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
 	for i, b := range blocks {
 		ranges[i] = store.SeqRange{Lo: b.Lo, Hi: b.Hi}
 	}
+	ranges, err := c.e.mayHold(c.p, ranges, c.st)
+	if err != nil {
+		return err
+	}
 	return c.scanRanges(ctx, ranges)
+}
+
+// mayHold narrows ranges to the entries whose trigram sketch passes the
+// needle's probe, counting the others as skipped.
+func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]store.SeqRange, error) {
+	if p.probe.Empty() || len(ranges) == 0 {
+		return ranges, nil
+	}
+	skipped := 0
+	out, err := e.st.MayHold(ranges, func(sk []byte) bool {
+		ok := p.probe.Pass(sk)
+		if !ok {
+			skipped++
+		}
+		return ok
+	})
+	st.Skipped += skipped
+	return out, err
 }
 
 // count counts every hit of the request, ignoring cursor and limit.

@@ -377,3 +377,34 @@ func TestFinderAgreesWithBytesContains(t *testing.T) {
 		}
 	}
 }
+
+// TestSketchesSkipEntriesWithoutReadingTheirText: in every scope, entries
+// whose sketch rules the needle out are counted as skipped and not read,
+// and the answer is still the brute-force one.
+func TestSketchesSkipEntriesWithoutReadingTheirText(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	dir := t.TempDir()
+	e.importFile(t, writeJournal(t, dir, "aaaa-root", r, 400, ""))
+	e.catchUp(t)
+	e.importFile(t, writeJournal(t, dir, "bbbb-tail", r, 50, "")) // unindexed tail
+	for _, sc := range []Request{{Scope: ScopeAll}, {Scope: ScopeSession, Session: "aaaa-root"}, {Scope: ScopeBranch, Session: "aaaa-root"}} {
+		req := sc
+		req.Needle, req.Limit = "naïve 日本語 🙂", 0
+		resp, err := e.eng.Search(context.Background(), &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, h := range resp.Hits {
+			got = append(got, h.Seq)
+		}
+		if want := brute(t, e, req); !slices.Equal(got, want) {
+			t.Fatalf("scope %s: got %v, want %v", req.Scope, got, want)
+		}
+		t.Logf("scope %s: %d hits, %d read, %d skipped", req.Scope, len(got), resp.Stats.Scanned, resp.Stats.Skipped)
+		if resp.Stats.Skipped == 0 || resp.Stats.Scanned > resp.Stats.Skipped/4 {
+			t.Errorf("scope %s: %d skipped, %d read for %d hits: the sketches are not filtering", req.Scope, resp.Stats.Skipped, resp.Stats.Scanned, len(got))
+		}
+	}
+}

@@ -136,6 +136,7 @@ const (
 	tagEntry   = 'E' // E<seq:8>                    → Meta
 	tagText    = 'T' // T<seq:8>                    → searchable text
 	tagRaw     = 'R' // R<seq:8>                    → raw JSON line
+	tagSketch  = 'K' // K<seq:8>                    → trigram sketch of the text (package trigram)
 	tagOrder   = 'O' // O<sid>\x00<seq:8>           → Meta (a session's entries in file order)
 	tagID      = 'I' // I<sid>\x00<entry id>        → seq:8
 	tagSession = 'S' // S<sid>                      → SessionInfo (JSON)

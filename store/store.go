@@ -78,6 +78,11 @@ type Store struct {
 	cmu     sync.Mutex
 	changed chan struct{} // closed and replaced after every commit
 	trees   *treeCache
+
+	// sketchFrom is the first seq from which every searchable entry has a
+	// trigram sketch: stores written before sketches existed have none
+	// below it, and search must read those texts.
+	sketchFrom uint64
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -112,7 +117,30 @@ func Open(dir string) (*Store, error) {
 		s.nextSeq = 1
 	}
 	s.lastSeq.Store(s.nextSeq - 1)
+	if err := s.loadSketchFrom(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// loadSketchFrom reads the first sketched seq, recording it on the first
+// open by a binary that writes sketches.
+func (s *Store) loadSketchFrom() error {
+	v, err := s.getMeta("sketch_from")
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if len(v) == 8 {
+		s.sketchFrom = binary.BigEndian.Uint64(v)
+		return nil
+	}
+	s.sketchFrom = s.nextSeq
+	key := append([]byte{tagMeta}, "sketch_from"...)
+	if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, s.sketchFrom), pebble.Sync); err != nil {
+		return fmt.Errorf("store: record sketch start in %s: %w", s.dir, err)
+	}
+	return nil
 }
 
 // Close flushes and closes the store.
@@ -453,6 +481,70 @@ func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint
 		}
 	}
 	return it.Error()
+}
+
+// MayHold narrows ranges (ascending, disjoint) to the seqs whose text may
+// hold a needle: those whose trigram sketch passes pass(sketch), and those
+// stored before sketches were kept. Seqs with neither text nor sketch drop
+// out. The result is ascending, with adjacent seqs joined into one range.
+func (s *Store) MayHold(ranges []SeqRange, pass func(sketch []byte) bool) ([]SeqRange, error) {
+	var out []SeqRange
+	add := func(lo, hi uint64) {
+		if n := len(out); n > 0 && out[n-1].Hi+1 == lo {
+			out[n-1].Hi = hi
+			return
+		}
+		out = append(out, SeqRange{Lo: lo, Hi: hi})
+	}
+	var it *pebble.Iterator
+	defer func() {
+		if it != nil {
+			it.Close()
+		}
+	}()
+	key := make([]byte, 9)
+	key[0] = tagSketch
+	for _, r := range ranges {
+		if r.Lo > r.Hi {
+			continue
+		}
+		if r.Lo < s.sketchFrom {
+			hi := min(r.Hi, s.sketchFrom-1)
+			add(r.Lo, hi)
+			if hi == r.Hi {
+				continue
+			}
+			r.Lo = hi + 1
+		}
+		if it == nil {
+			var err error
+			it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagSketch, r.Lo),
+				UpperBound: prefixEnd(seqKey(tagSketch, ranges[len(ranges)-1].Hi))})
+			if err != nil {
+				return nil, err
+			}
+		}
+		binary.BigEndian.PutUint64(key[1:], r.Lo)
+		for ok := it.SeekGE(key); ok; ok = it.Next() {
+			seq := binary.BigEndian.Uint64(it.Key()[1:])
+			if seq > r.Hi {
+				break
+			}
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return nil, err
+			}
+			if pass(v) {
+				add(seq, seq)
+			}
+		}
+	}
+	if it != nil {
+		if err := it.Error(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Deleted returns the seqs removed since they were stored (after from), for

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/trigram"
 )
 
 // FileBatch is a run of complete lines read from one journal file.
@@ -209,7 +210,7 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 		return 0, err
 	}
 	for _, m := range metas {
-		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
+		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagSketch, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
 			if err := b.Delete(k, nil); err != nil {
 				return 0, err
 			}
@@ -330,7 +331,13 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 		return err
 	}
 	if e.Searchable {
+		if err := b.Set(seqKey(tagSketch, m.Seq), trigram.Sketch([]byte(e.Text)), nil); err != nil {
+			return err
+		}
 		return b.Set(seqKey(tagText, m.Seq), []byte(e.Text), nil)
+	}
+	if err := b.Delete(seqKey(tagSketch, m.Seq), nil); err != nil {
+		return err
 	}
 	return b.Delete(seqKey(tagText, m.Seq), nil)
 }

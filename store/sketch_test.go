@@ -1,0 +1,116 @@
+package store
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/trigram"
+)
+
+// pushTexts stores one session whose entries have the given texts ("" for
+// an entry with no searchable text) and returns the store.
+func pushTexts(t *testing.T, texts []string) *Store {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	var es []*journal.Entry
+	parent := ""
+	for i, text := range texts {
+		id := fmt.Sprintf("e%03d", i)
+		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
+			Raw: []byte(`{"id":"` + id + `"}`), Text: text, Searchable: text != ""})
+		parent = id
+	}
+	if _, err := st.Push("s", h, es); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestMayHoldKeepsOnlyEntriesWhoseSketchPasses(t *testing.T) {
+	st := pushTexts(t, []string{
+		"the quick brown fox", // 1
+		"",                    // 2: no text, never a candidate
+		"lazy dogs sleep",     // 3
+		"a quick brown hare",  // 4
+		"quick brown",         // 5
+	})
+	probe := trigram.NewProbe([]byte("quick brown"))
+	got, err := st.MayHold([]SeqRange{{1, 5}}, probe.Pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SeqRange{{1, 1}, {4, 5}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("MayHold = %v, want %v", got, want)
+	}
+	// Ranges are honoured: nothing outside them comes back.
+	got, _ = st.MayHold([]SeqRange{{2, 3}, {5, 5}}, probe.Pass)
+	if fmt.Sprint(got) != fmt.Sprint([]SeqRange{{5, 5}}) {
+		t.Errorf("MayHold over [2,3],[5,5] = %v, want [{5 5}]", got)
+	}
+}
+
+// TestMayHoldKeepsEntriesStoredBeforeSketches: a store written by an older
+// binary has no sketches below the recorded start; those entries must be
+// read, never skipped.
+func TestMayHoldKeepsEntriesStoredBeforeSketches(t *testing.T) {
+	st := pushTexts(t, []string{"alpha", "beta", "gamma", "delta"})
+	for seq := uint64(1); seq <= 2; seq++ {
+		if err := st.db.Delete(seqKey(tagSketch, seq), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.sketchFrom = 3
+	got, err := st.MayHold([]SeqRange{{1, 4}}, trigram.NewProbe([]byte("delta")).Pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]SeqRange{{1, 2}, {4, 4}}) {
+		t.Errorf("MayHold = %v, want the unsketched [1,2] and the passing 4", got)
+	}
+}
+
+func TestSketchStartIsRecordedOnceAndKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.sketchFrom != 1 {
+		t.Errorf("a new store sketches from seq %d, want 1", st.sketchFrom)
+	}
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{}`)}
+	if _, err := st.Push("s", h, []*journal.Entry{{Type: "message", ID: "a", Raw: []byte(`{}`), Text: "hello", Searchable: true}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if st, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.sketchFrom != 1 {
+		t.Errorf("after reopening, sketches start at %d, want 1", st.sketchFrom)
+	}
+}
+
+func TestDroppedSessionLeavesNoSketches(t *testing.T) {
+	st := pushTexts(t, []string{"one two three", "four five six"})
+	if _, err := st.DropSession("s"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.MayHold([]SeqRange{{1, 2}}, func([]byte) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("after dropping the session MayHold = %v, want nothing", got)
+	}
+}

@@ -1,0 +1,157 @@
+package trigram
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestEachReportsRuneTrigramsAndRestartsAtSep(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"ab", nil},
+		{"abc", []string{"abc"}},
+		{"abcd", []string{"abc", "bcd"}},
+		{"aaaa", []string{"aaa", "aaa"}},
+		{"héllo", []string{"hél", "éll", "llo"}},
+		{"ab\xffcde", []string{"cde"}},
+		{"a\x80bc", []string{"a\x80b", "\x80bc"}}, // invalid byte: one U+FFFD
+	} {
+		var got []string
+		Each([]byte(tc.in), func(_ uint64, s, e int) { got = append(got, tc.in[s:e]) })
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("Each(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestDistinctKeepsFirstSeenOrder(t *testing.T) {
+	got := strings.Join(Distinct("abcabcab"), "|")
+	if got != "abc|bca|cab" {
+		t.Errorf("Distinct = %q", got)
+	}
+}
+
+// randomText makes text from a small alphabet with some multi-byte runes,
+// so that trigrams repeat as they do in code and prose.
+func randomText(r *rand.Rand, n int) []byte {
+	alphabet := []rune("abcdefgh ij(){}\n\t\"\\éü😀日本")
+	var b bytes.Buffer
+	for range n {
+		b.WriteRune(alphabet[r.IntN(len(alphabet))])
+	}
+	return b.Bytes()
+}
+
+// TestSketchNeverRejectsAContainedNeedle is the property search relies
+// on: every substring of a text passes the text's sketch.
+func TestSketchNeverRejectsAContainedNeedle(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 400 {
+		text := randomText(r, 1+r.IntN(5000))
+		sk := Sketch(text)
+		runes := []rune(string(text))
+		for range 20 {
+			a := r.IntN(len(runes))
+			b := min(len(runes), a+1+r.IntN(40))
+			needle := []byte(string(runes[a:b]))
+			if !NewProbe(needle).Pass(sk) {
+				t.Fatalf("text %d: needle %q is in the text but its sketch rejects it", i, needle)
+			}
+		}
+	}
+}
+
+func TestSketchSizeFollowsDistinctTrigrams(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var bigText []rune // 200,000 runes from 1,000 code points
+	for range 200000 {
+		bigText = append(bigText, rune(0x4e00+r.IntN(1000)))
+	}
+	for _, tc := range []struct {
+		name     string
+		text     []byte
+		min, max int // bytes
+	}{
+		{"empty", nil, 8, 8},
+		{"short", []byte("hello"), 8, 8},
+		{"one repeated trigram", bytes.Repeat([]byte("a"), 100000), 8, 8},
+		{"varied 10k runes", randomText(r, 10000), 512, 8192},
+		{"huge text is capped", []byte(strings.Repeat(string(bigText), 4)), 8192, 8192},
+	} {
+		n := len(Sketch(tc.text))
+		if n < tc.min || n > tc.max || n&(n-1) != 0 {
+			t.Errorf("%s: sketch of %d bytes, want a power of two in [%d, %d]", tc.name, n, tc.min, tc.max)
+		}
+	}
+}
+
+func TestSketchRejectsMostAbsentNeedles(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	passed, tried := 0, 0
+	for range 200 {
+		text := randomText(r, 2000)
+		sk := Sketch(text)
+		for range 50 {
+			needle := []byte("zq" + string(randomText(r, 10)) + "xw")
+			if bytes.Contains(text, needle) {
+				continue
+			}
+			tried++
+			if NewProbe(needle).Pass(sk) {
+				passed++
+			}
+		}
+	}
+	// A 14-rune needle has up to 12 trigrams, 4 of them absent from the
+	// alphabet of the texts: with about half the bits set, a pass needs
+	// every one of them to land on a set bit.
+	if rate := float64(passed) / float64(tried); rate > 0.01 {
+		t.Errorf("%d of %d absent needles passed (%.3f); the sketch is not filtering", passed, tried, rate)
+	}
+}
+
+func TestShortNeedleAndForeignSketchPass(t *testing.T) {
+	sk := Sketch([]byte("nothing alike"))
+	if !NewProbe([]byte("zz")).Pass(sk) || !NewProbe([]byte("zz")).Empty() {
+		t.Error("a needle of two characters must pass every sketch")
+	}
+	for _, bad := range [][]byte{nil, make([]byte, 3), make([]byte, 24)} {
+		if !NewProbe([]byte("zzzz")).Pass(bad) {
+			t.Errorf("a sketch of %d bytes cannot be read and must pass", len(bad))
+		}
+	}
+	if NewProbe([]byte("zzzz")).Pass(sk) {
+		t.Error("an absent trigram should fail a small sketch")
+	}
+}
+
+func FuzzSketchKeepsSubstrings(f *testing.F) {
+	f.Add([]byte("func main() {\n\tfmt.Println(\"hi\")\n}"), 3, 9)
+	f.Add([]byte("日本語のテキスト😀"), 1, 5)
+	f.Add([]byte("a\x80\xffbc\xed\xa0\x80"), 0, 7)
+	f.Fuzz(func(t *testing.T, text []byte, a, b int) {
+		if len(text) == 0 {
+			return
+		}
+		a = (a%len(text) + len(text)) % len(text)
+		b = (b%len(text) + len(text)) % len(text)
+		if a > b {
+			a, b = b, a
+		}
+		needle := text[a : b+1]
+		if !utf8.Valid(text) || !utf8.Valid(needle) {
+			// Stored texts and accepted needles are valid UTF-8; the
+			// property is only promised for them.
+			return
+		}
+		if !NewProbe(needle).Pass(Sketch(text)) {
+			t.Fatalf("substring %q of %q rejected", needle, text)
+		}
+	})
+}
