@@ -38,6 +38,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -75,8 +76,10 @@ type Index struct {
 	bi      bleve.Index
 	through atomic.Uint64
 	wmu     sync.Mutex // one indexing pass at a time
-	changed chan struct{}
-	cmu     sync.Mutex
+
+	compacting atomic.Bool
+	changed    chan struct{}
+	cmu        sync.Mutex
 
 	// persisted is closed when the newest batch reaches disk; Close waits
 	// for it so that a clean shutdown needs no replay.
@@ -595,6 +598,67 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	return out, nil
 }
 
+// Compact merges the index's segments into as few as Bleve's single-segment
+// plan allows and waits until that state is on disk. After a large import
+// it makes the index smaller (each segment repeats the trigram dictionary)
+// and queries faster (fewer segments to consult). It holds off indexing
+// while it runs.
+func (x *Index) Compact(ctx context.Context) error {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	x.compacting.Store(true)
+	defer x.compacting.Store(false)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	a, err := x.bi.Advanced()
+	if err != nil {
+		return fmt.Errorf("index: compact: %w", err)
+	}
+	sc, ok := a.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	if err := sc.ForceMerge(ctx, nil); err != nil {
+		return fmt.Errorf("index: compact %s: %w", x.dir, err)
+	}
+	// A batch persisted after the merge carries the merged state to disk.
+	b := x.bi.NewBatch()
+	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, x.through.Load()))
+	done := make(chan struct{})
+	b.SetPersistedCallback(func(error) { close(done) })
+	if err := x.bi.Batch(b); err != nil {
+		return fmt.Errorf("index: compact: write mark: %w", err)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Segments is the number of segments the index consults per query.
+func (x *Index) Segments() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	a, err := x.bi.Advanced()
+	if err != nil {
+		return 0
+	}
+	r, err := a.Reader()
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	if is, ok := r.(*scorch.IndexSnapshot); ok {
+		return len(is.Segments())
+	}
+	return 0
+}
+
+// Compacting reports whether Compact is running.
+func (x *Index) Compacting() bool { return x.compacting.Load() }
+
 // Reindex rebuilds the index from the store into a fresh directory beside
 // the current one and swaps it in. Searches keep using the old index until
 // the swap. progress is called with the mark as the rebuild advances.
@@ -611,6 +675,11 @@ func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)
 			progress(t, x.st.LastSeq())
 		}
 	}); err != nil {
+		nbi.Close()
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := nx.Compact(ctx); err != nil {
 		nbi.Close()
 		os.RemoveAll(tmp)
 		return err

@@ -254,3 +254,63 @@ func TestIndexOfAnotherBlockSizeIsRebuilt(t *testing.T) {
 		t.Fatalf("rebuilt mark %d", x.IndexedThrough())
 	}
 }
+
+func TestCompactMergesSegmentsAndKeepsEveryCandidate(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ixDir := filepath.Join(dir, "index")
+	x, err := Open(ixDir, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One catch-up per session: one batch, one segment each.
+	for s := range 6 {
+		var texts []string
+		for i := range BlockSize * 2 {
+			texts = append(texts, fmt.Sprintf("session %d entry %d needle%d", s, i, s))
+		}
+		pushTexts(t, st, fmt.Sprintf("s%d", s), texts)
+		if _, err := x.CatchUp(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if x, err = Open(ixDir, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := x.Segments()
+	if err := x.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if x, err = Open(ixDir, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	after := x.Segments()
+	if before < 2 || after != 1 {
+		t.Errorf("segments on disk: %d before compacting, %d after; want several, then one", before, after)
+	}
+	if x.IndexedThrough() != 6*2*BlockSize {
+		t.Errorf("mark after compacting and reopening: %d, want %d", x.IndexedThrough(), 6*2*BlockSize)
+	}
+	for s := range 6 {
+		got, err := x.Candidates(context.Background(), Trigrams(fmt.Sprintf("needle%d", s)), 1, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := uint64(s*2*BlockSize + 1)
+		want := []Block{{lo, lo + BlockSize - 1}, {lo + BlockSize, lo + 2*BlockSize - 1}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("needle%d: candidates %v, want %v", s, got, want)
+		}
+	}
+}

@@ -111,6 +111,7 @@ type Stats struct {
 	LastSeq        uint64 `json:"lastSeq"`
 	IndexedThrough uint64 `json:"indexedThrough"`
 	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed (beyond the scanned last partial block)
+	IndexSegments  int    `json:"indexSegments"`
 	IndexHealthy   bool   `json:"indexHealthy"`
 	Files          int    `json:"files"`
 	SkippedLines   int    `json:"skippedLines"`
@@ -147,6 +148,7 @@ func (s *Service) Stats() (Stats, error) {
 		st.IndexLag = t - st.IndexedThrough
 	}
 	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
+	st.IndexSegments = s.Index.Segments()
 	return st, nil
 }
 
@@ -226,6 +228,11 @@ func FindJournals(paths []string) ([]string, int64, error) {
 	return out, total, nil
 }
 
+// CompactAfter is the number of new entries from which an import ends by
+// compacting the index (see index.Index.Compact): below it, the merge of a
+// large index would cost more than it saves.
+const CompactAfter = 100_000
+
 // Import reads journal files (and directories of them) into the store.
 // Files already read are resumed where they stopped, so importing again adds
 // nothing new.
@@ -279,6 +286,11 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 	sum.Sessions = len(sessions)
 	if err := s.WaitIndexed(ctx); err != nil {
 		return sum, err
+	}
+	if sum.Entries >= CompactAfter {
+		if err := s.Index.Compact(ctx); err != nil {
+			return sum, err
+		}
 	}
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil

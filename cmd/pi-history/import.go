@@ -127,6 +127,12 @@ func runImport(g *globals, args []string) error {
 					continue
 				}
 				through, target := svc.Index.IndexedThrough(), index.Target(svc.Store.LastSeq())
+				if svc.Index.Compacting() {
+					mu.Lock()
+					fmt.Fprintf(g.stderr, "\r\033[Kimport: files read and indexed; compacting the index")
+					mu.Unlock()
+					continue
+				}
 				if through >= target {
 					continue
 				}
