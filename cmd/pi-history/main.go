@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -98,7 +99,16 @@ func (g *globals) openService() (*service.Service, error) {
 	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log})
 }
 
+// heapLimit is the Go heap the process tries to stay under unless
+// GOMEMLIMIT says otherwise. Indexing a large import makes Bleve hold a
+// batch's analysed terms in memory; with the default GC pacing the heap
+// would grow to twice what is live before collecting.
+const heapLimit = 512 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(heapLimit)
+	}
 	if p := os.Getenv("PI_HISTORY_CPUPROFILE"); p != "" {
 		// For benchmarks: profile the whole run.
 		if f, err := os.Create(p); err == nil {
@@ -235,5 +245,10 @@ Start here:
   pi-history serve               watch Pi's sessions and serve the API and web UI
   pi-history search 'ErrCartEmpty'   find text in every session
   pi-history help COMMAND        flags and examples for one command
+
+Environment:
+  PI_HISTORY_DATA                data directory (as --data)
+  PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR   where Pi keeps sessions
+  GOMEMLIMIT                     Go heap target (default 512MiB)
 `)
 }
