@@ -223,63 +223,111 @@ func (x *Index) Run(ctx context.Context) {
 
 // CatchUp indexes every stored entry above the mark and applies pending
 // deletions. progress, if set, is called after each batch with the mark.
+//
+// Batches are pipelined: while Bleve builds the segment of one batch, the
+// next is read from the store and its trigrams worked out.
 func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int, error) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	total := 0
 	if err := x.applyDeletes(); err != nil {
 		return 0, err
 	}
+	from := x.through.Load() + 1
+	if from > x.st.LastSeq() {
+		return 0, nil
+	}
+	type built struct {
+		p   pendingBatch
+		err error
+	}
+	next := make(chan built, 1)
+	set := &trigramSet{}
+	build := func(from uint64) {
+		go func() {
+			p, err := x.build(set, from, x.st.LastSeq())
+			next <- built{p, err}
+		}()
+	}
+	build(from)
+	total := 0
 	for {
-		if err := ctx.Err(); err != nil {
-			return total, err
+		b := <-next // nothing is in flight after this until build is called
+		if b.err != nil {
+			return total, b.err
 		}
-		last := x.st.LastSeq()
-		from := x.through.Load() + 1
-		if from > last {
-			return total, nil
-		}
-		n, through, err := x.indexRange(from, last)
-		if err != nil {
-			return total, err
-		}
-		if through < from {
+		if b.p.through < b.p.from {
 			return total, nil // only an incomplete block is left
 		}
-		total += n
+		inFlight := false
+		if ctx.Err() == nil && b.p.through < x.st.LastSeq() {
+			build(b.p.through + 1)
+			inFlight = true
+		}
+		if err := x.write(b.p); err != nil {
+			if inFlight {
+				<-next
+			}
+			return total, err
+		}
+		total += len(b.p.docs)
 		if progress != nil {
-			progress(through)
+			progress(b.p.through)
+		}
+		if !inFlight {
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
+			if b.p.through+1 > x.st.LastSeq() {
+				return total, nil
+			}
+			build(b.p.through + 1)
 		}
 	}
 }
 
-// indexRange indexes the complete blocks from the block starting at from
-// up to last, until the batch is full. It returns the new mark.
-func (x *Index) indexRange(from, last uint64) (int, uint64, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	b := x.bi.NewBatch()
-	through := from - 1
-	size, docs := 0, 0
+// pendingBatch is the documents of the complete blocks from..through,
+// analysed and ready for Bleve. through < from when there were none.
+type pendingBatch struct {
+	docs          []*document.Document
+	from, through uint64
+}
+
+// build reads the complete blocks from the block starting at from up to
+// last, until the batch is full, and works out their trigrams with set.
+func (x *Index) build(set *trigramSet, from, last uint64) (pendingBatch, error) {
+	p := pendingBatch{from: from, through: from - 1}
+	size := 0
 	for lo := from; lo+BlockSize-1 <= last && size < bytesBatch; lo += BlockSize {
 		hi := lo + BlockSize - 1
 		doc, n, err := x.blockDoc(lo, hi)
 		if err != nil {
-			return 0, 0, err
+			return p, err
 		}
 		if doc != nil {
-			if err := b.IndexAdvanced(doc); err != nil {
-				return 0, 0, fmt.Errorf("index: block %d-%d: %w", lo, hi, err)
-			}
-			docs++
+			doc.VisitFields(func(f bindex.Field) {
+				if tf, ok := f.(*trigramField); ok {
+					set.analyze(tf)
+				}
+			})
+			p.docs = append(p.docs, doc)
 		}
 		size += n
-		through = hi
+		p.through = hi
 	}
-	if through < from {
-		return 0, from - 1, nil
+	return p, nil
+}
+
+// write indexes a built batch and moves the mark to its end.
+func (x *Index) write(p pendingBatch) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	b := x.bi.NewBatch()
+	for _, doc := range p.docs {
+		if err := b.IndexAdvanced(doc); err != nil {
+			return fmt.Errorf("index: block %s: %w", doc.ID(), err)
+		}
 	}
-	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, through))
+	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, p.through))
 	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
 	done := make(chan struct{})
 	b.SetPersistedCallback(func(error) { close(done) })
@@ -287,14 +335,14 @@ func (x *Index) indexRange(from, last uint64) (int, uint64, error) {
 	x.persisted = done
 	x.pmu.Unlock()
 	if err := x.bi.Batch(b); err != nil {
-		return 0, 0, fmt.Errorf("index: write batch: %w", err)
+		return fmt.Errorf("index: write batch: %w", err)
 	}
-	x.through.Store(through)
+	x.through.Store(p.through)
 	x.cmu.Lock()
 	close(x.changed)
 	x.changed = make(chan struct{})
 	x.cmu.Unlock()
-	return docs, through, nil
+	return nil
 }
 
 // sep separates entry texts inside a block document (see trigram.Sep).
@@ -318,7 +366,7 @@ func (x *Index) blockDoc(lo, hi uint64) (*document.Document, int, error) {
 		return nil, 0, nil
 	}
 	doc := document.NewDocument(docID(lo))
-	doc.AddField(document.NewTextFieldCustom(fieldText, nil, buf, bindex.IndexField|bindex.SkipFreqNorm, trigramAnalyzer{}))
+	doc.AddField(&trigramField{value: buf})
 	doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(lo), bindex.IndexField))
 	return doc, len(buf), nil
 }

@@ -1,0 +1,100 @@
+package index
+
+import (
+	"math/bits"
+
+	bindex "github.com/blevesearch/bleve_index_api"
+	"github.com/pi-history/pi-history/trigram"
+)
+
+// trigramField is a block's text field with its trigrams worked out before
+// the document reaches Bleve, so that the analysis of one batch runs while
+// Bleve builds the segment of the one before, and without the per-token
+// allocations of Bleve's generic analysis path. It indexes exactly what the
+// registered analyzer (AnalyzerName) produces: each distinct trigram once.
+type trigramField struct {
+	value []byte
+	freqs bindex.TokenFrequencies
+}
+
+func (f *trigramField) Name() string                         { return fieldText }
+func (f *trigramField) ArrayPositions() []uint64             { return nil }
+func (f *trigramField) Options() bindex.FieldIndexingOptions { return bindex.IndexField | bindex.SkipFreqNorm }
+func (f *trigramField) Value() []byte                        { return f.value }
+func (f *trigramField) NumPlainTextBytes() uint64            { return uint64(len(f.value)) }
+func (f *trigramField) EncodedFieldType() byte               { return 't' }
+func (f *trigramField) AnalyzedLength() int                  { return len(f.freqs) }
+
+func (f *trigramField) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return f.freqs }
+
+// Size estimates the memory the field holds, for Bleve's accounting.
+func (f *trigramField) Size() int { return 64 + len(f.value) + 112*len(f.freqs) }
+
+// Analyze works the trigrams out if analyze was not called beforehand.
+func (f *trigramField) Analyze() {
+	if f.freqs == nil {
+		var s trigramSet
+		s.analyze(f)
+	}
+}
+
+// trigramSet finds the distinct trigrams of one text after another,
+// reusing its table: an open-addressing set whose slots are valid only
+// when stamped with the current text's generation.
+type trigramSet struct {
+	keys []uint64
+	gen  []uint32
+	cur  uint32
+	// spans of the distinct trigrams of the current text, in first-seen order
+	spans [][2]int32
+}
+
+// analyze fills f.freqs with one entry per distinct trigram of f.value.
+func (s *trigramSet) analyze(f *trigramField) {
+	need := 64
+	if n := len(f.value); n > 32 {
+		need = 1 << bits.Len(uint(2*n))
+	}
+	if len(s.keys) < need {
+		s.keys = make([]uint64, need)
+		s.gen = make([]uint32, need)
+		s.cur = 0
+	}
+	s.cur++
+	if s.cur == 0 { // wrapped: clear the stamps
+		clear(s.gen)
+		s.cur = 1
+	}
+	mask := uint64(len(s.keys) - 1)
+	s.spans = s.spans[:0]
+	termBytes := 0
+	trigram.Each(f.value, func(key uint64, start, end int) {
+		i := (key * 0x9e3779b97f4a7c15 >> 20) & mask
+		for s.gen[i] == s.cur {
+			if s.keys[i] == key {
+				return
+			}
+			i = (i + 1) & mask
+		}
+		s.gen[i], s.keys[i] = s.cur, key
+		s.spans = append(s.spans, [2]int32{int32(start), int32(end)})
+		termBytes += end - start
+	})
+	// One string holds every term, so map keys need no allocation each;
+	// the TokenFreqs come from one slice.
+	all := make([]byte, 0, termBytes)
+	for _, sp := range s.spans {
+		all = append(all, f.value[sp[0]:sp[1]]...)
+	}
+	str := string(all)
+	tfs := make([]bindex.TokenFreq, len(s.spans))
+	freqs := make(bindex.TokenFrequencies, len(s.spans))
+	off := 0
+	for i, sp := range s.spans {
+		n := int(sp[1] - sp[0])
+		tfs[i].Term = f.value[sp[0]:sp[1]]
+		freqs[str[off:off+n]] = &tfs[i]
+		off += n
+	}
+	f.freqs = freqs
+}
