@@ -550,6 +550,7 @@ func (e *Engine) count(ctx context.Context, p *prepared, st *Stats) (int, error)
 	st.Candidates += tmp.Candidates
 	st.Scanned += tmp.Scanned
 	st.BytesScanned += tmp.BytesScanned
+	st.Skipped += tmp.Skipped
 	return len(hits.metas), err
 }
 

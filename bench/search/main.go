@@ -200,6 +200,7 @@ func run(eng *search.Engine, needles []string, mk func(string) search.Request) (
 		scanned.Candidates += resp.Stats.Candidates
 		scanned.Scanned += resp.Stats.Scanned
 		scanned.BytesScanned += resp.Stats.BytesScanned
+		scanned.Skipped += resp.Stats.Skipped
 		scanned.Confirmed += resp.Stats.Confirmed
 		h := float64(len(resp.Hits))
 		if resp.Total != nil {
@@ -254,6 +255,6 @@ func report(name string, ours, rg, hits []float64) {
 		ratio = fmt.Sprintf("%.0fx", pct(rg, 0.5)/max(pct(ours, 0.5), 0.001))
 	}
 	n := float64(max(len(ours), 1))
-	fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f   (per query: %.0f candidate blocks, %.0f entries, %.2f MB compared)\n", name, pct(ours, 0.5), pct(ours, 0.99), rgs, ratio, pct(hits, 0.5),
-		float64(scanned.Candidates)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6)
+	fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB)\n", name, pct(ours, 0.5), pct(ours, 0.99), rgs, ratio, pct(hits, 0.5),
+		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6)
 }
