@@ -114,3 +114,49 @@ func TestDroppedSessionLeavesNoSketches(t *testing.T) {
 		t.Errorf("after dropping the session MayHold = %v, want nothing", got)
 	}
 }
+
+// TestCachedSketchesFollowEveryCommit: a chunk of sketches held in memory
+// is dropped by each write that touches it, so an entry appended, or a
+// session dropped, is seen by the very next MayHold.
+func TestCachedSketchesFollowEveryCommit(t *testing.T) {
+	st := pushTexts(t, []string{"first entry", "second entry"})
+	probe := trigram.NewProbe([]byte("third"))
+	got, _ := st.MayHold([]SeqRange{{1, 10}}, probe.Pass) // loads and caches the chunk
+	if len(got) != 0 {
+		t.Fatalf("before the append MayHold = %v, want nothing", got)
+	}
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	if _, err := st.Push("s", h, []*journal.Entry{{Type: "message", Role: "user", ID: "e002", ParentID: "e001",
+		Raw: []byte(`{"id":"e002"}`), Text: "the third entry", Searchable: true}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = st.MayHold([]SeqRange{{1, 10}}, probe.Pass)
+	if fmt.Sprint(got) != fmt.Sprint([]SeqRange{{3, 3}}) {
+		t.Fatalf("after the append MayHold = %v, want [{3 3}]", got)
+	}
+	if _, err := st.DropSession("s"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = st.MayHold([]SeqRange{{1, 10}}, probe.Pass)
+	if len(got) != 0 {
+		t.Fatalf("after dropping the session MayHold = %v, want nothing", got)
+	}
+}
+
+func TestSketchCacheStaysUnderItsBound(t *testing.T) {
+	c := newSketchCache(3 * (&chunkSketches{data: make([]byte, 1000)}).size())
+	for i := range uint64(10) {
+		c.put(i, &chunkSketches{data: make([]byte, 1000)}, 0)
+		c.get(0) // chunk 0 stays in use
+	}
+	if len(c.chunks) > 3 || c.chunks[0] == nil {
+		t.Errorf("cache holds %d chunks (want at most 3), chunk 0 kept: %v", len(c.chunks), c.chunks[0] != nil)
+	}
+	// A load that raced with a write is not kept.
+	_, gen := c.get(42)
+	c.drop(42)
+	c.put(42, &chunkSketches{}, gen)
+	if c.chunks[42] != nil {
+		t.Error("a chunk loaded before a write to it was kept")
+	}
+}

@@ -83,6 +83,10 @@ type Store struct {
 	// trigram sketch: stores written before sketches existed have none
 	// below it, and search must read those texts.
 	sketchFrom uint64
+	sketches   *sketchCache
+	// dirty holds the sketch chunks the batch being written touches (under
+	// wmu); notify drops them from the cache once the batch is committed.
+	dirty map[uint64]struct{}
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -104,7 +108,8 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pebble at %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, changed: make(chan struct{}), trees: newTreeCache(300_000)}
+	s := &Store{db: db, dir: dir, changed: make(chan struct{}), trees: newTreeCache(300_000),
+		sketches: newSketchCache(sketchCacheBytes), dirty: map[uint64]struct{}{}}
 	v, err := s.getMeta("seq")
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		db.Close()
@@ -170,6 +175,10 @@ func (s *Store) Changed() <-chan struct{} {
 // notify is called, with wmu held, after every successful commit: it
 // publishes the new last seq and wakes waiters.
 func (s *Store) notify() {
+	for c := range s.dirty {
+		s.sketches.drop(c)
+	}
+	clear(s.dirty)
 	s.lastSeq.Store(s.nextSeq - 1)
 	s.cmu.Lock()
 	close(s.changed)
@@ -481,70 +490,6 @@ func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint
 		}
 	}
 	return it.Error()
-}
-
-// MayHold narrows ranges (ascending, disjoint) to the seqs whose text may
-// hold a needle: those whose trigram sketch passes pass(sketch), and those
-// stored before sketches were kept. Seqs with neither text nor sketch drop
-// out. The result is ascending, with adjacent seqs joined into one range.
-func (s *Store) MayHold(ranges []SeqRange, pass func(sketch []byte) bool) ([]SeqRange, error) {
-	var out []SeqRange
-	add := func(lo, hi uint64) {
-		if n := len(out); n > 0 && out[n-1].Hi+1 == lo {
-			out[n-1].Hi = hi
-			return
-		}
-		out = append(out, SeqRange{Lo: lo, Hi: hi})
-	}
-	var it *pebble.Iterator
-	defer func() {
-		if it != nil {
-			it.Close()
-		}
-	}()
-	key := make([]byte, 9)
-	key[0] = tagSketch
-	for _, r := range ranges {
-		if r.Lo > r.Hi {
-			continue
-		}
-		if r.Lo < s.sketchFrom {
-			hi := min(r.Hi, s.sketchFrom-1)
-			add(r.Lo, hi)
-			if hi == r.Hi {
-				continue
-			}
-			r.Lo = hi + 1
-		}
-		if it == nil {
-			var err error
-			it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagSketch, r.Lo),
-				UpperBound: prefixEnd(seqKey(tagSketch, ranges[len(ranges)-1].Hi))})
-			if err != nil {
-				return nil, err
-			}
-		}
-		binary.BigEndian.PutUint64(key[1:], r.Lo)
-		for ok := it.SeekGE(key); ok; ok = it.Next() {
-			seq := binary.BigEndian.Uint64(it.Key()[1:])
-			if seq > r.Hi {
-				break
-			}
-			v, err := it.ValueAndErr()
-			if err != nil {
-				return nil, err
-			}
-			if pass(v) {
-				add(seq, seq)
-			}
-		}
-	}
-	if it != nil {
-		if err := it.Error(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // Deleted returns the seqs removed since they were stored (after from), for

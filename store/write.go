@@ -210,6 +210,7 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 		return 0, err
 	}
 	for _, m := range metas {
+		s.dirty[m.Seq/sketchChunk] = struct{}{}
 		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagSketch, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
 			if err := b.Delete(k, nil); err != nil {
 				return 0, err
@@ -330,6 +331,7 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	if err := b.Set(seqKey(tagRaw, m.Seq), e.Raw, nil); err != nil {
 		return err
 	}
+	s.dirty[m.Seq/sketchChunk] = struct{}{}
 	if e.Searchable {
 		if err := b.Set(seqKey(tagSketch, m.Seq), trigram.Sketch([]byte(e.Text)), nil); err != nil {
 			return err

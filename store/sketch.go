@@ -1,0 +1,180 @@
+package store
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+const (
+	// sketchChunk is how many consecutive seqs the sketch cache loads and
+	// drops at a time.
+	sketchChunk = 1024
+	// sketchCacheBytes bounds the sketches kept in memory: about 15
+	// million entries' worth (a sketch averages ~55 bytes).
+	sketchCacheBytes = 1 << 30
+)
+
+// chunkSketches is the sketches of one chunk of seqs: the sketch of seq
+// c*sketchChunk+i is data[off[i]:off[i+1]], empty when it has none.
+type chunkSketches struct {
+	off  [sketchChunk + 1]uint32
+	data []byte
+	used uint64 // the cache's clock at the last use
+}
+
+func (c *chunkSketches) size() int { return len(c.data) + 4*len(c.off) + 64 }
+
+// sketchCache keeps the sketches of recently used chunks in memory, so
+// that ruling out the entries of a candidate block costs a few memory
+// reads instead of a trip through Pebble per entry. Writers drop the
+// chunks they touch after committing; a chunk loaded while a writer was
+// at work is used once and not kept.
+type sketchCache struct {
+	mu     sync.Mutex
+	chunks map[uint64]*chunkSketches
+	gen    map[uint64]uint64 // bumped by drop, checked before keeping a load
+	bytes  int
+	max    int
+	clock  uint64
+}
+
+func newSketchCache(max int) *sketchCache {
+	return &sketchCache{chunks: map[uint64]*chunkSketches{}, gen: map[uint64]uint64{}, max: max}
+}
+
+func (c *sketchCache) get(chunk uint64) (*chunkSketches, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	if ch := c.chunks[chunk]; ch != nil {
+		ch.used = c.clock
+		return ch, 0
+	}
+	return nil, c.gen[chunk]
+}
+
+func (c *sketchCache) put(chunk uint64, ch *chunkSketches, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen[chunk] != gen || c.chunks[chunk] != nil {
+		return
+	}
+	ch.used = c.clock
+	c.chunks[chunk] = ch
+	c.bytes += ch.size()
+	for c.bytes > c.max && len(c.chunks) > 1 {
+		var old uint64
+		first := true
+		for k, v := range c.chunks {
+			if first || v.used < c.chunks[old].used {
+				old, first = k, false
+			}
+		}
+		c.bytes -= c.chunks[old].size()
+		delete(c.chunks, old)
+	}
+}
+
+func (c *sketchCache) drop(chunk uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen[chunk]++
+	if ch := c.chunks[chunk]; ch != nil {
+		c.bytes -= ch.size()
+		delete(c.chunks, chunk)
+	}
+}
+
+// loadChunk reads the sketches of one chunk from Pebble.
+func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
+	lo := chunk * sketchChunk
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagSketch, lo), UpperBound: seqKey(tagSketch, lo+sketchChunk)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	ch := &chunkSketches{}
+	next := 0 // next offset slot to fill
+	for ok := it.First(); ok; ok = it.Next() {
+		i := int(binary.BigEndian.Uint64(it.Key()[1:]) - lo)
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		for ; next <= i; next++ {
+			ch.off[next] = uint32(len(ch.data))
+		}
+		ch.data = append(ch.data, v...)
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	for ; next <= sketchChunk; next++ {
+		ch.off[next] = uint32(len(ch.data))
+	}
+	return ch, nil
+}
+
+// chunkFor returns the sketches of a chunk, from the cache or Pebble.
+func (s *Store) chunkFor(chunk uint64) (*chunkSketches, error) {
+	ch, gen := s.sketches.get(chunk)
+	if ch != nil {
+		return ch, nil
+	}
+	ch, err := s.loadChunk(chunk)
+	if err != nil {
+		return nil, err
+	}
+	s.sketches.put(chunk, ch, gen)
+	return ch, nil
+}
+
+// MayHold narrows ranges (ascending, disjoint) to the seqs whose text may
+// hold a needle: those whose trigram sketch passes pass(sketch), and those
+// stored before sketches were kept. Seqs with neither text nor sketch drop
+// out. The result is ascending, with adjacent seqs joined into one range.
+func (s *Store) MayHold(ranges []SeqRange, pass func(sketch []byte) bool) ([]SeqRange, error) {
+	var out []SeqRange
+	add := func(lo, hi uint64) {
+		if n := len(out); n > 0 && out[n-1].Hi+1 == lo {
+			out[n-1].Hi = hi
+			return
+		}
+		out = append(out, SeqRange{Lo: lo, Hi: hi})
+	}
+	var ch *chunkSketches
+	cur := ^uint64(0)
+	for _, r := range ranges {
+		if r.Lo > r.Hi {
+			continue
+		}
+		if r.Lo < s.sketchFrom {
+			hi := min(r.Hi, s.sketchFrom-1)
+			add(r.Lo, hi)
+			if hi == r.Hi {
+				continue
+			}
+			r.Lo = hi + 1
+		}
+		for seq := r.Lo; seq <= r.Hi; seq++ {
+			if c := seq / sketchChunk; c != cur {
+				var err error
+				if ch, err = s.chunkFor(c); err != nil {
+					return nil, err
+				}
+				cur = c
+			}
+			i := seq % sketchChunk
+			a, b := ch.off[i], ch.off[i+1]
+			if a < b && pass(ch.data[a:b]) {
+				add(seq, seq)
+			}
+			if seq == ^uint64(0) {
+				break
+			}
+		}
+	}
+	return out, nil
+}
