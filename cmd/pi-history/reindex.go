@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/pi-history/pi-history/index"
 )
 
 func init() {
@@ -29,6 +31,11 @@ index format, or if the index is damaged. The store is not changed.`,
 			defer svc.Close()
 			start := time.Now()
 			err = svc.Index.Reindex(ctx, func(through, last uint64) {
+				if through >= index.Target(last) {
+					// Reindex ends by compacting the new index.
+					fmt.Fprintf(g.stderr, "\r\033[Kreindex: %d of %d entries; compacting the index", through, last)
+					return
+				}
 				fmt.Fprintf(g.stderr, "\r\033[Kreindex: %d of %d entries", through, last)
 			})
 			fmt.Fprintln(g.stderr)
