@@ -20,11 +20,14 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -232,11 +235,48 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 		Detail: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)})
 }
 
-// writeJSON sends v as JSON with status 200.
+// writeJSON sends v as JSON with status 200. The document is encoded into
+// a pooled buffer first, so the response goes out with a Content-Length in
+// as few writes as possible (not chunked), and a value that cannot be
+// encoded leaves the response untouched for the caller's problem document.
 func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	return jsonEncode(w, v)
+	jb := jsonBufs.Get().(*jsonBuf)
+	defer jb.release()
+	if err := jb.enc.Encode(v); err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(jb.buf.Len()))
+	_, err := w.Write(jb.buf.Bytes())
+	return err
+}
+
+// jsonBuf is a reusable response buffer with its encoder. HTML escaping is
+// off: responses are JSON for programs, never HTML.
+type jsonBuf struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxPooledJSON is the largest buffer kept for reuse; a rare large
+// response (a long list, a big tree) is not held on to.
+const maxPooledJSON = 256 << 10
+
+var jsonBufs = sync.Pool{New: func() any {
+	jb := &jsonBuf{}
+	jb.enc = json.NewEncoder(&jb.buf)
+	jb.enc.SetEscapeHTML(false)
+	return jb
+}}
+
+func (jb *jsonBuf) release() {
+	if jb.buf.Cap() > maxPooledJSON {
+		return
+	}
+	jb.buf.Reset()
+	jsonBufs.Put(jb)
 }
 
 // guard enforces the Host, Sec-Fetch-Site and Origin rules on every route.

@@ -22,12 +22,6 @@ import (
 	"github.com/pi-history/pi-history/store"
 )
 
-func jsonEncode(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, client.Health{Status: "ok"})
 }

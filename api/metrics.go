@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +19,9 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	handler  http.Handler
+
+	cache  sync.Map // obsKey → *observers
+	cached atomic.Int32
 }
 
 func newMetrics(s *Server) *metrics {
@@ -37,8 +42,45 @@ func newMetrics(s *Server) *metrics {
 }
 
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+	o := m.seriesFor(route, method, status)
+	o.requests.Inc()
+	o.latency.Observe(d.Seconds())
+}
+
+// obsKey names one series pair: the request counter of (route, method,
+// code) and the latency histogram of (route, method).
+type obsKey struct {
+	route, method string
+	code          int
+}
+
+// observers are a series pair resolved once, so a request does not hash
+// and look up its label values (nor format its status) every time.
+type observers struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// maxCachedObservers bounds the cache: routes are patterns, but methods
+// come from clients, and a stream of odd ones must not grow it forever.
+const maxCachedObservers = 512
+
+func (m *metrics) seriesFor(route, method string, code int) *observers {
+	k := obsKey{route, method, code}
+	if v, ok := m.cache.Load(k); ok {
+		return v.(*observers)
+	}
+	o := &observers{
+		requests: m.requests.WithLabelValues(route, method, strconv.Itoa(code)),
+		latency:  m.latency.WithLabelValues(route, method),
+	}
+	if m.cached.Load() < maxCachedObservers {
+		if v, loaded := m.cache.LoadOrStore(k, o); loaded {
+			return v.(*observers)
+		}
+		m.cached.Add(1)
+	}
+	return o
 }
 
 // storeCollector reads the store's figures at scrape time.

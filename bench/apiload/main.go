@@ -8,9 +8,16 @@
 // -c concurrent clients for -duration, while a writer appends entries to live
 // journals that the server's watcher reads. At the end it checks that every
 // entry the writer appended is searchable, and prints searches/s, latency
-// percentiles and errors.
+// percentiles, the process's CPU time per search and errors.
+//
+// Client and server share the machine, so by default the searchers use a
+// lean HTTP/1.1 client (-client raw, see rawSearcher) that checks every
+// answer but costs little; -client std uses the api/client package over
+// net/http.Transport, as the CLI does. -cpuprofile and -blockprofile profile
+// the search phase (client and server are one process).
 //
 //	go run ./bench/apiload -duration 10s
+//	go run ./bench/apiload -duration 10s -client std -cpuprofile /tmp/cpu.prof
 //	go run ./bench/apiload -corpus /tmp/corpus -needles ReadHeaderTimeout,ErrShortWrite
 package main
 
@@ -23,6 +30,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -47,7 +56,16 @@ func main() {
 	writeRate := flag.Int("write-rate", 100, "entries per second the writer appends to live journals")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	direct := flag.Bool("direct", false, "call the search engine in-process instead of over HTTP (to see the API's share)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the search phase (client and server, one process) to this file")
+	flag.StringVar(&blockProfile, "blockprofile", "", "write a blocking profile (channel, mutex and select waits) of the search phase to this file")
+	flag.StringVar(&clientKind, "client", "raw", "raw: lean HTTP/1.1 client, one kept-alive connection per searcher, every response checked;\n"+
+		"std: the api/client package over net/http.Transport (what the CLI uses; decodes every response)")
+	flag.IntVar(&checkEvery, "check", 8, "raw client: decode every Nth response in full and check its snippets (1: every response)")
 	flag.Parse()
+	if clientKind != "raw" && clientKind != "std" {
+		fmt.Fprintln(os.Stderr, "apiload: -client must be raw or std")
+		os.Exit(2)
+	}
 	if *duration > 2*time.Minute {
 		*duration = 2 * time.Minute
 	}
@@ -56,6 +74,13 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+var (
+	cpuProfile   string
+	blockProfile string
+	clientKind   string
+	checkEvery   int
+)
 
 func run(corpus, needleList string, nSessions, perSession, conc int, duration time.Duration, maxSearches, writeRate int, keep, direct bool) error {
 	tmp, err := os.MkdirTemp("", "apiload-")
@@ -117,6 +142,7 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 	go func() { defer close(wdone); watcher.Run(wctx) }()
 	defer func() { cancel(); <-served; wcancel(); <-wdone }()
 
+	// Keep at least one idle connection per searcher, or they churn.
 	hc := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: conc * 2}}
 	c := client.New("http://"+ln.Addr().String(), token).WithHTTPClient(hc)
 
@@ -136,12 +162,32 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 	writerDone := make(chan error, 1)
 	go func() { writerDone <- writer(live, writeRate, stopWriter, &wmu, &written) }()
 
+	var reqs [][]byte
+	if !direct && clientKind == "raw" {
+		if reqs, err = prepareRequests(ln.Addr().String(), token, needles); err != nil {
+			return err
+		}
+	}
 	var (
-		count, errs atomic.Int64
-		lmu         sync.Mutex
-		lat         []time.Duration
-		firstErr    atomic.Value
+		count, errs, respBytes atomic.Int64
+		lmu                    sync.Mutex
+		lat                    []time.Duration
+		firstErr               atomic.Value
 	)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	if blockProfile != "" {
+		runtime.SetBlockProfileRate(int(50 * time.Microsecond))
+	}
+	cpu0 := cpuTime()
 	deadline := time.Now().Add(duration)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -151,13 +197,22 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			local := make([]time.Duration, 0, 1<<14)
+			var rs *rawSearcher
+			if reqs != nil {
+				rs = &rawSearcher{addr: ln.Addr().String(), reqs: reqs, needles: needles, checkEvery: checkEvery}
+				defer func() { respBytes.Add(rs.bytes); rs.close() }()
+			}
 			for time.Now().Before(deadline) && count.Add(1) <= int64(maxSearches) {
-				n := needles[rng.IntN(len(needles))]
+				i := rng.IntN(len(needles))
+				n := needles[i]
 				t := time.Now()
 				var err error
-				if direct {
+				switch {
+				case direct:
 					_, err = engine.Search(ctx, &search.Request{Needle: n, Scope: search.ScopeAll, Limit: 20})
-				} else {
+				case rs != nil:
+					err = rs.search(i)
+				default:
 					_, err = c.Search(ctx, &search.Request{Needle: n, Scope: search.ScopeAll, Limit: 20})
 				}
 				local = append(local, time.Since(t))
@@ -173,6 +228,16 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 	}
 	wg.Wait()
 	took := time.Since(start)
+	cpu := cpuTime() - cpu0
+	if cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if blockProfile != "" {
+		runtime.SetBlockProfileRate(0)
+		if err := writeProfile("block", blockProfile); err != nil {
+			return err
+		}
+	}
 	close(stopWriter)
 	if err := <-writerDone; err != nil {
 		return fmt.Errorf("writer: %w", err)
@@ -185,9 +250,20 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 		}
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
-	fmt.Printf("searches: %d in %.1fs at concurrency %d = %.0f searches/s\n", len(lat), took.Seconds(), conc, float64(len(lat))/took.Seconds())
+	mode := "over HTTP, " + clientKind + " client"
+	if direct {
+		mode = "in process (-direct)"
+	}
+	fmt.Printf("searches: %d in %.1fs at concurrency %d %s = %.0f searches/s\n", len(lat), took.Seconds(), conc, mode, float64(len(lat))/took.Seconds())
+	if b := respBytes.Load(); b > 0 {
+		fmt.Printf("responses: %s bytes on average\n", avgBytes(b, int64(len(lat))))
+	}
 	fmt.Printf("latency: p50 %v  p90 %v  p99 %v  max %v\n", pct(.50).Round(10*time.Microsecond), pct(.90).Round(10*time.Microsecond),
 		pct(.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
+	if len(lat) > 0 && cpu > 0 {
+		fmt.Printf("cpu: %.0fµs per search (this process, client and server, user+sys; %.2f of %d cores busy)\n",
+			float64(cpu.Microseconds())/float64(len(lat)), cpu.Seconds()/took.Seconds(), runtime.NumCPU())
+	}
 	fmt.Printf("errors: %d", errs.Load())
 	if v := firstErr.Load(); v != nil {
 		fmt.Printf(" (first: %s)", v)
@@ -333,4 +409,16 @@ func generate(dir string, sessions, perSession int) ([]string, error) {
 		}
 	}
 	return rare, nil
+}
+
+func writeProfile(name, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
