@@ -100,10 +100,10 @@ func (g *globals) openService() (*service.Service, error) {
 }
 
 // heapLimit is the Go heap the process tries to stay under unless
-// GOMEMLIMIT says otherwise. Indexing a large import makes Bleve hold a
-// batch's analysed terms in memory; with the default GC pacing the heap
-// would grow to twice what is live before collecting.
-const heapLimit = 512 << 20
+// GOMEMLIMIT says otherwise: a backstop for large imports, where Bleve
+// holds batches' analysed terms. A lower limit (512 MiB) cut the peak RSS
+// of a 351 MB import by a third but cost ~20% more CPU in the collector.
+const heapLimit = 768 << 20
 
 func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -249,6 +249,6 @@ Start here:
 Environment:
   PI_HISTORY_DATA                data directory (as --data)
   PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR   where Pi keeps sessions
-  GOMEMLIMIT                     Go heap target (default 512MiB)
+  GOMEMLIMIT                     Go heap target (default 768MiB)
 `)
 }
