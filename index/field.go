@@ -17,13 +17,15 @@ type trigramField struct {
 	freqs bindex.TokenFrequencies
 }
 
-func (f *trigramField) Name() string                         { return fieldText }
-func (f *trigramField) ArrayPositions() []uint64             { return nil }
-func (f *trigramField) Options() bindex.FieldIndexingOptions { return bindex.IndexField | bindex.SkipFreqNorm }
-func (f *trigramField) Value() []byte                        { return f.value }
-func (f *trigramField) NumPlainTextBytes() uint64            { return uint64(len(f.value)) }
-func (f *trigramField) EncodedFieldType() byte               { return 't' }
-func (f *trigramField) AnalyzedLength() int                  { return len(f.freqs) }
+func (f *trigramField) Name() string             { return fieldText }
+func (f *trigramField) ArrayPositions() []uint64 { return nil }
+func (f *trigramField) Options() bindex.FieldIndexingOptions {
+	return bindex.IndexField | bindex.SkipFreqNorm
+}
+func (f *trigramField) Value() []byte             { return f.value }
+func (f *trigramField) NumPlainTextBytes() uint64 { return uint64(len(f.value)) }
+func (f *trigramField) EncodedFieldType() byte    { return 't' }
+func (f *trigramField) AnalyzedLength() int       { return len(f.freqs) }
 
 func (f *trigramField) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return f.freqs }
 
