@@ -81,9 +81,8 @@ type Index struct {
 	through atomic.Uint64
 	wmu     sync.Mutex // one indexing pass at a time
 
-	compacting atomic.Bool
-	changed    chan struct{}
-	cmu        sync.Mutex
+	changed chan struct{}
+	cmu     sync.Mutex
 
 	// persisted is closed when the newest batch reaches disk; Close waits
 	// for it so that a clean shutdown needs no replay.
@@ -658,8 +657,6 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 func (x *Index) Compact(ctx context.Context) error {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	x.compacting.Store(true)
-	defer x.compacting.Store(false)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	a, err := x.bi.Advanced()
@@ -727,9 +724,6 @@ func (x *Index) Segments() int {
 	}
 	return 0
 }
-
-// Compacting reports whether Compact is running.
-func (x *Index) Compacting() bool { return x.compacting.Load() }
 
 // Reindex rebuilds the index from the store into a fresh directory beside
 // the current one and swaps it in. Searches keep using the old index until

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pi-history/pi-history/datadir"
@@ -38,6 +39,7 @@ type Service struct {
 	lock         *datadir.Lock
 	cancel       context.CancelFunc
 	done         chan struct{}
+	compacting   atomic.Bool
 }
 
 // Open takes the data directory's lock, opens store and index, replays what
@@ -228,6 +230,24 @@ func FindJournals(paths []string) ([]string, int64, error) {
 	return out, total, nil
 }
 
+// Compact compacts the index and the store at once (see index.Index.Compact
+// and store.Store.Compact): after a large import both are bigger on disk
+// than they need to be.
+func (s *Service) Compact(ctx context.Context) error {
+	s.compacting.Store(true)
+	defer s.compacting.Store(false)
+	ierr := make(chan error, 1)
+	go func() { ierr <- s.Index.Compact(ctx) }()
+	err := s.Store.Compact(ctx)
+	if e := <-ierr; e != nil {
+		return e
+	}
+	return err
+}
+
+// Compacting reports whether Compact is running.
+func (s *Service) Compacting() bool { return s.compacting.Load() }
+
 // CompactAfter is the number of new entries from which an import ends by
 // compacting the index (see index.Index.Compact): below it, the merge of a
 // large index would cost more than it saves.
@@ -288,7 +308,7 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 		return sum, err
 	}
 	if sum.Entries >= CompactAfter {
-		if err := s.Index.Compact(ctx); err != nil {
+		if err := s.Compact(ctx); err != nil {
 			return sum, err
 		}
 	}

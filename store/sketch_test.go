@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -158,5 +159,26 @@ func TestSketchCacheStaysUnderItsBound(t *testing.T) {
 	c.put(42, &chunkSketches{}, gen)
 	if c.chunks[42] != nil {
 		t.Error("a chunk loaded before a write to it was kept")
+	}
+}
+
+func TestCompactKeepsEveryEntry(t *testing.T) {
+	var texts []string
+	for i := range 500 {
+		texts = append(texts, fmt.Sprintf("entry %d with some text to compress %d", i, i*7))
+	}
+	st := pushTexts(t, texts)
+	if err := st.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range texts {
+		got, err := st.Text(uint64(i + 1))
+		if err != nil || got != want {
+			t.Fatalf("after compacting, seq %d reads %q (%v), want %q", i+1, got, err, want)
+		}
+	}
+	got, err := st.MayHold([]SeqRange{{1, 500}}, trigram.NewProbe([]byte("entry 250 with")).Pass)
+	if err != nil || len(got) == 0 || got[0].Lo > 251 || got[len(got)-1].Hi < 251 {
+		t.Fatalf("after compacting, MayHold = %v (%v), want it to include 251", got, err)
 	}
 }

@@ -127,9 +127,9 @@ func runImport(g *globals, args []string) error {
 					continue
 				}
 				through, target := svc.Index.IndexedThrough(), index.Target(svc.Store.LastSeq())
-				if svc.Index.Compacting() {
+				if svc.Compacting() {
 					mu.Lock()
-					fmt.Fprintf(g.stderr, "\r\033[Kimport: files read and indexed; compacting the index")
+					fmt.Fprintf(g.stderr, "\r\033[Kimport: files read and indexed; compacting the store and the index")
 					mu.Unlock()
 					continue
 				}
