@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+)
+
+func init() {
+	register(&command{
+		name:    "compact",
+		usage:   "",
+		summary: "shrink the store and the index on disk",
+		help: `Rewrites the store into its most compressed form and merges the index's
+segments, then prints the sizes before and after. An import of 100,000
+entries or more does this by itself at the end; run it after many smaller
+imports, or after sessions were rewritten or removed. Needs the data
+directory to itself: stop 'pi-history serve' first.`,
+		run: func(g *globals, args []string) error {
+			if len(args) > 0 {
+				return usagef("compact takes no arguments")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			svc, err := g.openService()
+			if err != nil {
+				return err
+			}
+			defer svc.Close()
+			if err := svc.WaitIndexed(ctx); err != nil {
+				return err
+			}
+			before, err := svc.Stats()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stderr, "compacting the store (%.1f MB) and the index (%.1f MB)…\n", mb(before.StoreBytes), mb(before.IndexBytes))
+			start := time.Now()
+			if err := svc.Compact(ctx); err != nil {
+				return err
+			}
+			after, err := svc.Stats()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "compacted in %.1fs: store %.1f → %.1f MB, index %.1f → %.1f MB\n", time.Since(start).Seconds(),
+				mb(before.StoreBytes), mb(after.StoreBytes), mb(before.IndexBytes), mb(after.IndexBytes))
+			return nil
+		},
+	})
+}
+
+func mb(b int64) float64 { return float64(b) / 1e6 }
