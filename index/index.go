@@ -419,19 +419,15 @@ func parseDocID(id string) (uint64, error) { return strconv.ParseUint(id, 36, 64
 
 // Plan is how the index would answer a needle.
 type Plan struct {
-	// Trigrams are the needle's rarest distinct trigrams, at most
-	// planTerms of them, rarest first: the candidates are the blocks that
-	// hold all of these. The rest add little at block level and cost a
-	// postings list each; the entries' sketches test every trigram.
-	Trigrams []string
-	Zero     string // a trigram no document has: nothing indexed can match
-	Rarest   uint64 // document frequency of the rarest trigram
+	Trigrams []string // distinct trigrams of the needle
+	Zero     string   // a trigram no document has: nothing indexed can match
+	Rarest   uint64   // document frequency of the rarest trigram
 
 	// Direct is set when the rarest trigram was rare enough for PlanNeedle
-	// to intersect the postings of the chosen trigrams itself: Blocks then
-	// holds, in ascending order, the start of every block holding all of
-	// them, as of an index state at least as new as the mark read before
-	// the call. Window selects from it what Candidates would return.
+	// to intersect the postings of every trigram itself: Blocks then holds,
+	// in ascending order, the start of every block holding all the
+	// trigrams, as of an index state at least as new as the mark read
+	// before the call. Window selects from it what Candidates would return.
 	Direct bool
 	Blocks []uint64
 }
@@ -440,11 +436,7 @@ type Plan struct {
 // which PlanNeedle intersects postings over the whole index at once (the
 // work is proportional to it); above it, Candidates asks Bleve for one
 // window of seqs at a time.
-const directMax = 8192
-
-// planTerms is how many of a needle's trigrams, the rarest, choose its
-// candidate blocks.
-const planTerms = 4
+const directMax = 2048
 
 // ErrNoTrigrams means the needle is shorter than three characters: the
 // index cannot narrow it down and the caller must scan.
@@ -479,34 +471,26 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 			t.Close()
 		}
 	}()
+	p.Rarest = ^uint64(0)
 	for _, t := range p.Trigrams {
 		tfr, err := rd.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
 		if err != nil {
 			return p, err
 		}
 		tfrs = append(tfrs, tfr)
-		if tfr.Count() == 0 {
-			p.Zero = t
+		c := tfr.Count()
+		if c == 0 {
+			p.Zero, p.Rarest = t, 0
 			return p, nil
 		}
+		if c < p.Rarest {
+			p.Rarest = c
+		}
 	}
-	// Keep the rarest few, rarest first.
-	order := make([]int, len(tfrs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tfrs[a].Count(), tfrs[b].Count()) })
-	order = order[:min(len(order), planTerms)]
-	chosen := make([]string, len(order))
-	readers := make([]bindex.TermFieldReader, len(order))
-	for i, k := range order {
-		chosen[i], readers[i] = p.Trigrams[k], tfrs[k]
-	}
-	p.Trigrams, p.Rarest = chosen, readers[0].Count()
 	if p.Rarest > directMax {
 		return p, nil
 	}
-	blocks, err := intersect(ctx, rd, readers)
+	blocks, err := intersect(ctx, rd, tfrs)
 	if err != nil {
 		return p, fmt.Errorf("index: search: %w", err)
 	}
