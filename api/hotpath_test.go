@@ -96,11 +96,22 @@ func TestMetricsObserversCached(t *testing.T) {
 	if got := requestCount(t, m, "/r", "GET", "404"); got != 1 {
 		t.Fatalf("404s counted %v, want 1", got)
 	}
+	// Odd methods from clients all count as one series, OTHER.
 	for i := range maxCachedObservers + 10 {
 		m.observe("/r", "M"+strconv.Itoa(i), 200, 0)
 	}
-	m.observe("/r", "M"+strconv.Itoa(maxCachedObservers+5), 200, 0)
-	if got := requestCount(t, m, "/r", "M"+strconv.Itoa(maxCachedObservers+5), "200"); got != 2 {
+	if got := requestCount(t, m, "/r", "OTHER", "200"); got != maxCachedObservers+10 {
+		t.Fatalf("odd methods counted %v under OTHER, want %d", got, maxCachedObservers+10)
+	}
+	if got := requestCount(t, m, "/r", "M7", "200"); got != 0 {
+		t.Fatalf("a client-chosen method got its own series (%v requests)", got)
+	}
+	// Beyond the cache's bound, series are still counted.
+	for i := range maxCachedObservers + 10 {
+		m.observe("/r"+strconv.Itoa(i), "GET", 200, 0)
+	}
+	m.observe("/r"+strconv.Itoa(maxCachedObservers+5), "GET", 200, 0)
+	if got := requestCount(t, m, "/r"+strconv.Itoa(maxCachedObservers+5), "GET", "200"); got != 2 {
 		t.Fatalf("uncached series counted %v, want 2", got)
 	}
 	if n := m.cached.Load(); n > maxCachedObservers {

@@ -42,9 +42,21 @@ func newMetrics(s *Server) *metrics {
 }
 
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
-	o := m.seriesFor(route, method, status)
+	o := m.seriesFor(route, methodLabel(method), status)
 	o.requests.Inc()
 	o.latency.Observe(d.Seconds())
+}
+
+// methodLabel keeps the standard HTTP methods and folds any other into
+// "OTHER": the method comes from the client (before authentication), and
+// each distinct label value is a series Prometheus keeps forever.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "OTHER"
 }
 
 // obsKey names one series pair: the request counter of (route, method,
