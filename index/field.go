@@ -51,10 +51,12 @@ type trigramSet struct {
 	spans [][2]int32
 }
 
-// analyze fills f.freqs with one entry per distinct trigram of f.value.
-func (s *trigramSet) analyze(f *trigramField) {
+// distinct finds the distinct trigrams of b and returns their spans in
+// first-seen order, with the total length of their bytes. The spans are
+// valid until the next call.
+func (s *trigramSet) distinct(b []byte) ([][2]int32, int) {
 	need := 64
-	if n := len(f.value); n > 32 {
+	if n := len(b); n > 32 {
 		need = 1 << bits.Len(uint(2*n))
 	}
 	if len(s.keys) < need {
@@ -70,7 +72,7 @@ func (s *trigramSet) analyze(f *trigramField) {
 	mask := uint64(len(s.keys) - 1)
 	s.spans = s.spans[:0]
 	termBytes := 0
-	trigram.Each(f.value, func(key uint64, start, end int) {
+	trigram.Each(b, func(key uint64, start, end int) {
 		i := (key * 0x9e3779b97f4a7c15 >> 20) & mask
 		for s.gen[i] == s.cur {
 			if s.keys[i] == key {
@@ -82,17 +84,23 @@ func (s *trigramSet) analyze(f *trigramField) {
 		s.spans = append(s.spans, [2]int32{int32(start), int32(end)})
 		termBytes += end - start
 	})
+	return s.spans, termBytes
+}
+
+// analyze fills f.freqs with one entry per distinct trigram of f.value.
+func (s *trigramSet) analyze(f *trigramField) {
+	spans, termBytes := s.distinct(f.value)
 	// One string holds every term, so map keys need no allocation each;
 	// the TokenFreqs come from one slice.
 	all := make([]byte, 0, termBytes)
-	for _, sp := range s.spans {
+	for _, sp := range spans {
 		all = append(all, f.value[sp[0]:sp[1]]...)
 	}
 	str := string(all)
-	tfs := make([]bindex.TokenFreq, len(s.spans))
-	freqs := make(bindex.TokenFrequencies, len(s.spans))
+	tfs := make([]bindex.TokenFreq, len(spans))
+	freqs := make(bindex.TokenFrequencies, len(spans))
 	off := 0
-	for i, sp := range s.spans {
+	for i, sp := range spans {
 		n := int(sp[1] - sp[0])
 		tfs[i].Term = f.value[sp[0]:sp[1]]
 		freqs[str[off:off+n]] = &tfs[i]

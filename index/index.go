@@ -261,13 +261,12 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 		if b.p.through < b.p.from {
 			return total, nil // only an incomplete block is left
 		}
-		inFlight := false
-		if ctx.Err() == nil && b.p.through < x.st.LastSeq() {
-			build(b.p.through + 1)
-			inFlight = true
+		more := ctx.Err() == nil
+		if more {
+			build(b.p.through + 1) // an empty batch ends the loop above
 		}
 		if err := x.write(b.p); err != nil {
-			if inFlight {
+			if more {
 				<-next
 			}
 			return total, err
@@ -276,14 +275,8 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 		if progress != nil {
 			progress(b.p.through)
 		}
-		if !inFlight {
-			if err := ctx.Err(); err != nil {
-				return total, err
-			}
-			if b.p.through+1 > x.st.LastSeq() {
-				return total, nil
-			}
-			build(b.p.through + 1)
+		if !more {
+			return total, ctx.Err()
 		}
 	}
 }
@@ -450,7 +443,7 @@ func (x *Index) PlanNeedle(needle string) (Plan, error) {
 
 // PlanNeedleContext is PlanNeedle with a context for the intersection.
 func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, error) {
-	p := Plan{Trigrams: Trigrams(needle)}
+	p := Plan{Trigrams: trigram.Distinct(needle)}
 	if len(p.Trigrams) == 0 {
 		return p, ErrNoTrigrams
 	}
@@ -685,13 +678,7 @@ func (x *Index) Compact(ctx context.Context) error {
 	}
 	// Bleve deletes the merged-away segment files shortly after; wait for
 	// that (briefly), so that the size on disk is the compacted one.
-	want := 1
-	if r, err := sc.Reader(); err == nil {
-		if is, ok := r.(*scorch.IndexSnapshot); ok {
-			want = len(is.Segments())
-		}
-		r.Close()
-	}
+	want := segments(x.bi)
 	for range 100 {
 		files, _ := filepath.Glob(filepath.Join(x.dir, "store", "*.zap"))
 		if len(files) <= want {
@@ -710,7 +697,12 @@ func (x *Index) Compact(ctx context.Context) error {
 func (x *Index) Segments() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	a, err := x.bi.Advanced()
+	return segments(x.bi)
+}
+
+// segments counts the segments of bi's current snapshot (0 if unknown).
+func segments(bi bleve.Index) int {
+	a, err := bi.Advanced()
 	if err != nil {
 		return 0
 	}

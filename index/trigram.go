@@ -3,7 +3,6 @@ package index
 import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/registry"
-	"github.com/pi-history/pi-history/trigram"
 )
 
 // AnalyzerName names the trigram analyzer saved in the index mapping. The
@@ -16,23 +15,14 @@ const AnalyzerName = "pihist-trigram-v1"
 // case preserved. Positions are meaningless: search never uses phrases.
 type trigramTokenizer struct{}
 
-// Trigrams returns the distinct trigrams of s (as strings of three runes) in
-// first-seen order.
-func Trigrams(s string) []string { return trigram.Distinct(s) }
-
 func (trigramTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	seen := make(map[uint64]struct{}, len(input)/2+1)
-	ts := make(analysis.TokenStream, 0, len(input)/3+1)
-	toks := make([]analysis.Token, 0, len(input)/3+1)
-	trigram.Each(input, func(key uint64, start, end int) {
-		if _, ok := seen[key]; ok {
-			return
-		}
-		seen[key] = struct{}{}
-		toks = append(toks, analysis.Token{Term: input[start:end], Start: start, End: end, Position: len(toks) + 1, Type: analysis.AlphaNumeric})
-	})
-	for i := range toks {
-		ts = append(ts, &toks[i])
+	var set trigramSet
+	spans, _ := set.distinct(input)
+	toks := make([]analysis.Token, len(spans))
+	ts := make(analysis.TokenStream, len(spans))
+	for i, sp := range spans {
+		toks[i] = analysis.Token{Term: input[sp[0]:sp[1]], Start: int(sp[0]), End: int(sp[1]), Position: i + 1, Type: analysis.AlphaNumeric}
+		ts[i] = &toks[i]
 	}
 	return ts
 }
