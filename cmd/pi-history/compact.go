@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"time"
+
+	"github.com/pi-history/pi-history/service"
 )
 
 func init() {
@@ -18,17 +18,7 @@ segments, then prints the sizes before and after. An import of 100,000
 entries or more does this by itself at the end; run it after many smaller
 imports, or after sessions were rewritten or removed. Needs the data
 directory to itself: stop 'pi-history serve' first.`,
-		run: func(g *globals, args []string) error {
-			if len(args) > 0 {
-				return usagef("compact takes no arguments")
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			svc, err := g.openService()
-			if err != nil {
-				return err
-			}
-			defer svc.Close()
+		run: ownDataDir("compact", func(ctx context.Context, g *globals, svc *service.Service) error {
 			if err := svc.WaitIndexed(ctx); err != nil {
 				return err
 			}
@@ -48,7 +38,7 @@ directory to itself: stop 'pi-history serve' first.`,
 			fmt.Fprintf(g.stdout, "compacted in %.1fs: store %.1f → %.1f MB, index %.1f → %.1f MB\n", time.Since(start).Seconds(),
 				mb(before.StoreBytes), mb(after.StoreBytes), mb(before.IndexBytes), mb(after.IndexBytes))
 			return nil
-		},
+		}),
 	})
 }
 
