@@ -36,7 +36,7 @@ func (f *trigramField) Size() int { return 64 + len(f.value) + 112*len(f.freqs) 
 func (f *trigramField) Analyze() {
 	if f.freqs == nil {
 		var s trigramSet
-		s.analyze(f)
+		s.analyze(f, nil)
 	}
 }
 
@@ -47,8 +47,10 @@ type trigramSet struct {
 	keys []uint64
 	gen  []uint32
 	cur  uint32
-	// spans of the distinct trigrams of the current text, in first-seen order
+	// spans of the distinct trigrams of the current text, in first-seen
+	// order, and their keys
 	spans [][2]int32
+	skeys []uint64
 }
 
 // distinct finds the distinct trigrams of b and returns their spans in
@@ -71,6 +73,7 @@ func (s *trigramSet) distinct(b []byte) ([][2]int32, int) {
 	}
 	mask := uint64(len(s.keys) - 1)
 	s.spans = s.spans[:0]
+	s.skeys = s.skeys[:0]
 	termBytes := 0
 	trigram.Each(b, func(key uint64, start, end int) {
 		i := (key * 0x9e3779b97f4a7c15 >> 20) & mask
@@ -82,29 +85,96 @@ func (s *trigramSet) distinct(b []byte) ([][2]int32, int) {
 		}
 		s.gen[i], s.keys[i] = s.cur, key
 		s.spans = append(s.spans, [2]int32{int32(start), int32(end)})
+		s.skeys = append(s.skeys, key)
 		termBytes += end - start
 	})
 	return s.spans, termBytes
 }
 
-// analyze fills f.freqs with one entry per distinct trigram of f.value.
-func (s *trigramSet) analyze(f *trigramField) {
-	spans, termBytes := s.distinct(f.value)
+// analyze fills f.freqs with one entry per distinct trigram of f.value,
+// leaving out the trigrams cb says are common (cb may be nil: keep all).
+func (s *trigramSet) analyze(f *trigramField, cb *commonBuilder) {
+	spans, _ := s.distinct(f.value)
+	keep := spans[:0:0]
+	termBytes := 0
+	if cb != nil {
+		cb.blocks()
+	}
+	for i, sp := range spans {
+		if cb != nil && cb.common(s.skeys[i], f.value[sp[0]:sp[1]]) {
+			continue
+		}
+		keep = append(keep, sp)
+		termBytes += int(sp[1] - sp[0])
+	}
 	// One string holds every term, so map keys need no allocation each;
 	// the TokenFreqs come from one slice.
 	all := make([]byte, 0, termBytes)
-	for _, sp := range spans {
+	for _, sp := range keep {
 		all = append(all, f.value[sp[0]:sp[1]]...)
 	}
 	str := string(all)
-	tfs := make([]bindex.TokenFreq, len(spans))
-	freqs := make(bindex.TokenFrequencies, len(spans))
+	tfs := make([]bindex.TokenFreq, len(keep))
+	freqs := make(bindex.TokenFrequencies, len(keep))
 	off := 0
-	for i, sp := range spans {
+	for i, sp := range keep {
 		n := int(sp[1] - sp[0])
 		tfs[i].Term = f.value[sp[0]:sp[1]]
 		freqs[str[off:off+n]] = &tfs[i]
 		off += n
 	}
 	f.freqs = freqs
+}
+
+// commonBuilder decides, block by block, which trigrams are common: those
+// already in set, and those whose count of blocks crosses the share.
+type commonBuilder struct {
+	set   *commonSet
+	ct    *counter // nil: only leave out what set holds
+	added [][]byte
+	fresh map[uint64]struct{}
+}
+
+// blocks counts one more block.
+func (cb *commonBuilder) blocks() {
+	if cb.ct != nil {
+		cb.ct.blocks++
+	}
+}
+
+// common reports whether the trigram t with key k is to be left out,
+// counting it otherwise.
+func (cb *commonBuilder) common(k uint64, t []byte) bool {
+	if cb.set.has(k) {
+		return true
+	}
+	if cb.ct == nil {
+		return false
+	}
+	if _, ok := cb.fresh[k]; ok {
+		return true
+	}
+	n := cb.ct.df[k] + 1
+	if cb.ct.blocks >= commonAfter && uint64(n)*commonShare > cb.ct.blocks {
+		if cb.fresh == nil {
+			cb.fresh = map[uint64]struct{}{}
+		}
+		cb.fresh[k] = struct{}{}
+		cb.added = append(cb.added, append([]byte(nil), t...))
+		delete(cb.ct.df, k)
+		return true
+	}
+	cb.ct.df[k] = n
+	return false
+}
+
+// next returns the set with this batch's additions (nil when there were
+// none) and starts a new batch.
+func (cb *commonBuilder) next() *commonSet {
+	if len(cb.added) == 0 {
+		return nil
+	}
+	cb.set = cb.set.with(cb.added)
+	cb.added, cb.fresh = nil, nil
+	return cb.set
 }

@@ -26,7 +26,7 @@ func TestPrecomputedFieldIndexesWhatTheAnalyzerEmits(t *testing.T) {
 		}
 		f := &trigramField{value: text}
 		if i%2 == 0 {
-			set.analyze(f) // reused table, as the indexer does
+			set.analyze(f, nil) // reused table, as the indexer does
 		} else {
 			f.Analyze() // fresh table, as deletions do
 		}

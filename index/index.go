@@ -40,6 +40,7 @@ import (
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 	"github.com/pi-history/pi-history/store"
@@ -80,6 +81,12 @@ type Index struct {
 	bi      bleve.Index
 	through atomic.Uint64
 	wmu     sync.Mutex // one indexing pass at a time
+	common  atomic.Pointer[commonSet]
+	ct      counter // guarded by wmu
+	// legacy is set for an index made by an analyzer version before
+	// common trigrams: it keeps every trigram, so that the binaries that
+	// made it can still read it ('pi-history reindex' upgrades it).
+	legacy bool
 
 	changed chan struct{}
 	cmu     sync.Mutex
@@ -114,12 +121,21 @@ func Open(dir string, st *store.Store, log *slog.Logger) (*Index, error) {
 			}
 		}
 	}
-	x := &Index{st: st, dir: dir, log: log, bi: bi, changed: make(chan struct{})}
+	x := newIndex(st, dir, log, bi)
 	if err := x.loadMark(); err != nil {
 		bi.Close()
 		return nil, err
 	}
 	return x, nil
+}
+
+func newIndex(st *store.Store, dir string, log *slog.Logger, bi bleve.Index) *Index {
+	x := &Index{st: st, dir: dir, log: log, bi: bi, changed: make(chan struct{})}
+	x.common.Store(emptyCommon)
+	if m, ok := bi.Mapping().(*mapping.IndexMappingImpl); ok && m.DefaultAnalyzer != AnalyzerName {
+		x.legacy = true
+	}
+	return x
 }
 
 func newMapping() mapping.IndexMapping {
@@ -165,6 +181,18 @@ func (x *Index) loadMark() error {
 	if len(v) == 8 {
 		x.through.Store(binary.BigEndian.Uint64(v))
 	}
+	v, err = x.bi.GetInternal([]byte(commonKey))
+	if err != nil {
+		return fmt.Errorf("index: read common trigrams: %w", err)
+	}
+	c := emptyCommon
+	if len(v) > 0 {
+		if c, err = decodeCommon(v); err != nil {
+			return err
+		}
+	}
+	x.common.Store(c)
+	x.ct = counter{}
 	return nil
 }
 
@@ -175,6 +203,10 @@ func (x *Index) IndexedThrough() uint64 { return x.through.Load() }
 // Target is the mark the index reaches once it has caught up with a store
 // whose last seq is last: the end of the last complete block.
 func Target(last uint64) uint64 { return last / BlockSize * BlockSize }
+
+// CommonTrigrams is how many trigrams the index has declared common (see
+// common.go).
+func (x *Index) CommonTrigrams() int { return len(x.common.Load().keys) }
 
 // Changed returns a channel closed when the mark next moves.
 func (x *Index) Changed() <-chan struct{} {
@@ -243,11 +275,20 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 		p   pendingBatch
 		err error
 	}
+	cb := &commonBuilder{set: x.common.Load()}
+	if !x.legacy {
+		if !x.ct.loaded {
+			if err := x.loadCounts(); err != nil {
+				return 0, err
+			}
+		}
+		cb.ct = &x.ct
+	}
 	next := make(chan built, 1)
 	set := &trigramSet{}
 	build := func(from uint64) {
 		go func() {
-			p, err := x.build(set, from, x.st.LastSeq())
+			p, err := x.build(set, cb, from, x.st.LastSeq())
 			next <- built{p, err}
 		}()
 	}
@@ -256,6 +297,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 	for {
 		b := <-next // nothing is in flight after this until build is called
 		if b.err != nil {
+			x.ct.loaded = false // counted blocks that were not written
 			return total, b.err
 		}
 		if b.p.through < b.p.from {
@@ -269,6 +311,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 			if more {
 				<-next
 			}
+			x.ct.loaded = false
 			return total, err
 		}
 		total += len(b.p.docs)
@@ -286,11 +329,12 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 type pendingBatch struct {
 	docs          []*document.Document
 	from, through uint64
+	common        *commonSet // the common trigrams, when this batch adds some
 }
 
 // build reads the complete blocks from the block starting at from up to
 // last, until the batch is full, and works out their trigrams with set.
-func (x *Index) build(set *trigramSet, from, last uint64) (pendingBatch, error) {
+func (x *Index) build(set *trigramSet, cb *commonBuilder, from, last uint64) (pendingBatch, error) {
 	p := pendingBatch{from: from, through: from - 1}
 	size := 0
 	for lo := from; lo+BlockSize-1 <= last && size < bytesBatch; lo += BlockSize {
@@ -302,7 +346,7 @@ func (x *Index) build(set *trigramSet, from, last uint64) (pendingBatch, error) 
 		if doc != nil {
 			doc.VisitFields(func(f bindex.Field) {
 				if tf, ok := f.(*trigramField); ok {
-					set.analyze(tf)
+					set.analyze(tf, cb)
 				}
 			})
 			p.docs = append(p.docs, doc)
@@ -310,6 +354,7 @@ func (x *Index) build(set *trigramSet, from, last uint64) (pendingBatch, error) 
 		size += n
 		p.through = hi
 	}
+	p.common = cb.next()
 	return p, nil
 }
 
@@ -325,6 +370,12 @@ func (x *Index) write(p pendingBatch) error {
 	}
 	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, p.through))
 	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
+	if p.common != nil {
+		// Readers learn of the new common trigrams before any document
+		// that leaves them out can be in their snapshot.
+		b.SetInternal([]byte(commonKey), p.common.enc)
+		x.common.Store(p.common)
+	}
 	done := make(chan struct{})
 	b.SetPersistedCallback(func(error) { close(done) })
 	x.pmu.Lock()
@@ -339,6 +390,27 @@ func (x *Index) write(p pendingBatch) error {
 	x.changed = make(chan struct{})
 	x.cmu.Unlock()
 	return nil
+}
+
+// loadCounts rebuilds the indexer's counts of blocks per trigram from the
+// index's dictionary.
+func (x *Index) loadCounts() error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	r, err := x.bi.Advanced()
+	if err != nil {
+		return err
+	}
+	rd, err := r.Reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	n, err := rd.DocCount()
+	if err != nil {
+		return err
+	}
+	return x.ct.load(rd, x.common.Load(), n)
 }
 
 // sep separates entry texts inside a block document (see trigram.Sep).
@@ -412,9 +484,13 @@ func parseDocID(id string) (uint64, error) { return strconv.ParseUint(id, 36, 64
 
 // Plan is how the index would answer a needle.
 type Plan struct {
-	Trigrams []string // distinct trigrams of the needle
-	Zero     string   // a trigram no document has: nothing indexed can match
-	Rarest   uint64   // document frequency of the rarest trigram
+	Trigrams []string // distinct trigrams of the needle the index can use
+	// AllCommon is set when every trigram of the needle is common (see
+	// common.go): the index cannot narrow the needle down, so the caller
+	// scans, testing each entry's sketch.
+	AllCommon bool
+	Zero      string // a trigram no document has: nothing indexed can match
+	Rarest    uint64 // document frequency of the rarest trigram
 
 	// Direct is set when the rarest trigram was rare enough for PlanNeedle
 	// to intersect the postings of every trigram itself: Blocks then holds,
@@ -458,6 +534,11 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 		return p, err
 	}
 	defer rd.Close()
+	// After the snapshot: see common.go.
+	if p.Trigrams = x.common.Load().uncommon(p.Trigrams); len(p.Trigrams) == 0 {
+		p.AllCommon = true
+		return p, nil
+	}
 	tfrs := make([]bindex.TermFieldReader, 0, len(p.Trigrams))
 	defer func() {
 		for _, t := range tfrs {
@@ -584,13 +665,29 @@ func (p *Plan) Window(lo, hi uint64) []Block {
 
 // Candidates returns, in ascending order, the blocks overlapping [lo, hi]
 // whose indexed text holds every trigram of the needle, clipped to
-// [lo, hi]. hi is capped at the mark.
+// [lo, hi]. hi is capped at the mark. trigrams that have become common
+// since the plan was made are dropped; when none is left, the whole range
+// is one candidate.
 func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64) ([]Block, error) {
 	if m := x.through.Load(); hi > m {
 		hi = m
 	}
 	if lo > hi || len(trigrams) == 0 {
 		return nil, nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	r, err := x.bi.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	rd, err := r.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	if trigrams = x.common.Load().uncommon(trigrams); len(trigrams) == 0 {
+		return []Block{{Lo: lo, Hi: hi}}, nil
 	}
 	qs := make([]query.Query, 0, len(trigrams)+1)
 	for _, t := range trigrams {
@@ -599,42 +696,36 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 		qs = append(qs, tq)
 	}
 	first, _ := blockOf(lo)
-	if !(first == 1 && hi >= x.through.Load()) {
-		lf, hf := float64(first), float64(hi)
-		incl := true
-		nq := bleve.NewNumericRangeInclusiveQuery(&lf, &hf, &incl, &incl)
-		nq.SetField(fieldSeq)
-		qs = append(qs, nq)
+	lf, hf := float64(first), float64(hi)
+	incl := true
+	nq := bleve.NewNumericRangeInclusiveQuery(&lf, &hf, &incl, &incl)
+	nq.SetField(fieldSeq)
+	qs = append(qs, nq)
+	sr, err := bleve.NewConjunctionQuery(qs...).Searcher(ctx, rd, x.bi.Mapping(), search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
 	}
-	// At most one hit per block in range (more only if the index moved on
-	// since the mark was read and there is no range: then ask again). A
-	// size near that keeps Bleve from preparing for a thousand hits.
-	size := int(min((hi-first)/BlockSize+2, 1<<20))
-	var res *bleve.SearchResult
+	defer sr.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(sr.DocumentMatchPoolSize(), 0)}
+	var out []Block
 	for {
-		req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), size, 0, false)
-		req.Score = "none"
-		req.SortBy([]string{"_id"})
-		x.mu.RLock()
-		var err error
-		res, err = x.bi.SearchInContext(ctx, req)
-		x.mu.RUnlock()
+		dm, err := sr.Next(sctx)
 		if err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
-		if res.Total <= uint64(len(res.Hits)) || size >= 1<<30 {
+		if dm == nil {
 			break
 		}
-		size = int(min(res.Total, 1<<30))
-	}
-	out := make([]Block, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		b, err := parseDocID(h.ID)
+		id, err := rd.ExternalID(dm.IndexInternalID)
+		sctx.DocumentMatchPool.Put(dm)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		b, err := parseDocID(id)
 		if err != nil {
 			continue
 		}
-		blk := Block{Lo: max(b, lo), Hi: min(b+BlockSize-1, hi)}
-		if blk.Lo <= blk.Hi {
+		if blk := (Block{Lo: max(b, lo), Hi: min(b+BlockSize-1, hi)}); blk.Lo <= blk.Hi {
 			out = append(out, blk)
 		}
 	}
@@ -727,7 +818,7 @@ func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)
 	if err != nil {
 		return fmt.Errorf("index: create %s: %w", tmp, err)
 	}
-	nx := &Index{st: x.st, dir: tmp, log: x.log, bi: nbi, changed: make(chan struct{})}
+	nx := newIndex(x.st, tmp, x.log, nbi)
 	if _, err := nx.CatchUp(ctx, func(t uint64) {
 		if progress != nil {
 			progress(t, x.st.LastSeq())
@@ -766,6 +857,7 @@ func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)
 		return err
 	}
 	x.bi = bi
+	x.legacy = false // rebuilt by this binary
 	x.through.Store(0)
 	if err := x.loadMark(); err != nil {
 		return err

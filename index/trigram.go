@@ -9,7 +9,15 @@ import (
 // index can only be opened by a binary that registers the same name, so the
 // name carries a version: a change to the tokenizer gets a new name and a
 // reindex.
-const AnalyzerName = "pihist-trigram-v1"
+//
+// v2 marks indexes that leave common trigrams out of later blocks (see
+// common.go): a binary that only knows v1 would ask them for those
+// trigrams and miss blocks, so it must not open them. This binary opens
+// v1 indexes too: their documents hold every trigram.
+const AnalyzerName = "pihist-trigram-v2"
+
+// olderAnalyzers are the names of earlier versions this binary still reads.
+var olderAnalyzers = []string{"pihist-trigram-v1"}
 
 // trigramTokenizer emits each distinct rune trigram of its input once,
 // case preserved. Positions are meaningless: search never uses phrases.
@@ -34,10 +42,12 @@ func (trigramAnalyzer) Analyze(input []byte) analysis.TokenStream {
 }
 
 func init() {
-	err := registry.RegisterAnalyzer(AnalyzerName, func(map[string]interface{}, *registry.Cache) (analysis.Analyzer, error) {
-		return trigramAnalyzer{}, nil
-	})
-	if err != nil {
-		panic(err)
+	for _, name := range append([]string{AnalyzerName}, olderAnalyzers...) {
+		err := registry.RegisterAnalyzer(name, func(map[string]interface{}, *registry.Cache) (analysis.Analyzer, error) {
+			return trigramAnalyzer{}, nil
+		})
+		if err != nil {
+			panic(err)
+		}
 	}
 }

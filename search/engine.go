@@ -319,6 +319,8 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			st.Plan = "scan (needle shorter than 3 characters)"
 		case err != nil:
 			return found{}, 0, false, err
+		case plan.AllCommon:
+			st.Plan = "scan through sketches (every trigram of the needle is common)"
 		case plan.Zero != "":
 			st.Plan = fmt.Sprintf("index: trigram %q occurs nowhere", plan.Zero)
 			useIndex = true
@@ -455,16 +457,45 @@ func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 	return true, nil
 }
 
-// scan confirms every searchable entry in [lo, hi] in request order.
+// scan confirms every searchable entry in [lo, hi] in request order. The
+// sketches are tested a window at a time (growing), so that a page that
+// fills early tests few of them.
 func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if lo > hi || lo == 0 && hi == 0 {
 		return nil
 	}
-	ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: lo, Hi: hi}}, c.st)
-	if err != nil {
-		return err
+	if c.p.probe.Empty() {
+		return c.scanRanges(ctx, []store.SeqRange{{Lo: lo, Hi: hi}})
 	}
-	return c.scanRanges(ctx, ranges)
+	for w := uint64(4096); lo <= hi && !c.full(); w *= 4 {
+		r := store.SeqRange{Lo: lo, Hi: hi}
+		if hi-lo >= w {
+			if c.p.req.NewestFirst {
+				r.Lo = hi - w + 1
+			} else {
+				r.Hi = lo + w - 1
+			}
+		}
+		ranges, err := c.e.mayHold(c.p, []store.SeqRange{r}, c.st)
+		if err != nil {
+			return err
+		}
+		if err := c.scanRanges(ctx, ranges); err != nil {
+			return err
+		}
+		if c.p.req.NewestFirst {
+			if r.Lo == lo {
+				break
+			}
+			hi = r.Lo - 1
+		} else {
+			if r.Hi == hi {
+				break
+			}
+			lo = r.Hi + 1
+		}
+	}
+	return nil
 }
 
 // scanRanges confirms every searchable entry of ranges (ascending,

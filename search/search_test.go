@@ -199,7 +199,33 @@ func pages(t *testing.T, e *env, req Request) []uint64 {
 	return nil
 }
 
+// commonModes runs a test with the index's default threshold for common
+// trigrams (never reached by these small corpora) and with one reached
+// after 20 blocks, so that trigrams in 3 blocks or more become common and
+// needles are answered by the index's remaining trigrams or by sketch
+// scans.
+func commonModes(t *testing.T, test func(t *testing.T, common bool)) {
+	t.Run("all trigrams indexed", func(t *testing.T) { test(t, false) })
+	t.Run("common trigrams left out", func(t *testing.T) {
+		defer index.SetCommonAfterForTest(20)()
+		test(t, true)
+	})
+}
+
+// checkCommon fails the test unless the index has common trigrams exactly
+// when common is set.
+func checkCommon(t *testing.T, e *env, common bool) {
+	t.Helper()
+	if n := e.ix.CommonTrigrams(); (n > 0) != common {
+		t.Fatalf("index has %d common trigrams; want some: %v", n, common)
+	}
+}
+
 func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
+	commonModes(t, pagesEqualBruteForce)
+}
+
+func pagesEqualBruteForce(t *testing.T, common bool) {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
@@ -208,6 +234,7 @@ func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
 	e.importFile(t, writeJournal(t, dir, "bbbb-fork", r, 120, "/elsewhere/aaaa-root.jsonl"))
 	e.importFile(t, writeJournal(t, dir, "cccc-other", r, 200, ""))
 	e.catchUp(t)
+	checkCommon(t, e, common)
 	// Stored but not indexed: the tail must be scanned.
 	e.importFile(t, writeJournal(t, dir, "dddd-tail", r, 80, ""))
 
@@ -243,6 +270,10 @@ func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
 }
 
 func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
+	commonModes(t, pagingStaysExactWhileEntriesArrive)
+}
+
+func pagingStaysExactWhileEntriesArrive(t *testing.T, common bool) {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	dir := t.TempDir()
@@ -279,6 +310,7 @@ func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
 	if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
 		t.Fatalf("pages are not strictly increasing: %v", got)
 	}
+	checkCommon(t, e, common) // trigrams became common while paging
 }
 
 func TestBadRequestsAreClearErrors(t *testing.T) {

@@ -11,8 +11,8 @@ const (
 	// sketchChunk is how many consecutive seqs the sketch cache loads and
 	// drops at a time.
 	sketchChunk = 1024
-	// sketchCacheBytes bounds the sketches kept in memory: about 15
-	// million entries' worth (64.6 bytes each on average over the 1M-entry
+	// sketchCacheBytes bounds the sketches kept in memory: about four
+	// million entries' worth (~250 bytes each on average over the
 	// benchmark corpus, plus 4 bytes of offset).
 	sketchCacheBytes = 1 << 30
 )

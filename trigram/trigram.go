@@ -3,12 +3,14 @@
 //
 // The index finds candidate blocks of entries by trigram; a sketch lets
 // search skip the entries of a candidate block that cannot hold the
-// needle without reading their texts. A sketch is a one-hash Bloom filter
-// of an entry's distinct trigrams, about one bit per trigram: an entry whose
-// sketch lacks any trigram of the needle cannot contain the needle, while
-// one whose sketch has them all may (it is confirmed against the text).
-// The longer the needle, the sharper the test: with half the bits set, a
-// needle of n trigrams passes a non-matching entry with odds of 2^-n.
+// needle without reading their texts. A sketch is a two-hash Bloom filter
+// of an entry's distinct trigrams, four to eight bits per trigram: an entry
+// whose sketch lacks any trigram of the needle cannot contain the needle,
+// while one whose sketch has them all may (it is confirmed against the
+// text). Each trigram of the needle that the entry lacks lets it through
+// with odds of 1 in 7 to 1 in 40, so a needle missing a few is ruled out
+// almost surely. The first format (one hash, about one bit per trigram) is
+// still read.
 package trigram
 
 import (
@@ -83,47 +85,64 @@ func mix(k uint64) uint64 {
 	return k
 }
 
+// Sketch formats. A sketch is a bit set of a power-of-two number of bytes,
+// optionally followed by one byte naming how many bits each trigram sets.
+// Sketches without that byte set one bit per trigram (the first format,
+// about one bit per distinct trigram); Sketch now writes two bits per
+// trigram in about four bits per distinct trigram, which rules out several
+// times more entries for the same needle.
+const (
+	sketchHashes     = 2 // bits each trigram sets
+	sketchBitsPerTri = 4 // a sketch keeps at least this many bits per distinct trigram
+)
+
 // Sketch returns the sketch of text: a bit set of a power-of-two size
-// between 64 and 65,536 bits, about one bit per distinct trigram, with the
-// bit of each trigram set. Its length says its size. A text with no
-// trigrams gets an empty sketch of 64 bits, which no needle passes.
+// between 64 and 65,536 bits, at least sketchBitsPerTri bits per distinct
+// trigram where that fits, with the bits of each trigram set, followed by
+// the format byte. A text with no trigrams gets an empty sketch, which no
+// needle passes.
 func Sketch(text []byte) []byte {
-	// Start from a size no smaller than the number of trigrams, so that
-	// the share of bits set estimates how many are distinct; then fold
-	// halves together down to about one bit per distinct trigram. Folding
-	// keeps every trigram's bit, because a bit is picked by the low bits of
-	// the mixed key.
+	// Start from a size no smaller than the bits the trigrams may need,
+	// so that the share of bits set estimates how many are distinct; then
+	// fold halves together while the half still has room for them.
+	// Folding keeps every trigram's bits, because a bit is picked by the
+	// low bits of (a part of) the mixed key.
 	m := minSketchBits
-	if n := utf8.RuneCount(text); n > m {
+	if n := utf8.RuneCount(text) * sketchBitsPerTri; n > m {
 		m = min(1<<bits.Len(uint(n-1)), maxSketchBits)
 	}
 	words := make([]uint64, m/64)
 	mask := uint64(m - 1)
 	Each(text, func(key uint64, _, _ int) {
-		b := mix(key) & mask
-		words[b/64] |= 1 << (b % 64)
+		h := mix(key)
+		b1, b2 := h&mask, (h>>32)&mask
+		words[b1/64] |= 1 << (b1 % 64)
+		words[b2/64] |= 1 << (b2 % 64)
 	})
 	set := 0
 	for _, w := range words {
 		set += bits.OnesCount64(w)
 	}
+	// With k bits per trigram, d distinct trigrams leave a share
+	// e^(-k*d/m) of the m bits clear.
 	distinct := float64(m)
 	if set < m {
-		distinct = -float64(m) * math.Log(1-float64(set)/float64(m))
+		distinct = -float64(m) / sketchHashes * math.Log(1-float64(set)/float64(m))
 	}
-	for len(words) > minSketchBits/64 && float64(len(words)*64/2) >= distinct {
+	for len(words) > minSketchBits/64 && float64(len(words)*64/2) >= sketchBitsPerTri*distinct {
 		half := len(words) / 2
 		for i := range half {
 			words[i] |= words[half+i]
 		}
 		words = words[:half]
 	}
-	out := make([]byte, len(words)*8)
+	out := make([]byte, len(words)*8+1)
 	for i, w := range words {
 		for j := range 8 {
 			out[i*8+j] = byte(w >> (8 * j))
 		}
 	}
+	out[len(out)-1] = sketchHashes
 	return out
 }
 
@@ -150,17 +169,34 @@ func NewProbe(needle []byte) *Probe {
 func (p *Probe) Empty() bool { return len(p.keys) == 0 }
 
 // Pass reports whether an entry with sketch sk may contain the needle:
-// false means it certainly does not. A sketch of a size Sketch never makes
+// false means it certainly does not. A sketch of a form Sketch never makes
 // passes (it cannot be read, so it cannot rule anything out).
 func (p *Probe) Pass(sk []byte) bool {
+	hashes := 1
+	if n := len(sk); n&(n-1) != 0 {
+		// Not a power of two: the bits and a format byte.
+		if sk[n-1] != sketchHashes {
+			return true
+		}
+		sk, hashes = sk[:n-1], sketchHashes
+	}
 	n := len(sk) * 8
 	if n < minSketchBits || n > maxSketchBits || n&(n-1) != 0 {
 		return true
 	}
 	mask := uint64(n - 1)
+	if hashes == 1 {
+		for _, k := range p.keys {
+			b := k & mask
+			if sk[b/8]&(1<<(b%8)) == 0 {
+				return false
+			}
+		}
+		return true
+	}
 	for _, k := range p.keys {
-		b := k & mask
-		if sk[b/8]&(1<<(b%8)) == 0 {
+		b1, b2 := k&mask, (k>>32)&mask
+		if sk[b1/8]&(1<<(b1%8)) == 0 || sk[b2/8]&(1<<(b2%8)) == 0 {
 			return false
 		}
 	}

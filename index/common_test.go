@@ -1,0 +1,156 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/pi-history/pi-history/store"
+	"github.com/pi-history/pi-history/trigram"
+)
+
+// blockTexts returns the texts of n blocks: every entry says "everywhere",
+// and block b's first entry also says "rare<b>".
+func blockTexts(first, n int) []string {
+	var texts []string
+	for b := first; b < first+n; b++ {
+		for i := 0; i < BlockSize; i++ {
+			if i == 0 {
+				texts = append(texts, fmt.Sprintf("everywhere rare%04d", b))
+			} else {
+				texts = append(texts, "everywhere")
+			}
+		}
+	}
+	return texts
+}
+
+// docHolds reports whether the index's document for the block starting
+// at lo has term t.
+func docHolds(t *testing.T, x *Index, lo uint64, term string) bool {
+	t.Helper()
+	tq := bleve.NewTermQuery(term)
+	tq.SetField(fieldText)
+	q := bleve.NewConjunctionQuery(tq, bleve.NewDocIDQuery([]string{docID(lo)}))
+	res, err := x.bi.Search(bleve.NewSearchRequest(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Total == 1
+}
+
+func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
+	// With one block in 10 as the share, 20 blocks make a trigram in 3 of
+	// them common, and one in a single block never.
+	defer SetCommonAfterForTest(20)()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pushTexts(t, st, "s1", blockTexts(0, 40))
+	x, err := Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if x.CommonTrigrams() == 0 {
+		t.Fatal("a trigram in every block was not declared common")
+	}
+	// Blocks before the threshold keep "eve"; later ones leave it out.
+	if !docHolds(t, x, 1, "eve") || docHolds(t, x, 39*BlockSize+1, "eve") {
+		t.Errorf("want eve in the first block's document and not in the last one's")
+	}
+	// The plan drops common trigrams; a needle of common trigrams only is
+	// left to the caller's scan.
+	p, err := x.PlanNeedle("everywhere rare0007")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range p.Trigrams {
+		if x.common.Load().has(keyOf([]byte(tr))) {
+			t.Errorf("plan keeps common trigram %q", tr)
+		}
+	}
+	if got := p.Window(1, 1<<20); len(got) != 1 || got[0].Lo != 7*BlockSize+1 {
+		t.Errorf("candidates for rare0007 = %v, want block 8 only", got)
+	}
+	if p, _ := x.PlanNeedle("everywhere"); !p.AllCommon {
+		t.Errorf("plan for a needle of common trigrams: %+v, want AllCommon", p)
+	}
+	if got, _ := x.Candidates(context.Background(), trigram.Distinct("everywhere"), 1, 1<<20); len(got) != 1 || got[0] != (Block{1, 40 * BlockSize}) {
+		t.Errorf("Candidates for common trigrams only = %v, want the whole range as one block", got)
+	}
+	n := x.CommonTrigrams()
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopened, the index knows the same common trigrams, counts blocks
+	// again from its dictionary, and new blocks go on leaving them out.
+	x, err = Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if x.CommonTrigrams() != n {
+		t.Fatalf("after reopening: %d common trigrams, want %d", x.CommonTrigrams(), n)
+	}
+	pushTexts(t, st, "s2", blockTexts(40, 2))
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if docHolds(t, x, 41*BlockSize+1, "eve") {
+		t.Error("a block indexed after reopening holds a common trigram")
+	}
+	if !docHolds(t, x, 41*BlockSize+1, "041") {
+		t.Error("a block indexed after reopening lacks its rare trigram")
+	}
+	if !x.ct.loaded || x.ct.blocks < 42 {
+		t.Errorf("counts after reopening: loaded %v, %d blocks; want loaded, at least 42", x.ct.loaded, x.ct.blocks)
+	}
+}
+
+func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
+	defer SetCommonAfterForTest(20)()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// An index made by a binary that knew only the first analyzer.
+	m := newMapping().(*mapping.IndexMappingImpl)
+	m.DefaultAnalyzer = olderAnalyzers[0]
+	m.DefaultMapping.Properties[fieldText].Fields[0].Analyzer = olderAnalyzers[0]
+	bi, err := bleve.NewUsing(filepath.Join(dir, "index"), m, "scorch", "scorch", map[string]interface{}{"unsafe_batch": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi.Close()
+	pushTexts(t, st, "s1", blockTexts(0, 30))
+	x, err := Open(filepath.Join(dir, "index"), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if x.CommonTrigrams() != 0 || !docHolds(t, x, 29*BlockSize+1, "eve") {
+		t.Errorf("an index of the older analyzer declared %d common trigrams; older binaries would miss blocks", x.CommonTrigrams())
+	}
+	// Reindexing upgrades it.
+	if err := x.Reindex(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if x.CommonTrigrams() == 0 {
+		t.Error("a reindexed index declares no common trigrams")
+	}
+}
