@@ -554,14 +554,7 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 	if p.probe.Empty() || len(ranges) == 0 {
 		return ranges, nil
 	}
-	skipped := 0
-	out, err := e.st.MayHold(ranges, func(sk []byte) bool {
-		ok := p.probe.Pass(sk)
-		if !ok {
-			skipped++
-		}
-		return ok
-	})
+	out, skipped, err := e.st.MayHold(ranges, p.probe)
 	st.Skipped += skipped
 	return out, err
 }

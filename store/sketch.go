@@ -2,9 +2,11 @@ package store
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pi-history/pi-history/trigram"
 )
 
 const (
@@ -19,13 +21,55 @@ const (
 
 // chunkSketches is the sketches of one chunk of seqs: the sketch of seq
 // c*sketchChunk+i is data[off[i]:off[i+1]], empty when it has none.
+//
+// The chunk also holds its sketches bit-sliced (see trigram.Row): cols[q]
+// has bit i set when entry i's row has bit q, so one AND of a column word
+// tests 64 entries at once. open marks the entries whose sketch a row
+// cannot stand for (an older format): they are always tested one by one.
+// has marks the entries with a sketch.
 type chunkSketches struct {
 	off  [sketchChunk + 1]uint32
 	data []byte
 	used uint64 // the cache's clock at the last use
+	cols *[trigram.SliceBits][sketchChunk / 64]uint64
+	open [sketchChunk / 64]uint64
+	has  [sketchChunk / 64]uint64
 }
 
-func (c *chunkSketches) size() int { return len(c.data) + 4*len(c.off) + 64 }
+const colsBytes = trigram.SliceBits * sketchChunk / 8
+
+func (c *chunkSketches) size() int {
+	n := len(c.data) + 4*len(c.off) + 64 + 16*len(c.open)
+	if c.cols != nil {
+		n += colsBytes
+	}
+	return n
+}
+
+// slice fills cols, open and has from the sketches.
+func (c *chunkSketches) slice() {
+	c.cols = new([trigram.SliceBits][sketchChunk / 64]uint64)
+	var row [trigram.SliceBits / 64]uint64
+	for i := range sketchChunk {
+		a, b := c.off[i], c.off[i+1]
+		if a == b {
+			continue
+		}
+		word, bit := i/64, uint64(1)<<(i%64)
+		c.has[word] |= bit
+		if !trigram.Row(c.data[a:b], &row) {
+			c.open[word] |= bit
+			continue
+		}
+		for w, v := range row {
+			for v != 0 {
+				q := w*64 + bits.TrailingZeros64(v)
+				c.cols[q][word] |= bit
+				v &= v - 1
+			}
+		}
+	}
+}
 
 // sketchCache keeps the sketches of recently used chunks in memory, so
 // that ruling out the entries of a candidate block costs a few memory
@@ -115,6 +159,7 @@ func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
 	for ; next <= sketchChunk; next++ {
 		ch.off[next] = uint32(len(ch.data))
 	}
+	ch.slice()
 	return ch, nil
 }
 
@@ -133,11 +178,15 @@ func (s *Store) chunkFor(chunk uint64) (*chunkSketches, error) {
 }
 
 // MayHold narrows ranges (ascending, disjoint) to the seqs whose text may
-// hold a needle: those whose trigram sketch passes pass(sketch), and those
-// stored before sketches were kept. Seqs with neither text nor sketch drop
-// out. The result is ascending, with adjacent seqs joined into one range.
-func (s *Store) MayHold(ranges []SeqRange, pass func(sketch []byte) bool) ([]SeqRange, error) {
-	var out []SeqRange
+// hold the needle of probe p: those whose trigram sketch passes it, and
+// those stored before sketches were kept. Seqs with neither text nor
+// sketch drop out. The result is ascending, with adjacent seqs joined into
+// one range; skipped counts the sketched entries ruled out.
+//
+// Entries are tested 64 at a time on the chunk's bit-sliced rows first;
+// only those that pass are tested on their own sketch, and not even that
+// when the row was the whole sketch.
+func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, skipped int, err error) {
 	add := func(lo, hi uint64) {
 		if n := len(out); n > 0 && out[n-1].Hi+1 == lo {
 			out[n-1].Hi = hi
@@ -145,8 +194,7 @@ func (s *Store) MayHold(ranges []SeqRange, pass func(sketch []byte) bool) ([]Seq
 		}
 		out = append(out, SeqRange{Lo: lo, Hi: hi})
 	}
-	var ch *chunkSketches
-	cur := ^uint64(0)
+	pos := p.SlicePositions()
 	for _, r := range ranges {
 		if r.Lo > r.Hi {
 			continue
@@ -159,23 +207,42 @@ func (s *Store) MayHold(ranges []SeqRange, pass func(sketch []byte) bool) ([]Seq
 			}
 			r.Lo = hi + 1
 		}
-		for seq := r.Lo; seq <= r.Hi; seq++ {
-			if c := seq / sketchChunk; c != cur {
-				var err error
-				if ch, err = s.chunkFor(c); err != nil {
-					return nil, err
+		for lo := r.Lo; lo <= r.Hi; {
+			c := lo / sketchChunk
+			base := c * sketchChunk
+			hi := min(r.Hi, base+sketchChunk-1)
+			ch, err := s.chunkFor(c)
+			if err != nil {
+				return nil, 0, err
+			}
+			for w := (lo - base) / 64; w <= (hi-base)/64; w++ {
+				first, last := max(lo, base+w*64), min(hi, base+w*64+63)
+				m := ^uint64(0) >> (63 - (last - first)) << ((first - base) % 64)
+				m &= ch.has[w]
+				acc := m
+				for _, q := range pos {
+					if acc &= ch.cols[q][w]; acc == 0 {
+						break
+					}
 				}
-				cur = c
+				acc |= m & ch.open[w]
+				pass := 0
+				for v := acc; v != 0; v &= v - 1 {
+					i := w*64 + uint64(bits.TrailingZeros64(v))
+					a, b := ch.off[i], ch.off[i+1]
+					exact := ch.open[w]&(1<<(i%64)) == 0 && int(b-a)-1 <= trigram.SliceBits/8
+					if exact || p.Pass(ch.data[a:b]) {
+						add(base+i, base+i)
+						pass++
+					}
+				}
+				skipped += bits.OnesCount64(m) - pass
 			}
-			i := seq % sketchChunk
-			a, b := ch.off[i], ch.off[i+1]
-			if a < b && pass(ch.data[a:b]) {
-				add(seq, seq)
-			}
-			if seq == ^uint64(0) {
+			if hi == ^uint64(0) {
 				break
 			}
+			lo = hi + 1
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }

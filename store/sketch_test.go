@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
@@ -44,16 +47,16 @@ func TestMayHoldKeepsOnlyEntriesWhoseSketchPasses(t *testing.T) {
 		"quick brown",         // 5
 	})
 	probe := trigram.NewProbe([]byte("quick brown"))
-	got, err := st.MayHold([]SeqRange{{1, 5}}, probe.Pass)
+	got, skipped, err := st.MayHold([]SeqRange{{1, 5}}, probe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []SeqRange{{1, 1}, {4, 5}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("MayHold = %v, want %v", got, want)
+	if fmt.Sprint(got) != fmt.Sprint(want) || skipped != 1 {
+		t.Errorf("MayHold = %v skipping %d, want %v skipping 1", got, skipped, want)
 	}
 	// Ranges are honoured: nothing outside them comes back.
-	got, _ = st.MayHold([]SeqRange{{2, 3}, {5, 5}}, probe.Pass)
+	got, _, _ = st.MayHold([]SeqRange{{2, 3}, {5, 5}}, probe)
 	if fmt.Sprint(got) != fmt.Sprint([]SeqRange{{5, 5}}) {
 		t.Errorf("MayHold over [2,3],[5,5] = %v, want [{5 5}]", got)
 	}
@@ -70,7 +73,7 @@ func TestMayHoldKeepsEntriesStoredBeforeSketches(t *testing.T) {
 		}
 	}
 	st.sketchFrom = 3
-	got, err := st.MayHold([]SeqRange{{1, 4}}, trigram.NewProbe([]byte("delta")).Pass)
+	got, _, err := st.MayHold([]SeqRange{{1, 4}}, trigram.NewProbe([]byte("delta")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +110,7 @@ func TestDroppedSessionLeavesNoSketches(t *testing.T) {
 	if _, err := st.DropSession("s"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.MayHold([]SeqRange{{1, 2}}, func([]byte) bool { return true })
+	got, _, err := st.MayHold([]SeqRange{{1, 2}}, trigram.NewProbe(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func TestDroppedSessionLeavesNoSketches(t *testing.T) {
 func TestCachedSketchesFollowEveryCommit(t *testing.T) {
 	st := pushTexts(t, []string{"first entry", "second entry"})
 	probe := trigram.NewProbe([]byte("third"))
-	got, _ := st.MayHold([]SeqRange{{1, 10}}, probe.Pass) // loads and caches the chunk
+	got, _, _ := st.MayHold([]SeqRange{{1, 10}}, probe) // loads and caches the chunk
 	if len(got) != 0 {
 		t.Fatalf("before the append MayHold = %v, want nothing", got)
 	}
@@ -131,14 +134,14 @@ func TestCachedSketchesFollowEveryCommit(t *testing.T) {
 		Raw: []byte(`{"id":"e002"}`), Text: "the third entry", Searchable: true}}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = st.MayHold([]SeqRange{{1, 10}}, probe.Pass)
+	got, _, _ = st.MayHold([]SeqRange{{1, 10}}, probe)
 	if fmt.Sprint(got) != fmt.Sprint([]SeqRange{{3, 3}}) {
 		t.Fatalf("after the append MayHold = %v, want [{3 3}]", got)
 	}
 	if _, err := st.DropSession("s"); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = st.MayHold([]SeqRange{{1, 10}}, probe.Pass)
+	got, _, _ = st.MayHold([]SeqRange{{1, 10}}, probe)
 	if len(got) != 0 {
 		t.Fatalf("after dropping the session MayHold = %v, want nothing", got)
 	}
@@ -177,8 +180,81 @@ func TestCompactKeepsEveryEntry(t *testing.T) {
 			t.Fatalf("after compacting, seq %d reads %q (%v), want %q", i+1, got, err, want)
 		}
 	}
-	got, err := st.MayHold([]SeqRange{{1, 500}}, trigram.NewProbe([]byte("entry 250 with")).Pass)
+	got, _, err := st.MayHold([]SeqRange{{1, 500}}, trigram.NewProbe([]byte("entry 250 with")))
 	if err != nil || len(got) == 0 || got[0].Lo > 251 || got[len(got)-1].Hi < 251 {
 		t.Fatalf("after compacting, MayHold = %v (%v), want it to include 251", got, err)
+	}
+}
+
+// TestMayHoldAgreesWithEachSketch: the bit-sliced test over chunks gives
+// exactly the entries whose own sketch passes, across chunk boundaries,
+// ranges of every shape, small and large sketches, and sketches of the
+// older one-bit format.
+func TestMayHoldAgreesWithEachSketch(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "func", "return", "日本語", "🙂", "err", "nil"}
+	var texts []string
+	for i := range 2600 {
+		if i%97 == 5 {
+			texts = append(texts, "")
+			continue
+		}
+		n := 1 + r.IntN(8)
+		if i%50 == 0 {
+			n = 400 // a large sketch, folded into its row
+		}
+		var b strings.Builder
+		for j := range n {
+			fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40)*(j%3))
+		}
+		texts = append(texts, b.String())
+	}
+	st := pushTexts(t, texts)
+	// Some entries carry a sketch of the first format (one bit per
+	// trigram, no format byte), as a store written by an older binary.
+	for seq := uint64(7); seq <= uint64(len(texts)); seq += 131 {
+		if texts[seq-1] == "" {
+			continue
+		}
+		// Every bit set: it passes every needle; what matters is that
+		// the rows, which cannot stand for it, do not rule it out.
+		sk := bytes.Repeat([]byte{0xFF}, 64)
+		if err := st.db.Set(seqKey(tagSketch, seq), sk, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.sketches.drop(0)
+	st.sketches.drop(1)
+	st.sketches.drop(2)
+	for _, needle := range []string{"alpha1", "beta2 gamma", "日本語0", "🙂", "return38 err", "zzz", "a", "nil0 nil"} {
+		p := trigram.NewProbe([]byte(needle))
+		for _, rg := range [][]SeqRange{{{1, 2600}}, {{1000, 1100}}, {{5, 5}, {63, 65}, {1023, 1025}, {2047, 2049}}, {{2500, 2700}}} {
+			got, skipped, err := st.MayHold(rg, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []SeqRange
+			wantSkipped := 0
+			for _, x := range rg {
+				for seq := x.Lo; seq <= x.Hi && seq <= uint64(len(texts)); seq++ {
+					sk, err := st.get(seqKey(tagSketch, seq))
+					if err != nil {
+						continue // no text, no sketch
+					}
+					if !p.Pass(sk) {
+						wantSkipped++
+						continue
+					}
+					if n := len(want); n > 0 && want[n-1].Hi+1 == seq {
+						want[n-1].Hi = seq
+					} else {
+						want = append(want, SeqRange{Lo: seq, Hi: seq})
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) || skipped != wantSkipped {
+				t.Fatalf("needle %q over %v:\n got %v skipping %d\nwant %v skipping %d", needle, rg, got, skipped, want, wantSkipped)
+			}
+		}
 	}
 }

@@ -202,3 +202,55 @@ func (p *Probe) Pass(sk []byte) bool {
 	}
 	return true
 }
+
+// SliceBits is the width of the rows that let a chunk of sketches be tested
+// together: each sketch folded (or repeated) to this many bits, stored as
+// columns of one bit per entry, so that a probe tests a thousand entries
+// with a few word-wide ANDs before looking at any single sketch.
+const SliceBits = 512
+
+// Row writes into row the sketch sk folded to SliceBits bits, such that an
+// entry whose sketch passes a probe has every one of the probe's
+// SlicePositions set in its row: a sketch of n ≥ SliceBits bits is folded
+// (bit q of the row is the OR of the sketch's bits q, q+SliceBits, …), a
+// smaller one repeated (bit q is the sketch's bit q mod n). Row reports
+// false, leaving row unspecified, for a sketch of another format, which a
+// row cannot stand for.
+func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
+	n := len(sk) - 1
+	if n < minSketchBits/8 || n > maxSketchBits/8 || n&(n-1) != 0 || sk[n] != sketchHashes {
+		return false
+	}
+	sk = sk[:n]
+	*row = [SliceBits / 64]uint64{}
+	words := n / 8
+	for i := range words {
+		w := uint64(sk[i*8]) | uint64(sk[i*8+1])<<8 | uint64(sk[i*8+2])<<16 | uint64(sk[i*8+3])<<24 |
+			uint64(sk[i*8+4])<<32 | uint64(sk[i*8+5])<<40 | uint64(sk[i*8+6])<<48 | uint64(sk[i*8+7])<<56
+		if words >= len(row) {
+			row[i%len(row)] |= w
+		} else {
+			for j := i; j < len(row); j += words {
+				row[j] = w
+			}
+		}
+	}
+	return true
+}
+
+// SlicePositions returns the row positions (see Row) that every entry
+// passing the probe has set: both bits of each of the needle's trigrams.
+func (p *Probe) SlicePositions() []uint16 {
+	const mask = SliceBits - 1
+	seen := map[uint16]bool{}
+	var out []uint16
+	for _, k := range p.keys {
+		for _, b := range [2]uint16{uint16(k & mask), uint16((k >> 32) & mask)} {
+			if !seen[b] {
+				seen[b] = true
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}

@@ -184,3 +184,57 @@ func FuzzSketchKeepsSubstrings(f *testing.F) {
 		}
 	})
 }
+
+// rowPasses tests a probe on a row the way the store's bit-sliced columns do.
+func rowPasses(p *Probe, row *[SliceBits / 64]uint64) bool {
+	for _, q := range p.SlicePositions() {
+		if row[q/64]&(1<<(q%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRowNeverRejectsWhatTheSketchPassesAndIsExactWhenSmall(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	small, large := 0, 0
+	for i := range 300 {
+		text := randomText(r, 1+r.IntN(3000))
+		sk := Sketch(text)
+		var row [SliceBits / 64]uint64
+		if !Row(sk, &row) {
+			t.Fatalf("text %d: Row cannot read a sketch Sketch made", i)
+		}
+		exact := len(sk)-1 <= SliceBits/8
+		if exact {
+			small++
+		} else {
+			large++
+		}
+		runes := []rune(string(text))
+		for range 30 {
+			var needle []byte
+			if r.IntN(2) == 0 {
+				a := r.IntN(len(runes))
+				needle = []byte(string(runes[a:min(len(runes), a+1+r.IntN(20))]))
+			} else {
+				needle = randomText(r, 3+r.IntN(10))
+			}
+			p := NewProbe(needle)
+			sp, rp := p.Pass(sk), rowPasses(p, &row)
+			if sp && !rp {
+				t.Fatalf("text %d: the row rejects needle %q that the sketch passes", i, needle)
+			}
+			if exact && sp != rp {
+				t.Fatalf("text %d: a sketch of %d bytes is its row, yet they disagree on %q", i, len(sk), needle)
+			}
+		}
+	}
+	if small == 0 || large == 0 {
+		t.Fatalf("texts made %d small and %d large sketches; the test needs both", small, large)
+	}
+	var row [SliceBits / 64]uint64
+	if Row(oneBitSketch([]byte("older format"), 64), &row) || Row(nil, &row) || Row(make([]byte, 9), &row) {
+		t.Error("Row accepts a sketch that is not of the current format")
+	}
+}
