@@ -37,6 +37,7 @@ func main() {
 	memQ := flag.Int("mem-queries", 10000, "queries for the memory check")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
+	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -184,6 +185,9 @@ func plain(s string) bool {
 // compared and bytes compared.
 var scanned search.Stats
 
+// each prints every query (-each).
+var each bool
+
 func run(eng *search.Engine, needles []string, mk func(string) search.Request) ([]float64, []float64) {
 	var ts, hits []float64
 	scanned = search.Stats{}
@@ -197,6 +201,10 @@ func run(eng *search.Engine, needles []string, mk func(string) search.Request) (
 			os.Exit(1)
 		}
 		ts = append(ts, float64(el.Microseconds())/1000)
+		if each {
+			fmt.Printf("  %8.2f ms %4d hits  %-50q plan %s; %d candidate blocks, %d skipped, %d compared\n",
+				float64(el.Microseconds())/1000, len(resp.Hits), nd, resp.Stats.Plan, resp.Stats.Candidates, resp.Stats.Skipped, resp.Stats.Scanned)
+		}
 		scanned.Candidates += resp.Stats.Candidates
 		scanned.Scanned += resp.Stats.Scanned
 		scanned.BytesScanned += resp.Stats.BytesScanned
