@@ -170,7 +170,33 @@ func openBleve(dir string) (bleve.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: create %s: %w", dir, err)
 	}
+	if err := persistNew(bi); err != nil {
+		bi.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("index: create %s: %w", dir, err)
+	}
 	return bi, nil
+}
+
+// persistNew waits until a new index's mapping is on disk. Bleve keeps it
+// with the index's internal values, which reach disk with the first
+// persisted snapshot; with unsafe batches, closing the index before that
+// leaves a directory that cannot be opened (seen under CPU load when an
+// import stored too few entries to index a block).
+func persistNew(bi bleve.Index) error {
+	b := bi.NewBatch()
+	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
+	done := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := bi.Batch(b); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		return errors.New("the new index was not written to disk within a minute")
+	}
 }
 
 func (x *Index) loadMark() error {
@@ -467,6 +493,11 @@ func (x *Index) applyDeletes() error {
 				return err
 			}
 		}
+		persisted := make(chan struct{})
+		b.SetPersistedCallback(func(error) { close(persisted) })
+		x.pmu.Lock()
+		x.persisted = persisted // Close waits for it
+		x.pmu.Unlock()
 		err = x.bi.Batch(b)
 		x.mu.RUnlock()
 		if err != nil {
@@ -814,9 +845,9 @@ func segments(bi bleve.Index) int {
 func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)) error {
 	tmp := x.dir + ".rebuild"
 	os.RemoveAll(tmp)
-	nbi, err := bleve.NewUsing(tmp, newMapping(), "scorch", "scorch", map[string]interface{}{"unsafe_batch": true})
+	nbi, err := openBleve(tmp)
 	if err != nil {
-		return fmt.Errorf("index: create %s: %w", tmp, err)
+		return err
 	}
 	nx := newIndex(x.st, tmp, x.log, nbi)
 	if _, err := nx.CatchUp(ctx, func(t uint64) {

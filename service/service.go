@@ -27,6 +27,7 @@ type Options struct {
 	DataDir      string   // resolved data directory
 	SessionsDirs []string // Pi's sessions directories (for import defaults and the watcher)
 	Log          *slog.Logger
+	CacheBytes   int64 // the store's block cache (store.DefaultCacheBytes when 0)
 }
 
 // Service is an open data directory.
@@ -52,7 +53,7 @@ func Open(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(o.DataDir, "store"))
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes})
 	if err != nil {
 		lock.Release()
 		return nil, err

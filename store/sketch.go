@@ -22,34 +22,37 @@ const (
 // chunkSketches is the sketches of one chunk of seqs: the sketch of seq
 // c*sketchChunk+i is data[off[i]:off[i+1]], empty when it has none.
 //
-// The chunk also holds its sketches bit-sliced (see trigram.Row): cols[q]
-// has bit i set when entry i's row has bit q, so one AND of a column word
-// tests 64 entries at once. open marks the entries whose sketch a row
-// cannot stand for (an older format): they are always tested one by one.
-// has marks the entries with a sketch.
+// Once a search tests a long stretch of the chunk, the chunk also holds
+// its sketches bit-sliced (see trigram.Row): cols[q] has bit i set when
+// entry i's row has bit q, so one AND of a column word tests 64 entries at
+// once. Short stretches (a candidate block, the newest entries) test each
+// sketch instead: building the columns costs more than that, and the
+// newest chunk is reloaded after every write. open marks the entries whose
+// sketch a row cannot stand for (an older format): they are always tested
+// one by one. has marks the entries with a sketch.
 type chunkSketches struct {
-	off  [sketchChunk + 1]uint32
-	data []byte
-	used uint64 // the cache's clock at the last use
-	cols *[trigram.SliceBits][sketchChunk / 64]uint64
-	open [sketchChunk / 64]uint64
-	has  [sketchChunk / 64]uint64
+	off      [sketchChunk + 1]uint32
+	data     []byte
+	used     uint64 // the cache's clock at the last use
+	open     [sketchChunk / 64]uint64
+	has      [sketchChunk / 64]uint64
+	colsOnce sync.Once
+	cols     *[trigram.SliceBits][sketchChunk / 64]uint64
 }
 
-const colsBytes = trigram.SliceBits * sketchChunk / 8
+const (
+	colsBytes = trigram.SliceBits * sketchChunk / 8
+	// sliceMin is the shortest stretch of a chunk tested on its columns.
+	sliceMin = 256
+)
 
+// size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
-	n := len(c.data) + 4*len(c.off) + 64 + 16*len(c.open)
-	if c.cols != nil {
-		n += colsBytes
-	}
-	return n
+	return len(c.data) + 4*len(c.off) + 64 + 16*len(c.open) + colsBytes
 }
 
-// slice fills cols, open and has from the sketches.
-func (c *chunkSketches) slice() {
-	c.cols = new([trigram.SliceBits][sketchChunk / 64]uint64)
-	var row [trigram.SliceBits / 64]uint64
+// mark fills has and open from the sketches.
+func (c *chunkSketches) mark() {
 	for i := range sketchChunk {
 		a, b := c.off[i], c.off[i+1]
 		if a == b {
@@ -57,8 +60,26 @@ func (c *chunkSketches) slice() {
 		}
 		word, bit := i/64, uint64(1)<<(i%64)
 		c.has[word] |= bit
-		if !trigram.Row(c.data[a:b], &row) {
+		if !trigram.IsRowFormat(c.data[a:b]) {
 			c.open[word] |= bit
+		}
+	}
+}
+
+// columns returns the chunk's bit-sliced rows, building them on first use.
+func (c *chunkSketches) columns() *[trigram.SliceBits][sketchChunk / 64]uint64 {
+	c.colsOnce.Do(c.slice)
+	return c.cols
+}
+
+// slice builds cols from the sketches.
+func (c *chunkSketches) slice() {
+	c.cols = new([trigram.SliceBits][sketchChunk / 64]uint64)
+	var row [trigram.SliceBits / 64]uint64
+	for i := range sketchChunk {
+		a, b := c.off[i], c.off[i+1]
+		word, bit := i/64, uint64(1)<<(i%64)
+		if a == b || c.open[word]&bit != 0 || !trigram.Row(c.data[a:b], &row) {
 			continue
 		}
 		for w, v := range row {
@@ -159,7 +180,7 @@ func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
 	for ; next <= sketchChunk; next++ {
 		ch.off[next] = uint32(len(ch.data))
 	}
-	ch.slice()
+	ch.mark()
 	return ch, nil
 }
 
@@ -183,9 +204,9 @@ func (s *Store) chunkFor(chunk uint64) (*chunkSketches, error) {
 // sketch drop out. The result is ascending, with adjacent seqs joined into
 // one range; skipped counts the sketched entries ruled out.
 //
-// Entries are tested 64 at a time on the chunk's bit-sliced rows first;
-// only those that pass are tested on their own sketch, and not even that
-// when the row was the whole sketch.
+// Over long stretches, entries are tested 64 at a time on the chunk's
+// bit-sliced rows first; only those that pass are tested on their own
+// sketch, and not even that when the row was the whole sketch.
 func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, skipped int, err error) {
 	add := func(lo, hi uint64) {
 		if n := len(out); n > 0 && out[n-1].Hi+1 == lo {
@@ -215,13 +236,31 @@ func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			if err != nil {
 				return nil, 0, err
 			}
+			if hi-lo+1 < sliceMin {
+				for seq := lo; seq <= hi; seq++ {
+					i := seq - base
+					if a, b := ch.off[i], ch.off[i+1]; a < b {
+						if p.Pass(ch.data[a:b]) {
+							add(seq, seq)
+						} else {
+							skipped++
+						}
+					}
+				}
+				if hi == ^uint64(0) {
+					break
+				}
+				lo = hi + 1
+				continue
+			}
+			cols := ch.columns()
 			for w := (lo - base) / 64; w <= (hi-base)/64; w++ {
 				first, last := max(lo, base+w*64), min(hi, base+w*64+63)
 				m := ^uint64(0) >> (63 - (last - first)) << ((first - base) % 64)
 				m &= ch.has[w]
 				acc := m
 				for _, q := range pos {
-					if acc &= ch.cols[q][w]; acc == 0 {
+					if acc &= cols[q][w]; acc == 0 {
 						break
 					}
 				}

@@ -92,13 +92,32 @@ type Store struct {
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
 // data directory's lock (package datadir): Pebble allows one process only.
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// Options tune an open store.
+type Options struct {
+	// CacheBytes is the memory for decompressed blocks read from disk
+	// (DefaultCacheBytes when 0). Search reads one block of 32 KiB per
+	// text it confirms that is not cached: a long-running server over a
+	// large history gains from more (a million entries hold ~1 GB of
+	// text).
+	CacheBytes int64
+}
+
+// DefaultCacheBytes is the block cache of a store opened without one.
+const DefaultCacheBytes = 128 << 20
+
+// OpenWith opens or creates the store in dir with options o.
+func OpenWith(dir string, o Options) (*Store, error) {
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest}
 	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
-	opts.Cache = pebble.NewCache(128 << 20)
+	opts.Cache = pebble.NewCache(o.CacheBytes)
 	defer opts.Cache.Unref()
 	opts.MemTableSize = 32 << 20
 	opts.Logger = quietLogger{}

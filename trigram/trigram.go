@@ -221,10 +221,10 @@ const SliceBits = 1024
 // false, leaving row unspecified, for a sketch of another format, which a
 // row cannot stand for.
 func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
-	n := len(sk) - 1
-	if n < minSketchBits/8 || n > maxSketchBits/8 || n&(n-1) != 0 || sk[n] != sketchHashes {
+	if !IsRowFormat(sk) {
 		return false
 	}
+	n := len(sk) - 1
 	sk = sk[:n]
 	*row = [SliceBits / 64]uint64{}
 	words := n / 8
@@ -240,6 +240,13 @@ func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
 		}
 	}
 	return true
+}
+
+// IsRowFormat reports whether Row can fold sk: a sketch of the current
+// format.
+func IsRowFormat(sk []byte) bool {
+	n := len(sk) - 1
+	return n >= minSketchBits/8 && n <= maxSketchBits/8 && n&(n-1) == 0 && sk[n] == sketchHashes
 }
 
 // SlicePositions returns the row positions (see Row) that every entry

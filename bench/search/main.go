@@ -38,6 +38,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
+	cacheMB := flag.Int("cache-mb", 512, "the store's block cache, as 'pi-history serve --cache-mb'")
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -50,7 +51,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")
 		os.Exit(2)
 	}
-	svc, err := service.Open(service.Options{DataDir: *data})
+	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: int64(*cacheMB) << 20})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

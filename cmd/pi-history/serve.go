@@ -26,12 +26,13 @@ var serveFlags struct {
 	addr       string
 	allowHosts string
 	noWatch    bool
+	cacheMB    int
 }
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch]",
+		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch] [--cache-mb N]",
 		summary: "watch Pi's sessions and serve the HTTP API and web UI",
 		help: `Owns the data directory: reads every journal Pi writes into the store as it
 is written (within milliseconds), and serves the HTTP API (/v1, documented at
@@ -45,6 +46,10 @@ printed by 'pi-history token'. Binding to a non-loopback address exposes
 your history to the network (the token still guards it): do it only on
 purpose, and name the host clients use with --allow-host.
 
+Search confirms every candidate against the stored text; --cache-mb is the
+memory that keeps decompressed text blocks for the next search (a million
+entries hold about 1 GB of text). It is taken only as blocks are read.
+
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
 Examples:
@@ -55,6 +60,7 @@ Examples:
 			fs.StringVar(&serveFlags.addr, "addr", api.DefaultAddr, "address to listen on (HOST:PORT)")
 			fs.StringVar(&serveFlags.allowHosts, "allow-host", "", "further names clients may use in the Host header, comma-separated (for a non-loopback --addr)")
 			fs.BoolVar(&serveFlags.noWatch, "no-watch", false, "do not watch Pi's sessions directories (serve what is stored)")
+			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 512, "MB of memory for decompressed store blocks, filled as searches read them")
 		},
 		run: runServe,
 	})
@@ -75,7 +81,10 @@ func runServe(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log})
+	if serveFlags.cacheMB < 8 {
+		return usagef("--cache-mb %d: want at least 8", serveFlags.cacheMB)
+	}
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: int64(serveFlags.cacheMB) << 20})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
