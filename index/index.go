@@ -739,7 +739,12 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	defer sr.Close()
 	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(sr.DocumentMatchPoolSize(), 0)}
 	var out []Block
-	for {
+	for n := 0; ; n++ {
+		if n%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		dm, err := sr.Next(sctx)
 		if err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
