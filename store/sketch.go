@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -70,6 +72,22 @@ func (c *chunkSketches) mark() {
 func (c *chunkSketches) columns() *[trigram.SliceBits][sketchChunk / 64]uint64 {
 	c.colsOnce.Do(c.slice)
 	return c.cols
+}
+
+// orderProbe returns p and its row positions pos ordered by how many
+// entries of a chunk, given its columns, have the positions set.
+func orderProbe(cols *[trigram.SliceBits][sketchChunk / 64]uint64, p *trigram.Probe, pos []uint16) (*trigram.Probe, []uint16) {
+	dens := make(map[uint16]int, len(pos))
+	for _, q := range pos {
+		n := 0
+		for _, w := range cols[q] {
+			n += bits.OnesCount64(w)
+		}
+		dens[q] = n
+	}
+	sorted := slices.Clone(pos)
+	slices.SortStableFunc(sorted, func(a, b uint16) int { return cmp.Compare(dens[a], dens[b]) })
+	return p.Ordered(func(q1, q2 uint16) int { return min(dens[q1], dens[q2]) }), sorted
 }
 
 // slice builds cols from the sketches.
@@ -216,6 +234,7 @@ func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 		out = append(out, SeqRange{Lo: lo, Hi: hi})
 	}
 	pos := p.SlicePositions()
+	ordered := len(pos) <= 2
 	for _, r := range ranges {
 		if r.Lo > r.Hi {
 			continue
@@ -254,6 +273,13 @@ func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				continue
 			}
 			cols := ch.columns()
+			if !ordered {
+				// Once per call: the trigrams whose bits fewest entries
+				// of this chunk have set are tested first, by the
+				// columns and by each sketch.
+				p, pos = orderProbe(cols, p, pos)
+				ordered = true
+			}
 			for w := (lo - base) / 64; w <= (hi-base)/64; w++ {
 				first, last := max(lo, base+w*64), min(hi, base+w*64+63)
 				m := ^uint64(0) >> (63 - (last - first)) << ((first - base) % 64)

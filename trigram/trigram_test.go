@@ -238,3 +238,22 @@ func TestRowNeverRejectsWhatTheSketchPassesAndIsExactWhenSmall(t *testing.T) {
 		t.Error("Row accepts a sketch that is not of the current format")
 	}
 }
+
+func TestOrderedProbePassesWhatTheProbePasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 300 {
+		text := randomText(r, 1+r.IntN(2000))
+		sk := Sketch(text)
+		runes := []rune(string(text))
+		a := r.IntN(len(runes))
+		needle := []byte(string(runes[a:min(len(runes), a+3+r.IntN(30))]))
+		if r.IntN(2) == 0 {
+			needle = append(needle, randomText(r, 4)...)
+		}
+		p := NewProbe(needle)
+		o := p.Ordered(func(q1, q2 uint16) int { return int(q1^q2) % 7 })
+		if len(o.keys) != len(p.keys) || o.Pass(sk) != p.Pass(sk) {
+			t.Fatalf("needle %q: ordered probe has %d keys and passes %v; the probe %d and %v", needle, len(o.keys), o.Pass(sk), len(p.keys), p.Pass(sk))
+		}
+	}
+}
