@@ -133,6 +133,9 @@ func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := persistNew(bi); err != nil { // as that binary did: see TestNewIndexOpensRightAfterClose
+		t.Fatal(err)
+	}
 	bi.Close()
 	pushTexts(t, st, "s1", blockTexts(0, 30))
 	x, err := Open(filepath.Join(dir, "index"), st, nil)

@@ -115,6 +115,7 @@ type Stats struct {
 	IndexedThrough uint64 `json:"indexedThrough"`
 	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed (beyond the scanned last partial block)
 	IndexSegments  int    `json:"indexSegments"`
+	CommonTrigrams int    `json:"indexCommonTrigrams"` // trigrams later blocks leave out (see package index)
 	IndexHealthy   bool   `json:"indexHealthy"`
 	Files          int    `json:"files"`
 	SkippedLines   int    `json:"skippedLines"`
@@ -152,6 +153,7 @@ func (s *Service) Stats() (Stats, error) {
 	}
 	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
 	st.IndexSegments = s.Index.Segments()
+	st.CommonTrigrams = s.Index.CommonTrigrams()
 	return st, nil
 }
 
