@@ -587,18 +587,21 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 	for i, m := range metas {
 		h := Hit{Session: m.Session, Entry: m.ID, Type: m.Type, Role: m.Role, CustomType: m.Extra.CustomType,
 			ToolName: m.Extra.ToolName, Timestamp: m.Timestamp, Window: m.Window, Ref: Ref(m.ID), Seq: m.Seq, Snippets: []Snippet{}}
-		t := p.trees[m.Session]
-		if t == nil {
-			if tt, err := e.st.Tree(m.Session); err == nil {
-				t = tt
-				p.trees[m.Session] = t
+		if p.req.Scope == ScopeSession || p.req.Scope == ScopeLineage {
+			// The search loaded these trees; hits also name their leaves.
+			t := p.trees[m.Session]
+			if t == nil {
+				if tt, err := e.st.Tree(m.Session); err == nil {
+					t = tt
+					p.trees[m.Session] = t
+				}
 			}
-		}
-		if t != nil {
-			h.OnCurrentBranch = t.OnCurrentBranch(m.ID)
-			if p.req.Scope == ScopeSession || p.req.Scope == ScopeLineage {
+			if t != nil {
+				h.OnCurrentBranch = t.OnCurrentBranch(m.ID)
 				h.Leaves = t.LeavesOf(m.ID)
 			}
+		} else if cur, err := e.st.CurrentBranchSeqs(m.Session); err == nil {
+			_, h.OnCurrentBranch = slices.BinarySearch(cur, m.Seq)
 		}
 		text := hits.texts[i]
 		h.Matches = strings.Count(text, p.req.Needle)

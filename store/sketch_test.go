@@ -258,3 +258,24 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 		}
 	}
 }
+
+// TestCurrentBranchSeqsFollowTheLeaf: the cached current branch of a
+// session is dropped when an entry moves the leaf to another branch.
+func TestCurrentBranchSeqsFollowTheLeaf(t *testing.T) {
+	st := pushTexts(t, []string{"root", "second", "third"}) // e000 → e001 → e002
+	got, err := st.CurrentBranchSeqs("s")
+	if err != nil || fmt.Sprint(got) != "[1 2 3]" {
+		t.Fatalf("current branch = %v (%v), want [1 2 3]", got, err)
+	}
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	if _, err := st.Push("s", h, []*journal.Entry{{Type: "message", Role: "user", ID: "e003", ParentID: "e000",
+		Raw: []byte(`{"id":"e003"}`), Text: "a new branch", Searchable: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = st.CurrentBranchSeqs("s"); err != nil || fmt.Sprint(got) != "[1 4]" {
+		t.Fatalf("after branching from the root, current branch = %v (%v), want [1 4]", got, err)
+	}
+	if _, err := st.CurrentBranchSeqs("nope"); err == nil {
+		t.Error("an unknown session has a current branch")
+	}
+}

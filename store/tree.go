@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -83,14 +84,48 @@ func (s *Store) Tree(sid string) (*SessionTree, error) {
 	return t, nil
 }
 
-// treeCache keeps recently used trees, bounded by their total entry count.
-// Lookups share a read lock; the recency tick is atomic.
+// CurrentBranchSeqs returns, ascending, the seqs of the entries on the path
+// to the session's current leaf. They are kept for many more sessions than
+// whole trees (8 bytes per entry on the branch), so a search over every
+// session can tell which hits lie on their session's current branch
+// without loading each session's tree again. Like trees, they are dropped
+// when the session changes.
+func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
+	if b, ok := s.trees.getBranch(sid); ok {
+		return b, nil
+	}
+	gen := s.trees.generation(sid)
+	t, err := s.Tree(sid)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint64
+	for _, m := range t.Metas {
+		if t.OnCurrentBranch(m.ID) {
+			seqs = append(seqs, m.Seq)
+		}
+	}
+	slices.Sort(seqs)
+	s.trees.putBranch(sid, seqs, gen)
+	return seqs, nil
+}
+
+// maxBranchSeqs bounds the seqs kept by CurrentBranchSeqs (32 MB).
+const maxBranchSeqs = 4 << 20
+
+// treeCache keeps recently used trees, bounded by their total entry count,
+// and the seqs of sessions' current branches. Lookups share a read lock;
+// the recency tick is atomic.
 type treeCache struct {
 	mu    sync.RWMutex
 	max   int
 	total int
 	tick  atomic.Uint64
 	m     map[string]*cached
+	// branches holds CurrentBranchSeqs results; when they exceed
+	// maxBranchSeqs, arbitrary sessions' are forgotten.
+	branches    map[string][]uint64
+	branchTotal int
 	// gen counts the drops of each session. A tree loaded while a commit
 	// dropped its session may predate that commit: it is returned to its
 	// caller but not cached.
@@ -103,7 +138,33 @@ type cached struct {
 }
 
 func newTreeCache(max int) *treeCache {
-	return &treeCache{max: max, m: map[string]*cached{}, gen: map[string]uint64{}}
+	return &treeCache{max: max, m: map[string]*cached{}, gen: map[string]uint64{}, branches: map[string][]uint64{}}
+}
+
+func (c *treeCache) getBranch(sid string) ([]uint64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	b, ok := c.branches[sid]
+	return b, ok
+}
+
+func (c *treeCache) putBranch(sid string, seqs []uint64, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen[sid] != gen {
+		return // the session changed while the branch was worked out
+	}
+	c.branchTotal += len(seqs) - len(c.branches[sid])
+	c.branches[sid] = seqs
+	for k, v := range c.branches {
+		if c.branchTotal <= maxBranchSeqs {
+			break
+		}
+		if k != sid {
+			c.branchTotal -= len(v)
+			delete(c.branches, k)
+		}
+	}
 }
 
 func (c *treeCache) generation(sid string) uint64 {
@@ -157,4 +218,6 @@ func (c *treeCache) drop(sid string) {
 		c.total -= old.t.Len()
 		delete(c.m, sid)
 	}
+	c.branchTotal -= len(c.branches[sid])
+	delete(c.branches, sid)
 }
