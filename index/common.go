@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"unicode/utf8"
 
 	bindex "github.com/blevesearch/bleve_index_api"
 	"github.com/pi-history/pi-history/trigram"
@@ -93,16 +94,12 @@ func decodeCommon(enc []byte) (*commonSet, error) {
 	return c, nil
 }
 
-// keyOf is the key trigram.Each gives the (first) trigram of t.
+// keyOf is the key of the trigram t (three runes, as Each spans them).
 func keyOf(t []byte) uint64 {
-	var key uint64
-	found := false
-	trigram.Each(t, func(k uint64, _, _ int) {
-		if !found {
-			key, found = k, true
-		}
-	})
-	return key
+	a, n := utf8.DecodeRune(t)
+	b, m := utf8.DecodeRune(t[n:])
+	c, _ := utf8.DecodeRune(t[n+m:])
+	return trigram.Key(a, b, c)
 }
 
 // uncommon returns the trigrams of ts that c does not hold.

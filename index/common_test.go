@@ -42,17 +42,21 @@ func docHolds(t *testing.T, x *Index, lo uint64, term string) bool {
 	return res.Total == 1
 }
 
-func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
-	// With one block in 10 as the share, 20 blocks make a trigram in 3 of
-	// them common, and one in a single block never.
-	defer SetCommonAfterForTest(20)()
+// newStore opens a store in a new temporary directory, closed by cleanup.
+func newStore(t *testing.T) (string, *store.Store) {
+	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	pushTexts(t, st, "s1", blockTexts(0, 40))
+	t.Cleanup(func() { st.Close() })
+	return dir, st
+}
+
+// openCaughtUp opens the index in dir/index and indexes what st holds.
+func openCaughtUp(t *testing.T, dir string, st *store.Store) *Index {
+	t.Helper()
 	x, err := Open(filepath.Join(dir, "index"), st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +64,26 @@ func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
 	if _, err := x.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
+	return x
+}
+
+func TestKeyOfIsTheKeyEachReports(t *testing.T) {
+	for _, text := range []string{"abc", "日本語", "🙂🙂x", "a\x80b", "\xff\xfe\xfd"} {
+		trigram.Each([]byte(text), func(k uint64, start, end int) {
+			if got := keyOf([]byte(text)[start:end]); got != k {
+				t.Errorf("keyOf(%q) = %x, Each reports %x", text[start:end], got, k)
+			}
+		})
+	}
+}
+
+func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
+	// With one block in 10 as the share, 20 blocks make a trigram in 3 of
+	// them common, and one in a single block never.
+	defer SetCommonAfterForTest(20)()
+	dir, st := newStore(t)
+	pushTexts(t, st, "s1", blockTexts(0, 40))
+	x := openCaughtUp(t, dir, st)
 	if x.CommonTrigrams() == 0 {
 		t.Fatal("a trigram in every block was not declared common")
 	}
@@ -119,12 +143,7 @@ func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
 
 func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
 	defer SetCommonAfterForTest(20)()
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	dir, st := newStore(t)
 	// An index made by a binary that knew only the first analyzer.
 	m := newMapping().(*mapping.IndexMappingImpl)
 	m.DefaultAnalyzer = olderAnalyzers[0]
@@ -138,14 +157,8 @@ func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
 	}
 	bi.Close()
 	pushTexts(t, st, "s1", blockTexts(0, 30))
-	x, err := Open(filepath.Join(dir, "index"), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := openCaughtUp(t, dir, st)
 	defer x.Close()
-	if _, err := x.CatchUp(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
 	if x.CommonTrigrams() != 0 || !docHolds(t, x, 29*BlockSize+1, "eve") {
 		t.Errorf("an index of the older analyzer declared %d common trigrams; older binaries would miss blocks", x.CommonTrigrams())
 	}
@@ -163,12 +176,7 @@ func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
 // reaches disk only with the first persisted snapshot; closing before that
 // once left a directory that could not be opened (8 runs in 30 under load).
 func TestNewIndexOpensRightAfterClose(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	dir, st := newStore(t)
 	for i := range 20 {
 		p := filepath.Join(dir, fmt.Sprintf("index%d", i))
 		x, err := Open(p, st, nil)

@@ -54,9 +54,9 @@ type trigramSet struct {
 }
 
 // distinct finds the distinct trigrams of b and returns their spans in
-// first-seen order, with the total length of their bytes. The spans are
-// valid until the next call.
-func (s *trigramSet) distinct(b []byte) ([][2]int32, int) {
+// first-seen order (their keys are in s.skeys). The spans are valid until
+// the next call.
+func (s *trigramSet) distinct(b []byte) [][2]int32 {
 	need := 64
 	if n := len(b); n > 32 {
 		need = 1 << bits.Len(uint(2*n))
@@ -74,7 +74,6 @@ func (s *trigramSet) distinct(b []byte) ([][2]int32, int) {
 	mask := uint64(len(s.keys) - 1)
 	s.spans = s.spans[:0]
 	s.skeys = s.skeys[:0]
-	termBytes := 0
 	trigram.Each(b, func(key uint64, start, end int) {
 		i := (key * 0x9e3779b97f4a7c15 >> 20) & mask
 		for s.gen[i] == s.cur {
@@ -86,15 +85,14 @@ func (s *trigramSet) distinct(b []byte) ([][2]int32, int) {
 		s.gen[i], s.keys[i] = s.cur, key
 		s.spans = append(s.spans, [2]int32{int32(start), int32(end)})
 		s.skeys = append(s.skeys, key)
-		termBytes += end - start
 	})
-	return s.spans, termBytes
+	return s.spans
 }
 
 // analyze fills f.freqs with one entry per distinct trigram of f.value,
 // leaving out the trigrams cb says are common (cb may be nil: keep all).
 func (s *trigramSet) analyze(f *trigramField, cb *commonBuilder) {
-	spans, _ := s.distinct(f.value)
+	spans := s.distinct(f.value)
 	keep := spans[:0:0]
 	termBytes := 0
 	if cb != nil {

@@ -184,8 +184,18 @@ func openBleve(dir string) (bleve.Index, error) {
 // leaves a directory that cannot be opened (seen under CPU load when an
 // import stored too few entries to index a block).
 func persistNew(bi bleve.Index) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	b := bi.NewBatch()
 	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
+	if err := batchPersisted(ctx, bi, b); err != nil {
+		return fmt.Errorf("write the new index to disk: %w", err)
+	}
+	return nil
+}
+
+// batchPersisted applies b to bi and waits until it is on disk.
+func batchPersisted(ctx context.Context, bi bleve.Index, b *bleve.Batch) error {
 	done := make(chan error, 1)
 	b.SetPersistedCallback(func(err error) { done <- err })
 	if err := bi.Batch(b); err != nil {
@@ -194,8 +204,8 @@ func persistNew(bi bleve.Index) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(time.Minute):
-		return errors.New("the new index was not written to disk within a minute")
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -402,11 +412,7 @@ func (x *Index) write(p pendingBatch) error {
 		b.SetInternal([]byte(commonKey), p.common.enc)
 		x.common.Store(p.common)
 	}
-	done := make(chan struct{})
-	b.SetPersistedCallback(func(error) { close(done) })
-	x.pmu.Lock()
-	x.persisted = done
-	x.pmu.Unlock()
+	x.track(b)
 	if err := x.bi.Batch(b); err != nil {
 		return fmt.Errorf("index: write batch: %w", err)
 	}
@@ -418,16 +424,31 @@ func (x *Index) write(p pendingBatch) error {
 	return nil
 }
 
+// reader returns a reader of the index's current snapshot; the caller
+// holds x.mu (read) and closes it.
+func (x *Index) reader() (bindex.IndexReader, error) {
+	a, err := x.bi.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	return a.Reader()
+}
+
+// track makes b the newest batch, whose persistence Close waits for.
+func (x *Index) track(b *bleve.Batch) {
+	done := make(chan struct{})
+	b.SetPersistedCallback(func(error) { close(done) })
+	x.pmu.Lock()
+	x.persisted = done
+	x.pmu.Unlock()
+}
+
 // loadCounts rebuilds the indexer's counts of blocks per trigram from the
 // index's dictionary.
 func (x *Index) loadCounts() error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	r, err := x.bi.Advanced()
-	if err != nil {
-		return err
-	}
-	rd, err := r.Reader()
+	rd, err := x.reader()
 	if err != nil {
 		return err
 	}
@@ -493,11 +514,7 @@ func (x *Index) applyDeletes() error {
 				return err
 			}
 		}
-		persisted := make(chan struct{})
-		b.SetPersistedCallback(func(error) { close(persisted) })
-		x.pmu.Lock()
-		x.persisted = persisted // Close waits for it
-		x.pmu.Unlock()
+		x.track(b)
 		err = x.bi.Batch(b)
 		x.mu.RUnlock()
 		if err != nil {
@@ -556,11 +573,7 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	r, err := x.bi.Advanced()
-	if err != nil {
-		return p, err
-	}
-	rd, err := r.Reader()
+	rd, err := x.reader()
 	if err != nil {
 		return p, err
 	}
@@ -708,11 +721,7 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	r, err := x.bi.Advanced()
-	if err != nil {
-		return nil, err
-	}
-	rd, err := r.Reader()
+	rd, err := x.reader()
 	if err != nil {
 		return nil, err
 	}
@@ -793,15 +802,8 @@ func (x *Index) Compact(ctx context.Context) error {
 	// A batch persisted after the merge carries the merged state to disk.
 	b := x.bi.NewBatch()
 	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, x.through.Load()))
-	done := make(chan struct{})
-	b.SetPersistedCallback(func(error) { close(done) })
-	if err := x.bi.Batch(b); err != nil {
+	if err := batchPersisted(ctx, x.bi, b); err != nil {
 		return fmt.Errorf("index: compact: write mark: %w", err)
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	// Bleve deletes the merged-away segment files shortly after; wait for
 	// that (briefly), so that the size on disk is the compacted one.

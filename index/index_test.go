@@ -49,12 +49,7 @@ func pushTexts(t *testing.T, st *store.Store, sid string, texts []string) {
 }
 
 func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	dir, st := newStore(t)
 	texts := []string{"alpha beta", "gamma delta", "alphabet soup", "Alpha"}
 	for len(texts) < BlockSize {
 		texts = append(texts, "filler")
@@ -132,12 +127,7 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 // The intersection PlanNeedle does itself must give what Bleve's conjunction
 // gives, in every window, across segments, rebuilt blocks and deletions.
 func TestDirectPlanAgreesWithCandidates(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	dir, st := newStore(t)
 	x, err := Open(filepath.Join(dir, "index"), st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -223,12 +213,7 @@ func TestDirectPlanAgreesWithCandidates(t *testing.T) {
 }
 
 func TestIndexOfAnotherBlockSizeIsRebuilt(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	dir, st := newStore(t)
 	texts := make([]string, 3*BlockSize)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("entry %d kiwi", i)
@@ -269,12 +254,7 @@ func TestIndexOfAnotherBlockSizeIsRebuilt(t *testing.T) {
 }
 
 func TestCompactMergesSegmentsAndKeepsEveryCandidate(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	dir, st := newStore(t)
 	ixDir := filepath.Join(dir, "index")
 	x, err := Open(ixDir, st, nil)
 	if err != nil {

@@ -25,7 +25,7 @@ type trigramTokenizer struct{}
 
 func (trigramTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	var set trigramSet
-	spans, _ := set.distinct(input)
+	spans := set.distinct(input)
 	toks := make([]analysis.Token, len(spans))
 	ts := make(analysis.TokenStream, len(spans))
 	for i, sp := range spans {
