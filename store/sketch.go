@@ -1,10 +1,8 @@
 package store
 
 import (
-	"cmp"
 	"encoding/binary"
 	"math/bits"
-	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -15,9 +13,9 @@ const (
 	// sketchChunk is how many consecutive seqs the sketch cache loads and
 	// drops at a time.
 	sketchChunk = 1024
-	// sketchCacheBytes bounds the sketches kept in memory: about four
+	// sketchCacheBytes bounds the sketches kept in memory: about 2.5
 	// million entries' worth (~250 bytes each on average over the
-	// benchmark corpus, plus 4 bytes of offset).
+	// benchmark corpus, 4 bytes of offset, 128 bytes of columns).
 	sketchCacheBytes = 1 << 30
 )
 
@@ -74,20 +72,18 @@ func (c *chunkSketches) columns() *[trigram.SliceBits][sketchChunk / 64]uint64 {
 	return c.cols
 }
 
-// orderProbe returns p and its row positions pos ordered by how many
-// entries of a chunk, given its columns, have the positions set.
-func orderProbe(cols *[trigram.SliceBits][sketchChunk / 64]uint64, p *trigram.Probe, pos []uint16) (*trigram.Probe, []uint16) {
-	dens := make(map[uint16]int, len(pos))
-	for _, q := range pos {
-		n := 0
+// orderProbe returns p with its trigrams ordered by how many entries of a
+// chunk, given its columns, have their bits set (fewest first), and that
+// probe's row positions in the same order.
+func orderProbe(cols *[trigram.SliceBits][sketchChunk / 64]uint64, p *trigram.Probe) (*trigram.Probe, []uint16) {
+	var dens [trigram.SliceBits]int
+	for _, q := range p.SlicePositions() {
 		for _, w := range cols[q] {
-			n += bits.OnesCount64(w)
+			dens[q] += bits.OnesCount64(w)
 		}
-		dens[q] = n
 	}
-	sorted := slices.Clone(pos)
-	slices.SortStableFunc(sorted, func(a, b uint16) int { return cmp.Compare(dens[a], dens[b]) })
-	return p.Ordered(func(q1, q2 uint16) int { return min(dens[q1], dens[q2]) }), sorted
+	o := p.Ordered(func(q1, q2 uint16) int { return min(dens[q1], dens[q2]) })
+	return o, o.SlicePositions()
 }
 
 // slice builds cols from the sketches.
@@ -97,7 +93,7 @@ func (c *chunkSketches) slice() {
 	for i := range sketchChunk {
 		a, b := c.off[i], c.off[i+1]
 		word, bit := i/64, uint64(1)<<(i%64)
-		if a == b || c.open[word]&bit != 0 || !trigram.Row(c.data[a:b], &row) {
+		if a == b || !trigram.Row(c.data[a:b], &row) {
 			continue
 		}
 		for w, v := range row {
@@ -247,67 +243,65 @@ func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			}
 			r.Lo = hi + 1
 		}
-		for lo := r.Lo; lo <= r.Hi; {
-			c := lo / sketchChunk
+		for c := r.Lo / sketchChunk; c <= r.Hi/sketchChunk; c++ {
 			base := c * sketchChunk
-			hi := min(r.Hi, base+sketchChunk-1)
+			lo, hi := max(r.Lo, base)-base, min(r.Hi-base, sketchChunk-1)
 			ch, err := s.chunkFor(c)
 			if err != nil {
 				return nil, 0, err
 			}
-			if hi-lo+1 < sliceMin {
-				for seq := lo; seq <= hi; seq++ {
-					i := seq - base
-					if a, b := ch.off[i], ch.off[i+1]; a < b {
-						if p.Pass(ch.data[a:b]) {
-							add(seq, seq)
-						} else {
-							skipped++
-						}
-					}
-				}
-				if hi == ^uint64(0) {
-					break
-				}
-				lo = hi + 1
-				continue
-			}
-			cols := ch.columns()
-			if !ordered {
-				// Once per call: the trigrams whose bits fewest entries
-				// of this chunk have set are tested first, by the
-				// columns and by each sketch.
-				p, pos = orderProbe(cols, p, pos)
+			if hi-lo+1 >= sliceMin && !ordered {
+				// Once per call: the trigrams fewest entries of this
+				// chunk have are tested first, by columns and sketches.
+				p, pos = orderProbe(ch.columns(), p)
 				ordered = true
 			}
-			for w := (lo - base) / 64; w <= (hi-base)/64; w++ {
-				first, last := max(lo, base+w*64), min(hi, base+w*64+63)
-				m := ^uint64(0) >> (63 - (last - first)) << ((first - base) % 64)
-				m &= ch.has[w]
-				acc := m
-				for _, q := range pos {
-					if acc &= cols[q][w]; acc == 0 {
-						break
-					}
-				}
-				acc |= m & ch.open[w]
-				pass := 0
-				for v := acc; v != 0; v &= v - 1 {
-					i := w*64 + uint64(bits.TrailingZeros64(v))
-					a, b := ch.off[i], ch.off[i+1]
-					exact := ch.open[w]&(1<<(i%64)) == 0 && int(b-a)-1 <= trigram.SliceBits/8
-					if exact || p.Pass(ch.data[a:b]) {
-						add(base+i, base+i)
-						pass++
-					}
-				}
-				skipped += bits.OnesCount64(m) - pass
-			}
-			if hi == ^uint64(0) {
-				break
-			}
-			lo = hi + 1
+			skipped += ch.test(p, pos, lo, hi, func(i uint64) { add(base+i, base+i) })
 		}
 	}
 	return out, skipped, nil
+}
+
+// test calls pass with each entry i in [lo, hi] (indices in the chunk)
+// whose sketch passes p, and returns how many sketched entries it ruled
+// out. pos are p's row positions. Stretches of sliceMin entries or more
+// are tested on the columns first.
+func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass func(i uint64)) (skipped int) {
+	if hi-lo+1 < sliceMin {
+		for i := lo; i <= hi; i++ {
+			if a, b := c.off[i], c.off[i+1]; a < b {
+				if p.Pass(c.data[a:b]) {
+					pass(i)
+				} else {
+					skipped++
+				}
+			}
+		}
+		return skipped
+	}
+	cols := c.columns()
+	for w := lo / 64; w <= hi/64; w++ {
+		first, last := max(lo, w*64), min(hi, w*64+63)
+		m := ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
+		acc := m
+		for _, q := range pos {
+			if acc &= cols[q][w]; acc == 0 {
+				break
+			}
+		}
+		acc |= m & c.open[w]
+		n := 0
+		for v := acc; v != 0; v &= v - 1 {
+			i := w*64 + uint64(bits.TrailingZeros64(v))
+			a, b := c.off[i], c.off[i+1]
+			// A row is the whole sketch when the sketch is no larger.
+			exact := c.open[w]&(1<<(i%64)) == 0 && int(b-a)-1 <= trigram.SliceBits/8
+			if exact || p.Pass(c.data[a:b]) {
+				pass(i)
+				n++
+			}
+		}
+		skipped += bits.OnesCount64(m) - n
+	}
+	return skipped
 }

@@ -541,7 +541,6 @@ func (s *Store) ClearDeleted(seqs []uint64) error {
 	return b.Commit(pebble.NoSync) // losing this only makes the index forget twice
 }
 
-// DiskSize is the store's size on disk in bytes.
 // Compact rewrites the whole store into Pebble's last level, where blocks
 // get its strongest compression: after a large import most data still sits
 // in upper levels, compressed for speed. Reads and writes go on meanwhile.
@@ -552,6 +551,7 @@ func (s *Store) Compact(ctx context.Context) error {
 	return nil
 }
 
+// DiskSize is the store's size on disk in bytes.
 func (s *Store) DiskSize() int64 {
 	m := s.db.Metrics()
 	return int64(m.DiskSpaceUsage())

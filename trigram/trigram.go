@@ -15,6 +15,7 @@ package trigram
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"slices"
@@ -140,9 +141,7 @@ func Sketch(text []byte) []byte {
 	}
 	out := make([]byte, len(words)*8+1)
 	for i, w := range words {
-		for j := range 8 {
-			out[i*8+j] = byte(w >> (8 * j))
-		}
+		binary.LittleEndian.PutUint64(out[i*8:], w)
 	}
 	out[len(out)-1] = sketchHashes
 	return out
@@ -231,8 +230,7 @@ func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
 	*row = [SliceBits / 64]uint64{}
 	words := n / 8
 	for i := range words {
-		w := uint64(sk[i*8]) | uint64(sk[i*8+1])<<8 | uint64(sk[i*8+2])<<16 | uint64(sk[i*8+3])<<24 |
-			uint64(sk[i*8+4])<<32 | uint64(sk[i*8+5])<<40 | uint64(sk[i*8+6])<<48 | uint64(sk[i*8+7])<<56
+		w := binary.LittleEndian.Uint64(sk[i*8:])
 		if words >= len(row) {
 			row[i%len(row)] |= w
 		} else {
@@ -251,14 +249,21 @@ func IsRowFormat(sk []byte) bool {
 	return n >= minSketchBits/8 && n <= maxSketchBits/8 && n&(n-1) == 0 && sk[n] == sketchHashes
 }
 
+// rowBits returns the two row positions of the trigram with mixed key k:
+// its two sketch bits, taken modulo SliceBits.
+func rowBits(k uint64) (uint16, uint16) {
+	const mask = SliceBits - 1
+	return uint16(k & mask), uint16((k >> 32) & mask)
+}
+
 // SlicePositions returns the row positions (see Row) that every entry
 // passing the probe has set: both bits of each of the needle's trigrams.
 func (p *Probe) SlicePositions() []uint16 {
-	const mask = SliceBits - 1
 	seen := map[uint16]bool{}
 	var out []uint16
 	for _, k := range p.keys {
-		for _, b := range [2]uint16{uint16(k & mask), uint16((k >> 32) & mask)} {
+		q1, q2 := rowBits(k)
+		for _, b := range [2]uint16{q1, q2} {
 			if !seen[b] {
 				seen[b] = true
 				out = append(out, b)
@@ -273,14 +278,13 @@ func (p *Probe) SlicePositions() []uint16 {
 // (see SlicePositions). Given how many entries have those bits set, the
 // trigrams that most entries lack come first, and Pass stops sooner.
 func (p *Probe) Ordered(cost func(q1, q2 uint16) int) *Probe {
-	const mask = SliceBits - 1
 	type kc struct {
 		k uint64
 		c int
 	}
 	ks := make([]kc, len(p.keys))
 	for i, k := range p.keys {
-		ks[i] = kc{k, cost(uint16(k&mask), uint16((k>>32)&mask))}
+		ks[i] = kc{k, cost(rowBits(k))}
 	}
 	slices.SortStableFunc(ks, func(a, b kc) int { return cmp.Compare(a.c, b.c) })
 	o := &Probe{keys: make([]uint64, len(ks))}
