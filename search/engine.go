@@ -351,14 +351,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			lo = p.after + 1
 		}
 		if plan.Zero == "" {
-			w := uint64(16384)
-			for lo <= through && !c.full() {
-				hi := min(lo+w-1, through)
-				if err := c.candidates(ctx, lo, hi); err != nil {
-					return c.result(err)
-				}
-				lo = hi + 1
-				w *= 4
+			if err := eachWindow(lo, through, indexWindow, false, c.full, func(a, b uint64) error {
+				return c.candidates(ctx, a, b)
+			}); err != nil {
+				return c.result(err)
 			}
 		}
 		if !c.full() {
@@ -378,23 +374,55 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		hi = through
 	}
 	if plan.Zero == "" {
-		w := uint64(16384)
-		for hi >= 1 && !c.full() {
-			lo := uint64(1)
-			if hi > w {
-				lo = hi - w + 1
+		err := eachWindow(1, hi, indexWindow, true, c.full, func(a, b uint64) error {
+			return c.candidates(ctx, a, b)
+		})
+		return c.result(err)
+	}
+	return c.result(nil)
+}
+
+// First windows of seqs: index candidates are asked for, and sketches
+// scanned, this many seqs at a time at first, then four times more each
+// time, so that a page that fills early costs little and one that does
+// not costs few rounds.
+const (
+	indexWindow = 16384
+	scanWindow  = 4096
+)
+
+// eachWindow calls fn on consecutive windows covering [lo, hi] in request
+// order (from hi down when newest), the first w seqs wide and each next
+// four times wider, until fn fails or stop reports true.
+func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, fn func(a, b uint64) error) error {
+	for lo <= hi && !stop() {
+		a, b := lo, hi
+		if hi-lo >= w {
+			if newest {
+				a = hi - w + 1
+			} else {
+				b = lo + w - 1
 			}
-			if err := c.candidates(ctx, lo, hi); err != nil {
-				return c.result(err)
+		}
+		if err := fn(a, b); err != nil {
+			return err
+		}
+		if newest {
+			if a == lo {
+				return nil
 			}
-			if lo == 1 {
-				break
+			hi = a - 1
+		} else {
+			if b == hi {
+				return nil
 			}
-			hi = lo - 1
+			lo = b + 1
+		}
+		if w < 1<<60 {
 			w *= 4
 		}
 	}
-	return c.result(nil)
+	return nil
 }
 
 // inRanges reports whether seq lies in one of ranges (ascending, disjoint).
@@ -467,35 +495,13 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if c.p.probe.Empty() {
 		return c.scanRanges(ctx, []store.SeqRange{{Lo: lo, Hi: hi}})
 	}
-	for w := uint64(4096); lo <= hi && !c.full(); w *= 4 {
-		r := store.SeqRange{Lo: lo, Hi: hi}
-		if hi-lo >= w {
-			if c.p.req.NewestFirst {
-				r.Lo = hi - w + 1
-			} else {
-				r.Hi = lo + w - 1
-			}
-		}
-		ranges, err := c.e.mayHold(c.p, []store.SeqRange{r}, c.st)
+	return eachWindow(lo, hi, scanWindow, c.p.req.NewestFirst, c.full, func(a, b uint64) error {
+		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: a, Hi: b}}, c.st)
 		if err != nil {
 			return err
 		}
-		if err := c.scanRanges(ctx, ranges); err != nil {
-			return err
-		}
-		if c.p.req.NewestFirst {
-			if r.Lo == lo {
-				break
-			}
-			hi = r.Lo - 1
-		} else {
-			if r.Hi == hi {
-				break
-			}
-			lo = r.Hi + 1
-		}
-	}
-	return nil
+		return c.scanRanges(ctx, ranges)
+	})
 }
 
 // scanRanges confirms every searchable entry of ranges (ascending,

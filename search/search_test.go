@@ -440,3 +440,33 @@ func TestSketchesSkipEntriesWithoutReadingTheirText(t *testing.T) {
 		}
 	}
 }
+
+func TestEachWindowTilesTheRangeInRequestOrder(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi, w uint64
+		newest    bool
+		want      string
+	}{
+		{1, 100, 10, false, "[1 10] [11 50] [51 100]"},
+		{1, 100, 10, true, "[91 100] [51 90] [1 50]"},
+		{5, 5, 10, false, "[5 5]"},
+		{6, 5, 10, false, ""},
+		{1, 0, 10, true, ""},
+		// Widths stop growing before they overflow.
+		{1, ^uint64(0), 1 << 62, false, "[1 4611686018427387904] [4611686018427387905 9223372036854775808] [9223372036854775809 13835058055282163712] [13835058055282163713 18446744073709551615]"},
+	} {
+		var got []string
+		err := eachWindow(tc.lo, tc.hi, tc.w, tc.newest, func() bool { return false }, func(a, b uint64) error {
+			got = append(got, fmt.Sprintf("[%d %d]", a, b))
+			return nil
+		})
+		if s := strings.Join(got, " "); err != nil || s != tc.want {
+			t.Errorf("eachWindow(%d, %d, %d, newest=%v) = %q (%v), want %q", tc.lo, tc.hi, tc.w, tc.newest, s, err, tc.want)
+		}
+	}
+	n := 0
+	eachWindow(1, 1000, 10, false, func() bool { return n == 2 }, func(a, b uint64) error { n++; return nil })
+	if n != 2 {
+		t.Errorf("eachWindow went on for %d windows after stop said so at 2", n)
+	}
+}
