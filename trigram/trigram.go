@@ -8,7 +8,7 @@
 // whose sketch lacks any trigram of the needle cannot contain the needle,
 // while one whose sketch has them all may (it is confirmed against the
 // text). Each trigram of the needle that the entry lacks lets it through
-// with odds of 1 in 7 to 1 in 40, so a needle missing a few is ruled out
+// with odds of 1 in 6 to 1 in 20, so a needle missing a few is ruled out
 // almost surely. The first format (one hash, about one bit per trigram) is
 // still read.
 package trigram
