@@ -375,16 +375,11 @@ func (x *Index) build(set *trigramSet, cb *commonBuilder, from, last uint64) (pe
 	size := 0
 	for lo := from; lo+BlockSize-1 <= last && size < bytesBatch; lo += BlockSize {
 		hi := lo + BlockSize - 1
-		doc, n, err := x.blockDoc(lo, hi)
+		doc, n, err := x.blockDoc(lo, hi, set, cb)
 		if err != nil {
 			return p, err
 		}
 		if doc != nil {
-			doc.VisitFields(func(f bindex.Field) {
-				if tf, ok := f.(*trigramField); ok {
-					set.analyze(tf, cb)
-				}
-			})
 			p.docs = append(p.docs, doc)
 		}
 		size += n
@@ -463,9 +458,10 @@ func (x *Index) loadCounts() error {
 // sep separates entry texts inside a block document (see trigram.Sep).
 const sep = trigram.Sep
 
-// blockDoc builds the document of block [lo, hi]; nil when no entry of the
+// blockDoc builds the document of block [lo, hi], its trigrams worked out
+// with set and cb (see trigramSet.analyze); nil when no entry of the
 // block has searchable text.
-func (x *Index) blockDoc(lo, hi uint64) (*document.Document, int, error) {
+func (x *Index) blockDoc(lo, hi uint64, set *trigramSet, cb *commonBuilder) (*document.Document, int, error) {
 	var buf []byte
 	err := x.st.ScanTexts(lo, hi, false, func(seq uint64, text []byte) bool {
 		if len(buf) > 0 {
@@ -480,13 +476,18 @@ func (x *Index) blockDoc(lo, hi uint64) (*document.Document, int, error) {
 	if len(buf) == 0 {
 		return nil, 0, nil
 	}
+	f := &trigramField{value: buf}
+	set.analyze(f, cb)
 	doc := document.NewDocument(docID(lo))
-	doc.AddField(&trigramField{value: buf})
+	doc.AddField(f)
 	doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(lo), bindex.IndexField))
 	return doc, len(buf), nil
 }
 
 func (x *Index) applyDeletes() error {
+	// Rebuilt blocks leave out the trigrams already common, and count
+	// nothing: their blocks were counted when first indexed.
+	set, cb := &trigramSet{}, &commonBuilder{set: x.common.Load()}
 	for {
 		seqs, err := x.st.Deleted(4096)
 		if err != nil || len(seqs) == 0 {
@@ -502,7 +503,7 @@ func (x *Index) applyDeletes() error {
 				continue // not indexed yet, or already rebuilt in this pass
 			}
 			done[lo] = true
-			doc, _, err := x.blockDoc(lo, hi)
+			doc, _, err := x.blockDoc(lo, hi, set, cb)
 			if err != nil {
 				x.mu.RUnlock()
 				return err
