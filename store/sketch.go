@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"sync"
 
@@ -304,4 +306,53 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 		skipped += bits.OnesCount64(m) - n
 	}
 	return skipped
+}
+
+// WarmStats says what WarmSketches brought into memory.
+type WarmStats struct {
+	Chunks int   // chunks of sketchChunk seqs loaded (or found loaded)
+	Bytes  int64 // their share of the sketch cache, columns included
+	Full   bool  // stopped early: the cache bound would have been passed
+}
+
+// WarmSketches brings the sketches of every stored entry into the sketch
+// cache, oldest first, with the bit-sliced columns of each full chunk, so
+// that the first searches through the whole history test sketches in
+// memory instead of reading them from Pebble. It stops at the cache's bound
+// (older chunks are then kept, newer ones load on demand) and when ctx
+// ends. Searches and writes may run meanwhile; a server calls it once in
+// the background after it starts.
+func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
+	var ws WarmStats
+	last := s.LastSeq()
+	if last < s.sketchFrom {
+		return ws, nil
+	}
+	for c := s.sketchFrom / sketchChunk; c <= last/sketchChunk; c++ {
+		if err := ctx.Err(); err != nil {
+			return ws, err
+		}
+		if s.sketches.room() < sketchChunk*300+colsBytes {
+			ws.Full = true
+			return ws, nil
+		}
+		ch, err := s.chunkFor(c)
+		if err != nil {
+			return ws, fmt.Errorf("load the sketches of seqs %d-%d: %w", c*sketchChunk, c*sketchChunk+sketchChunk-1, err)
+		}
+		if (c+1)*sketchChunk-1 <= last {
+			ch.columns()
+		}
+		ws.Chunks++
+		ws.Bytes += int64(ch.size())
+	}
+	return ws, nil
+}
+
+// room is how many more bytes the cache takes before it starts dropping
+// chunks.
+func (c *sketchCache) room() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max - c.bytes
 }

@@ -279,3 +279,64 @@ func TestCurrentBranchSeqsFollowTheLeaf(t *testing.T) {
 		t.Error("an unknown session has a current branch")
 	}
 }
+
+// TestWarmSketchesLoadsEveryChunkWithinTheBound: after warming, every chunk
+// of a store that fits is in memory with columns for its full chunks, and
+// searches agree with a cold store; a small bound stops the warm-up early
+// instead of dropping what it loaded first.
+func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
+	texts := make([]string, 3*sketchChunk+100)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("entry %d says %x", i, i*7919)
+	}
+	st := pushTexts(t, texts)
+	probe := trigram.NewProbe([]byte("says 1f"))
+	cold, _, err := st.MayHold([]SeqRange{{1, st.LastSeq()}}, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.sketches = newSketchCache(sketchCacheBytes)
+	ws, err := st.WarmSketches(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Chunks != 4 || ws.Full {
+		t.Fatalf("WarmSketches = %+v, want 4 chunks, not full", ws)
+	}
+	for c := uint64(0); c < 4; c++ {
+		ch, _ := st.sketches.get(c)
+		if ch == nil {
+			t.Fatalf("chunk %d not in the cache after warming", c)
+		}
+		// Chunk 0 holds seqs 0-1023 and is full once seq 1023 exists.
+		if built := ch.cols != nil; built != (c < 3) {
+			t.Errorf("chunk %d: columns built = %v, want %v", c, built, c < 3)
+		}
+	}
+	warm, _, err := st.MayHold([]SeqRange{{1, st.LastSeq()}}, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(warm) != fmt.Sprint(cold) || len(cold) == 0 {
+		t.Errorf("warm MayHold = %v, cold = %v (want equal, non-empty)", warm, cold)
+	}
+
+	st.sketches = newSketchCache(sketchChunk*300 + colsBytes + 200_000)
+	ws, err = st.WarmSketches(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ws.Full || ws.Chunks < 1 || ws.Chunks > 3 {
+		t.Errorf("WarmSketches with a small bound = %+v, want it stopped early after 1-3 chunks", ws)
+	}
+	if ch, _ := st.sketches.get(0); ch == nil {
+		t.Error("the first chunk warmed was dropped again")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	st.sketches = newSketchCache(sketchCacheBytes)
+	if _, err := st.WarmSketches(ctx); err == nil {
+		t.Error("WarmSketches with a cancelled context returned no error")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -157,6 +158,21 @@ func runServe(g *globals, args []string) error {
 	} else {
 		close(wdone)
 	}
+	// Bring the sketches into memory now, so that the first searches
+	// through the whole history do not read them from disk one chunk at a
+	// time.
+	warmDone := make(chan struct{})
+	go func() {
+		defer close(warmDone)
+		t0 := time.Now()
+		ws, err := svc.Store.WarmSketches(wctx)
+		switch {
+		case err != nil && wctx.Err() == nil:
+			g.log.Warn("cannot preload the trigram sketches; searches load them as they go", "err", err)
+		case err == nil:
+			g.log.Info("trigram sketches in memory", "chunks", ws.Chunks, "mb", ws.Bytes>>20, "boundReached", ws.Full, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
+		}
+	}()
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
 	// and expires in 10 minutes; 'pi-history open' makes a fresh one).
@@ -169,6 +185,7 @@ func runServe(g *globals, args []string) error {
 	// close the store and index.
 	wcancel()
 	<-wdone
+	<-warmDone
 	if err != nil {
 		return err
 	}
