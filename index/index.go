@@ -153,8 +153,27 @@ func newMapping() mapping.IndexMapping {
 	return m
 }
 
+// mergePlan is how Scorch merges the segments our batches make. Its
+// default counts segment sizes in documents with a floor of 2,000, and
+// our documents are blocks (~15,600 at a million entries), so it kept the
+// whole index in a handful of segments and rewrote the biggest each time
+// a batch arrived: a 297 MB import wrote 458 MB of merged segments for a
+// 55 MB index. Counted in bytes from a 4 MB floor, with 20 segments to a
+// tier, it writes 165 MB and the import takes 70 s instead of 85; a
+// search asks ~25 segments at most instead of ~8.
+var mergePlan = map[string]interface{}{
+	"MaxSegmentsPerTier":   20,
+	"TierGrowth":           10.0,
+	"SegmentsPerMergeTask": 10,
+	"FloorSegmentFileSize": 4 << 20,
+	"FloorSegmentSize":     2000,
+	"MaxSegmentSize":       5_000_000,
+	"MaxSegmentFileSize":   4 << 30,
+	"ReclaimDeletesWeight": 2.0,
+}
+
 func openBleve(dir string) (bleve.Index, error) {
-	cfg := map[string]interface{}{"unsafe_batch": true}
+	cfg := map[string]interface{}{"unsafe_batch": true, "scorchMergePlanOptions": mergePlan}
 	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
 		bi, err := bleve.OpenUsing(dir, cfg)
 		if err != nil {
