@@ -87,6 +87,7 @@ type Index struct {
 	// common trigrams: it keeps every trigram, so that the binaries that
 	// made it can still read it ('pi-history reindex' upgrades it).
 	legacy bool
+	bulk   bool // opened with Options.Bulk
 
 	changed chan struct{}
 	cmu     sync.Mutex
@@ -99,10 +100,24 @@ type Index struct {
 
 // Open opens or creates the index in dir for store st.
 func Open(dir string, st *store.Store, log *slog.Logger) (*Index, error) {
+	return OpenWith(dir, st, Options{Log: log})
+}
+
+// Options configure OpenWith.
+type Options struct {
+	Log *slog.Logger // nil: discard
+	// Bulk merges segments for a process that loads much at once (see
+	// bulkMergePlan); a long-running server leaves it false.
+	Bulk bool
+}
+
+// OpenWith opens or creates the index in dir for store st.
+func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
+	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	bi, err := openBleve(dir)
+	bi, err := openBleve(dir, o.Bulk)
 	if err != nil {
 		return nil, err
 	}
@@ -116,12 +131,13 @@ func Open(dir string, st *store.Store, log *slog.Logger) (*Index, error) {
 			if err := os.RemoveAll(dir); err != nil {
 				return nil, fmt.Errorf("index: remove outdated index %s: %w", dir, err)
 			}
-			if bi, err = openBleve(dir); err != nil {
+			if bi, err = openBleve(dir, o.Bulk); err != nil {
 				return nil, err
 			}
 		}
 	}
 	x := newIndex(st, dir, log, bi)
+	x.bulk = o.Bulk
 	if err := x.loadMark(); err != nil {
 		bi.Close()
 		return nil, err
@@ -153,15 +169,18 @@ func newMapping() mapping.IndexMapping {
 	return m
 }
 
-// mergePlan is how Scorch merges the segments our batches make. Its
-// default counts segment sizes in documents with a floor of 2,000, and
-// our documents are blocks (~15,600 at a million entries), so it kept the
-// whole index in a handful of segments and rewrote the biggest each time
-// a batch arrived: a 297 MB import wrote 458 MB of merged segments for a
-// 55 MB index. Counted in bytes from a 4 MB floor, with 20 segments to a
-// tier, it writes 165 MB and the import takes 70 s instead of 85; a
-// search asks ~25 segments at most instead of ~8.
-var mergePlan = map[string]interface{}{
+// bulkMergePlan is how Scorch merges segments during a bulk load (an
+// import by the CLI, a reindex). Its default plan counts segment sizes in
+// documents from a floor of 2,000, and our documents are blocks (~15,600
+// at a million entries), so while batches pour in it keeps the whole index
+// in a few segments by rewriting the biggest again and again: a 297 MB
+// import wrote 458 MB of merged segments for a 55 MB index. Counted in
+// bytes from a 4 MB floor, 20 segments to a tier, it writes 165 MB and
+// the import takes 70 s instead of 85 (1M entries: 367 -> 339 s). A
+// server keeps the default: its batches are small and few segments make
+// each search cheaper (in-process searches of a 100k corpus under a writer
+// ran ~25% slower with this plan).
+var bulkMergePlan = map[string]interface{}{
 	"MaxSegmentsPerTier":   20,
 	"TierGrowth":           10.0,
 	"SegmentsPerMergeTask": 10,
@@ -172,8 +191,11 @@ var mergePlan = map[string]interface{}{
 	"ReclaimDeletesWeight": 2.0,
 }
 
-func openBleve(dir string) (bleve.Index, error) {
-	cfg := map[string]interface{}{"unsafe_batch": true, "scorchMergePlanOptions": mergePlan}
+func openBleve(dir string, bulk bool) (bleve.Index, error) {
+	cfg := map[string]interface{}{"unsafe_batch": true}
+	if bulk {
+		cfg["scorchMergePlanOptions"] = bulkMergePlan
+	}
 	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
 		bi, err := bleve.OpenUsing(dir, cfg)
 		if err != nil {
@@ -872,7 +894,7 @@ func segments(bi bleve.Index) int {
 func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)) error {
 	tmp := x.dir + ".rebuild"
 	os.RemoveAll(tmp)
-	nbi, err := openBleve(tmp)
+	nbi, err := openBleve(tmp, true)
 	if err != nil {
 		return err
 	}
@@ -910,7 +932,7 @@ func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)
 		return fmt.Errorf("index: swap in rebuilt index: %w", err)
 	}
 	os.RemoveAll(old)
-	bi, err := openBleve(x.dir)
+	bi, err := openBleve(x.dir, x.bulk)
 	if err != nil {
 		return err
 	}

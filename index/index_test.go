@@ -126,9 +126,17 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 
 // The intersection PlanNeedle does itself must give what Bleve's conjunction
 // gives, in every window, across segments, rebuilt blocks and deletions.
+// TestDirectPlanAgreesWithCandidates also runs on an index opened for a
+// bulk load, whose segments merge by another plan.
 func TestDirectPlanAgreesWithCandidates(t *testing.T) {
+	for _, bulk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bulk=%v", bulk), func(t *testing.T) { testDirectPlanAgreesWithCandidates(t, bulk) })
+	}
+}
+
+func testDirectPlanAgreesWithCandidates(t *testing.T, bulk bool) {
 	dir, st := newStore(t)
-	x, err := Open(filepath.Join(dir, "index"), st, nil)
+	x, err := OpenWith(filepath.Join(dir, "index"), st, Options{Bulk: bulk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ type Options struct {
 	SessionsDirs []string // Pi's sessions directories (for import defaults and the watcher)
 	Log          *slog.Logger
 	CacheBytes   int64 // the store's block cache (store.DefaultCacheBytes when 0)
+	Bulk         bool  // the process loads much at once (an import): see index.Options
 }
 
 // Service is an open data directory.
@@ -58,7 +59,7 @@ func Open(o Options) (*Service, error) {
 		lock.Release()
 		return nil, err
 	}
-	ix, err := index.Open(filepath.Join(o.DataDir, "index"), st, o.Log)
+	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk})
 	if err != nil {
 		st.Close()
 		lock.Release()

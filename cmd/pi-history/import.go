@@ -62,7 +62,7 @@ func runImport(g *globals, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	svc, remote, err := g.openOrRemote()
+	svc, remote, err := g.openOrRemote(true)
 	if err != nil {
 		return err
 	}

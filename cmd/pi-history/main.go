@@ -87,7 +87,11 @@ func (g *globals) setupLog() error {
 func (g *globals) dataDir() (string, error) { return datadir.Resolve(g.data) }
 
 // openService opens the data directory for this process.
-func (g *globals) openService() (*service.Service, error) {
+func (g *globals) openService() (*service.Service, error) { return g.openServiceWith(false) }
+
+// openServiceWith opens the data directory, for a bulk load when bulk is
+// set (see service.Options).
+func (g *globals) openServiceWith(bulk bool) (*service.Service, error) {
 	dir, err := g.dataDir()
 	if err != nil {
 		return nil, err
@@ -96,7 +100,7 @@ func (g *globals) openService() (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log})
+	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: bulk})
 }
 
 // heapLimit is the Go heap the process tries to stay under unless

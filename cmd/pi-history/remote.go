@@ -45,10 +45,11 @@ func (g *globals) remoteClient(openErr error) (*client.Client, error) {
 	return c, nil
 }
 
-// openOrRemote opens the data directory, or returns a client for the
-// server that owns it: exactly one of svc and c is non-nil.
-func (g *globals) openOrRemote() (svc *service.Service, c *client.Client, err error) {
-	svc, err = g.openService()
+// openOrRemote opens the data directory (for a bulk load when bulk is
+// set: see service.Options), or returns a client for the server that owns
+// it: exactly one of svc and c is non-nil.
+func (g *globals) openOrRemote(bulk bool) (svc *service.Service, c *client.Client, err error) {
+	svc, err = g.openServiceWith(bulk)
 	if err == nil {
 		return svc, nil, nil
 	}

@@ -28,7 +28,7 @@ Example:
 			if len(args) > 0 {
 				return usagef("stats takes no arguments")
 			}
-			svc, remote, err := g.openOrRemote()
+			svc, remote, err := g.openOrRemote(false)
 			if err != nil {
 				return err
 			}
