@@ -1,11 +1,11 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +31,11 @@ type filter struct {
 	window       int
 	types, roles []string
 	since, until time.Time
+}
+
+// empty reports whether f lets every entry through.
+func (f *filter) empty() bool {
+	return f.window == 0 && len(f.types) == 0 && len(f.roles) == 0 && f.since.IsZero() && f.until.IsZero()
 }
 
 func (f *filter) match(m *store.Meta) bool {
@@ -64,8 +69,11 @@ type prepared struct {
 	after    uint64
 	hasAfter bool
 	qh       uint64
-	// for scoped searches: the candidate entries, ascending by seq
+	// for scoped searches: the candidate entries, ascending by seq, as
+	// records from their sessions' trees (members) or, for the current
+	// branch searched without filters, as seqs alone (members nil)
 	members []*store.Meta
+	seqs    []uint64
 	trees   map[string]*store.SessionTree
 	scoped  bool
 	// countOnly: only the number of hits is wanted, not their texts
@@ -142,6 +150,19 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	p.scoped = true
 	switch req.Scope {
 	case ScopeBranch:
+		if req.Leaf == "" && p.filter.empty() {
+			// The current branch's seqs are cached apart from the trees,
+			// which a store too large to keep every tree would reload.
+			seqs, err := e.st.CurrentBranchSeqs(req.Session)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, notFoundf("session", "no session %q; list sessions to find its id", req.Session)
+			}
+			if err != nil {
+				return nil, err
+			}
+			p.seqs = seqs
+			return p, nil
+		}
 		t, err := e.tree(req.Session)
 		if err != nil {
 			return nil, err
@@ -238,46 +259,67 @@ func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
 	return resp, nil
 }
 
-// scanMembers confirms a scoped search by reading each member's text.
+// scanMembers confirms a scoped search by reading the text of each member
+// whose sketch lets the needle through.
 func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
 	st.Plan = "scan " + string(p.req.Scope)
 	var hits found
-	n := len(p.members)
-	// Members whose sketch rules the needle out are not read. members is
-	// ascending by seq, so the ranges are too.
+	// Members whose sketch rules the needle out are not read. Members are
+	// ascending by seq, so the ranges are too, and every seq in them is a
+	// member.
 	var ranges []store.SeqRange
-	for _, m := range p.members {
-		if !m.Searchable() {
-			continue
-		}
-		if k := len(ranges); k > 0 && ranges[k-1].Hi+1 == m.Seq {
-			ranges[k-1].Hi = m.Seq
+	add := func(seq uint64) {
+		if k := len(ranges); k > 0 && ranges[k-1].Hi+1 == seq {
+			ranges[k-1].Hi = seq
 		} else {
-			ranges = append(ranges, store.SeqRange{Lo: m.Seq, Hi: m.Seq})
+			ranges = append(ranges, store.SeqRange{Lo: seq, Hi: seq})
+		}
+	}
+	if p.members != nil {
+		for _, m := range p.members {
+			if m.Searchable() {
+				add(m.Seq)
+			}
+		}
+	} else {
+		for _, seq := range p.seqs {
+			add(seq)
 		}
 	}
 	ranges, err := e.mayHold(p, ranges, st)
 	if err != nil {
 		return found{}, 0, false, err
 	}
+	var cands []uint64
+	for _, r := range ranges {
+		for seq := r.Lo; seq <= r.Hi; seq++ {
+			if !p.hasAfter || (!p.req.NewestFirst && seq > p.after) || (p.req.NewestFirst && seq < p.after) {
+				cands = append(cands, seq)
+			}
+		}
+	}
+	n := len(cands)
 	for k := 0; k < n; k++ {
-		i := k
+		seq := cands[k]
 		if p.req.NewestFirst {
-			i = n - 1 - k
+			seq = cands[n-1-k]
 		}
-		m := p.members[i]
-		if p.hasAfter && ((!p.req.NewestFirst && m.Seq <= p.after) || (p.req.NewestFirst && m.Seq >= p.after)) {
-			continue
-		}
-		if !m.Searchable() || !p.filter.match(m) || !inRanges(ranges, m.Seq) {
-			continue
+		// With a tree loaded, entries the filter rules out are not read;
+		// without one (the current branch, unfiltered) only hits' records
+		// are looked up.
+		var m *store.Meta
+		if p.members != nil {
+			i, _ := slices.BinarySearchFunc(p.members, seq, func(m *store.Meta, seq uint64) int { return cmp.Compare(m.Seq, seq) })
+			if m = p.members[i]; !p.filter.match(m) {
+				continue
+			}
 		}
 		if k%256 == 0 && ctx.Err() != nil {
 			return found{}, 0, false, ctx.Err()
 		}
 		ok := false
 		var text string
-		if _, err := e.st.TextBytes(m.Seq, func(b []byte) {
+		if _, err := e.st.TextBytes(seq, func(b []byte) {
 			st.BytesScanned += int64(len(b))
 			ok = p.find.in(b)
 			if ok && !p.countOnly {
@@ -290,14 +332,21 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 		if !ok {
 			continue
 		}
+		if m == nil {
+			if m, err = e.st.Meta(seq); errors.Is(err, store.ErrNotFound) {
+				continue // dropped since the branch was read
+			} else if err != nil {
+				return found{}, 0, false, err
+			}
+		}
 		st.Confirmed++
 		hits.metas = append(hits.metas, m)
 		if !p.countOnly {
 			hits.texts = append(hits.texts, text)
 		}
 		if p.limit > 0 && len(hits.metas) == p.limit {
-			// More only if some later member could still match.
-			return hits, m.Seq, k < n-1, nil
+			// More only if a later member may still match.
+			return hits, seq, k < n-1, nil
 		}
 	}
 	return hits, 0, false, nil
@@ -423,12 +472,6 @@ func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, fn func(a, b ui
 		}
 	}
 	return nil
-}
-
-// inRanges reports whether seq lies in one of ranges (ascending, disjoint).
-func inRanges(ranges []store.SeqRange, seq uint64) bool {
-	i := sort.Search(len(ranges), func(i int) bool { return ranges[i].Hi >= seq })
-	return i < len(ranges) && ranges[i].Lo <= seq
 }
 
 // collector gathers confirmed hits in request order until the page is full.

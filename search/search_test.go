@@ -242,7 +242,10 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 		"k\nb", "ErrCartEmpty", "nil ErrCart", "zzzz-nothing", "al", "pha beta", "x 🚀x", "\t"}
 	scopes := []Request{{Scope: ScopeAll}, {Scope: ScopeBranch, Session: "aaaa-root"}, {Scope: ScopeSession, Session: "aaaa-root"},
 		{Scope: ScopeLineage, Session: "bbbb-fork"}, {Scope: ScopeSession, Session: "cccc-other", Window: 2},
-		{Scope: ScopeAll, Roles: []string{"user"}}}
+		{Scope: ScopeAll, Roles: []string{"user"}},
+		// A filter makes branch scope load the tree (unfiltered, it reads
+		// only the current branch's seqs).
+		{Scope: ScopeBranch, Session: "aaaa-root", Roles: []string{"assistant", "toolResult"}}}
 	for _, needle := range needles {
 		for _, sc := range scopes {
 			for _, newest := range []bool{false, true} {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -54,4 +55,48 @@ func TestTreeIsNeverStaleAfterACommit(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestWarmBranchesCachesEveryCurrentBranch: after warming, the current
+// branch of each session is known without a tree load, and it is the
+// branch the tree gives (an abandoned branch's entries are not on it).
+func TestWarmBranchesCachesEveryCurrentBranch(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, sid := range []string{"s1", "s2"} {
+		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+		// a1 <- a2 <- a3 (abandoned), a2 <- a4 (the leaf: last in the file)
+		var es []*journal.Entry
+		for _, e := range [][2]string{{"a1", ""}, {"a2", "a1"}, {"a3", "a2"}, {"a4", "a2"}} {
+			es = append(es, &journal.Entry{Type: "message", Role: "user", ID: e[0], ParentID: e[1],
+				Raw: []byte(`{"id":"` + e[0] + `"}`), Text: sid + e[0], Searchable: true})
+		}
+		if _, err := st.Push(sid, h, es); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := st.WarmBranches(context.Background())
+	if err != nil || n != 2 {
+		t.Fatalf("WarmBranches = %d, %v; want 2 sessions", n, err)
+	}
+	for _, sid := range []string{"s1", "s2"} {
+		seqs, ok := st.trees.getBranch(sid)
+		if !ok {
+			t.Fatalf("session %s: no current branch cached after warming", sid)
+		}
+		var ids []string
+		for _, seq := range seqs {
+			m, err := st.Meta(seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, m.ID)
+		}
+		if got := fmt.Sprint(ids); got != "[a1 a2 a4]" {
+			t.Errorf("session %s: current branch %s, want [a1 a2 a4]", sid, got)
+		}
+	}
 }

@@ -1,6 +1,10 @@
 package store
 
 import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -220,4 +224,34 @@ func (c *treeCache) drop(sid string) {
 	}
 	c.branchTotal -= len(c.branches[sid])
 	delete(c.branches, sid)
+}
+
+// WarmBranches works out the current branch of every session (see
+// CurrentBranchSeqs), newest session first, until their seqs would pass
+// the bound, so that branch-scope searches and the hits of all-scope
+// searches need no tree loads. It returns how many sessions it covered. A
+// server calls it once in the background after it starts.
+func (s *Store) WarmBranches(ctx context.Context) (int, error) {
+	infos, err := s.Sessions()
+	if err != nil {
+		return 0, err
+	}
+	slices.SortFunc(infos, func(a, b *SessionInfo) int { return cmp.Compare(b.LastActivity, a.LastActivity) })
+	n := 0
+	for _, si := range infos {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		s.trees.mu.RLock()
+		room := maxBranchSeqs - s.trees.branchTotal
+		s.trees.mu.RUnlock()
+		if room < si.Entries {
+			break
+		}
+		if _, err := s.CurrentBranchSeqs(si.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return n, fmt.Errorf("work out the current branch of session %s: %w", si.ID, err)
+		}
+		n++
+	}
+	return n, nil
 }

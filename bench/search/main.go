@@ -39,7 +39,8 @@ func main() {
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
 	cacheMB := flag.Int("cache-mb", 512, "the store's block cache, as 'pi-history serve --cache-mb'")
-	cold := flag.Bool("cold", false, "do not preload the trigram sketches first (serve preloads them when it starts)")
+	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
+	cold := flag.Bool("cold", false, "do not preload the trigram sketches and current branches first (serve preloads them when it starts)")
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -72,6 +73,13 @@ func main() {
 		}
 		fmt.Printf("sketches preloaded as serve does at start: %d chunks, %d MB, %.1f s (bound reached: %v)\n",
 			ws.Chunks, ws.Bytes>>20, time.Since(t0).Seconds(), ws.Full)
+		t0 = time.Now()
+		n, err := svc.Store.WarmBranches(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("current branches preloaded as serve does at start: %d sessions, %.1f s\n", n, time.Since(t0).Seconds())
 	}
 	eng := search.New(svc.Store, svc.Index)
 	r := rand.New(rand.NewPCG(*seed, 99))
@@ -132,7 +140,11 @@ func main() {
 	groups = append(groups, group{"all scope, first page, 1-2 char needles", short, all})
 
 	fmt.Printf("\n%-58s %9s %9s %9s %11s %9s\n", "query", "p50 ms", "p99 ms", "rg p50 ms", "rg/ours p50", "hits p50")
+	pick := func(name string) bool { return strings.Contains(name, *only) }
 	for _, g := range groups {
+		if !pick(g.name) {
+			continue
+		}
 		ours, hits := run(eng, g.needles, g.req)
 		rgT := rgTimes(*corpus, g.needles[:min(*rgN, len(g.needles))], 50)
 		report(g.name, ours, rgT, hits)
@@ -148,23 +160,30 @@ func main() {
 		bs = append(bs, s.ID)
 	}
 	k := 0
-	ours, hits := run(eng, bn, func(nd string) search.Request {
-		k++
-		return search.Request{Needle: nd, Scope: search.ScopeBranch, Session: bs[(k-1)%len(bs)], Limit: 50}
-	})
-	report("branch scope, first page of 50", ours, nil, hits)
+	if name := "branch scope, first page of 50"; pick(name) {
+		ours, hits := run(eng, bn, func(nd string) search.Request {
+			k++
+			return search.Request{Needle: nd, Scope: search.ScopeBranch, Session: bs[(k-1)%len(bs)], Limit: 50}
+		})
+		report(name, ours, nil, hits)
+	}
 
 	// Exact count of every hit of 20-character needles, vs rg -c over everything.
 	var cn []string
 	for i := 0; i < *n/4+1; i++ {
 		cn = append(cn, sample(20, 20))
 	}
-	ours, hits = run(eng, cn, func(nd string) search.Request {
-		return search.Request{Needle: nd, Scope: search.ScopeAll, Limit: 1, Count: true}
-	})
-	report("all scope, exact count, 20-char needles", ours, rgTimes(*corpus, cn[:min(*rgN, len(cn))], 0), hits)
+	if name := "all scope, exact count, 20-char needles"; pick(name) {
+		ours, hits := run(eng, cn, func(nd string) search.Request {
+			return search.Request{Needle: nd, Scope: search.ScopeAll, Limit: 1, Count: true}
+		})
+		report(name, ours, rgTimes(*corpus, cn[:min(*rgN, len(cn))], 0), hits)
+	}
 
 	// Memory across many queries.
+	if !pick("memory") {
+		return
+	}
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
