@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -39,6 +40,7 @@ func main() {
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
 	cacheMB := flag.Int("cache-mb", 512, "the store's block cache, as 'pi-history serve --cache-mb'")
+	memLimit := flag.Int("memlimit-mb", 0, "set the Go memory limit, as the pi-history binary does (0: none)")
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
 	cold := flag.Bool("cold", false, "do not preload the trigram sketches and current branches first (serve preloads them when it starts)")
 	flag.Parse()
@@ -48,6 +50,9 @@ func main() {
 			pprof.StartCPUProfile(f)
 			defer pprof.StopCPUProfile()
 		}
+	}
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
 	if *data == "" || *corpus == "" {
 		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -70,6 +71,9 @@ Examples:
 func runServe(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(serveHeapLimit)
 	}
 	if _, _, err := net.SplitHostPort(serveFlags.addr); err != nil {
 		return usagef("--addr %q: want HOST:PORT, like 127.0.0.1:7314", serveFlags.addr)
