@@ -574,7 +574,10 @@ func parseDocID(id string) (uint64, error) { return strconv.ParseUint(id, 36, 64
 
 // Plan is how the index would answer a needle.
 type Plan struct {
-	Trigrams []string // distinct trigrams of the needle the index can use
+	// Trigrams are the distinct trigrams of the needle the plan uses: the
+	// uncommon ones, or the first of them when those were selective
+	// enough (see planEnough).
+	Trigrams []string
 	// AllCommon is set when every trigram of the needle is common (see
 	// common.go): the index cannot narrow the needle down, so the caller
 	// scans, testing each entry's sketch.
@@ -596,6 +599,15 @@ type Plan struct {
 // work is proportional to it); above it, Candidates asks Bleve for one
 // window of seqs at a time.
 const directMax = 2048
+
+// A plan stops looking up trigrams once it has planAtLeast of them and one
+// is in at most planEnough blocks. Each lookup opens a reader on every
+// segment, which was the largest allocation of a selective search; a
+// word-long needle has a dozen trigrams or more.
+const (
+	planAtLeast = 4
+	planEnough  = 64
+)
 
 // ErrNoTrigrams means the needle is shorter than three characters: the
 // index cannot narrow it down and the caller must scan.
@@ -632,7 +644,7 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 		}
 	}()
 	p.Rarest = ^uint64(0)
-	for _, t := range p.Trigrams {
+	for i, t := range p.Trigrams {
 		tfr, err := rd.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
 		if err != nil {
 			return p, err
@@ -645,6 +657,12 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 		}
 		if c < p.Rarest {
 			p.Rarest = c
+		}
+		if len(tfrs) >= planAtLeast && p.Rarest <= planEnough && i+1 < len(p.Trigrams) {
+			// Enough to narrow the needle to a few blocks: the sketches
+			// test the other trigrams for less than their readers cost.
+			p.Trigrams = p.Trigrams[:i+1]
+			break
 		}
 	}
 	if p.Rarest > directMax {
