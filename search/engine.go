@@ -400,7 +400,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			lo = p.after + 1
 		}
 		if plan.Zero == "" {
-			if err := eachWindow(lo, through, indexWindow, false, c.full, func(a, b uint64) error {
+			if err := eachWindow(lo, through, c.window(), false, c.full, func(a, b uint64) error {
 				return c.candidates(ctx, a, b)
 			}); err != nil {
 				return c.result(err)
@@ -423,7 +423,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		hi = through
 	}
 	if plan.Zero == "" {
-		err := eachWindow(1, hi, indexWindow, true, c.full, func(a, b uint64) error {
+		err := eachWindow(1, hi, c.window(), true, c.full, func(a, b uint64) error {
 			return c.candidates(ctx, a, b)
 		})
 		return c.result(err)
@@ -473,6 +473,20 @@ func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, fn func(a, b ui
 	}
 	return nil
 }
+
+// window is the first width of the index windows of c's plan. Windows
+// let a page that fills early skip the later candidates, but each costs a
+// store iterator; a direct plan with few blocks tests them all at once
+// (their sketches are in memory, and reading stops when the page fills).
+func (c *collector) window() uint64 {
+	if c.plan.Direct && len(c.plan.Blocks) <= oneWindowBlocks {
+		return 1 << 62
+	}
+	return indexWindow
+}
+
+// oneWindowBlocks is the most blocks a direct plan takes in one window.
+const oneWindowBlocks = 64
 
 // collector gathers confirmed hits in request order until the page is full.
 type collector struct {
