@@ -50,7 +50,13 @@ purpose, and name the host clients use with --allow-host.
 
 Search confirms every candidate against the stored text; --cache-mb is the
 memory that keeps decompressed text blocks for the next search (a million
-entries hold about 1 GB of text). It is taken only as blocks are read.
+entries hold about 1 GB of text). It is taken only as blocks are read. At a
+million entries, 1024 instead of 512 took the median first page of 13-40
+character needles from 10 to 6 ms.
+
+On start, the trigram sketches (about 370 MB per million entries) and each
+session's current branch are loaded in the background (a few seconds), so
+that the first searches need not read them from disk.
 
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
