@@ -87,6 +87,35 @@ func (s *Service) Close() error {
 	return err2
 }
 
+// Warmed says what Warm brought into memory and how long each part took.
+type Warmed struct {
+	Sketches   store.WarmStats
+	SketchTime time.Duration
+	Branches   int // sessions whose current branch is known
+	BranchTime time.Duration
+}
+
+// Warm brings into memory what the first searches would otherwise load
+// piece by piece from disk: every chunk's trigram sketches with their
+// columns (see store.WarmSketches), then every session's current branch
+// (store.WarmBranches). A server calls it once in the background after it
+// starts; it stops when ctx ends.
+func (s *Service) Warm(ctx context.Context) (Warmed, error) {
+	var w Warmed
+	t0 := time.Now()
+	var err error
+	if w.Sketches, err = s.Store.WarmSketches(ctx); err != nil {
+		return w, fmt.Errorf("preload the trigram sketches: %w", err)
+	}
+	w.SketchTime = time.Since(t0)
+	t0 = time.Now()
+	if w.Branches, err = s.Store.WarmBranches(ctx); err != nil {
+		return w, fmt.Errorf("preload the sessions' current branches: %w", err)
+	}
+	w.BranchTime = time.Since(t0)
+	return w, nil
+}
+
 // WaitIndexed blocks until the index covers every entry stored so far, or
 // ctx ends.
 func (s *Service) WaitIndexed(ctx context.Context) error {

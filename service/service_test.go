@@ -1,10 +1,13 @@
 package service
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/pi-history/pi-history/journal"
 )
 
 func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
@@ -35,5 +38,29 @@ func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
 	}
 	if _, _, err := FindJournals([]string{filepath.Join(root, "missing")}); err == nil {
 		t.Error("a missing path is not an error")
+	}
+}
+
+// TestWarmPreloadsSketchesAndEveryBranch: a service's warm-up covers the
+// stored sketches and every session's current branch.
+func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
+	svc, err := Open(Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	for _, sid := range []string{"s1", "s2", "s3"} {
+		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+		e := &journal.Entry{Type: "message", Role: "user", ID: sid + "-a", Raw: []byte(`{"id":"a"}`), Text: "hello " + sid, Searchable: true}
+		if _, err := svc.Store.Push(sid, h, []*journal.Entry{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := svc.Warm(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Sketches.Chunks != 1 || w.Branches != 3 {
+		t.Errorf("Warm = %+v; want the one chunk of sketches and 3 sessions' branches", w)
 	}
 }

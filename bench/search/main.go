@@ -70,21 +70,13 @@ func main() {
 		os.Exit(1)
 	}
 	if !*cold {
-		t0 := time.Now()
-		ws, err := svc.Store.WarmSketches(ctx)
+		w, err := svc.Warm(ctx)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("sketches preloaded as serve does at start: %d chunks, %d MB, %.1f s (bound reached: %v)\n",
-			ws.Chunks, ws.Bytes>>20, time.Since(t0).Seconds(), ws.Full)
-		t0 = time.Now()
-		n, err := svc.Store.WarmBranches(ctx)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Printf("current branches preloaded as serve does at start: %d sessions, %.1f s\n", n, time.Since(t0).Seconds())
+		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s\n",
+			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds())
 	}
 	eng := search.New(svc.Store, svc.Index)
 	r := rand.New(rand.NewPCG(*seed, 99))

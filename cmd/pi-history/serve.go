@@ -168,27 +168,19 @@ func runServe(g *globals, args []string) error {
 	} else {
 		close(wdone)
 	}
-	// Bring the sketches and the sessions' current branches into memory
-	// now, so that the first searches through the whole history or of a
-	// session's branch do not load them from disk piece by piece.
+	// Preload what the first searches would otherwise read from disk
+	// piece by piece (see service.Warm).
 	warmDone := make(chan struct{})
 	go func() {
 		defer close(warmDone)
-		t0 := time.Now()
-		ws, err := svc.Store.WarmSketches(wctx)
+		w, err := svc.Warm(wctx)
 		switch {
 		case err != nil && wctx.Err() == nil:
-			g.log.Warn("cannot preload the trigram sketches; searches load them as they go", "err", err)
+			g.log.Warn("searches will load from disk what was not preloaded", "err", err)
 		case err == nil:
-			g.log.Info("trigram sketches in memory", "chunks", ws.Chunks, "mb", ws.Bytes>>20, "boundReached", ws.Full, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
-		}
-		t0 = time.Now()
-		n, err := svc.Store.WarmBranches(wctx)
-		switch {
-		case err != nil && wctx.Err() == nil:
-			g.log.Warn("cannot preload the sessions' current branches; searches work them out as they go", "err", err)
-		case err == nil:
-			g.log.Info("current branches in memory", "sessions", n, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
+			g.log.Info("preloaded for search", "sketchChunks", w.Sketches.Chunks, "sketchMB", w.Sketches.Bytes>>20,
+				"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
+				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond))
 		}
 	}()
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil)
