@@ -29,8 +29,8 @@ import (
 // state it reads. The set travels with the batch that first leaves its new
 // members out (an internal value written in the same batch), and it is
 // published to readers before that batch is applied; a reader takes its
-// index snapshot first and reads the set after, so it never uses a
-// trigram that some document of its snapshot left out.
+// index snapshot first and reads the set after (Index.snapshot does both),
+// so it never uses a trigram that some document of its snapshot left out.
 const (
 	commonKey = "common_trigrams"
 	// commonShare: a trigram in more than one block in commonShare is

@@ -460,14 +460,20 @@ func (x *Index) write(p pendingBatch) error {
 	return nil
 }
 
-// reader returns a reader of the index's current snapshot; the caller
-// holds x.mu (read) and closes it.
-func (x *Index) reader() (bindex.IndexReader, error) {
+// snapshot returns a reader of the index's current snapshot and the
+// common trigrams read after it, in that order (see common.go): no
+// trigram outside the set is missing from a document the reader sees. The
+// caller holds x.mu (read) and closes the reader.
+func (x *Index) snapshot() (bindex.IndexReader, *commonSet, error) {
 	a, err := x.bi.Advanced()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return a.Reader()
+	rd, err := a.Reader()
+	if err != nil {
+		return nil, nil, err
+	}
+	return rd, x.common.Load(), nil
 }
 
 // track makes b the newest batch, whose persistence Close waits for.
@@ -484,7 +490,7 @@ func (x *Index) track(b *bleve.Batch) {
 func (x *Index) loadCounts() error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	rd, err := x.reader()
+	rd, common, err := x.snapshot()
 	if err != nil {
 		return err
 	}
@@ -493,7 +499,7 @@ func (x *Index) loadCounts() error {
 	if err != nil {
 		return err
 	}
-	return x.ct.load(rd, x.common.Load(), n)
+	return x.ct.load(rd, common, n)
 }
 
 // sep separates entry texts inside a block document (see trigram.Sep).
@@ -627,13 +633,12 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	rd, err := x.reader()
+	rd, common, err := x.snapshot()
 	if err != nil {
 		return p, err
 	}
 	defer rd.Close()
-	// After the snapshot: see common.go.
-	if p.Trigrams = x.common.Load().uncommon(p.Trigrams); len(p.Trigrams) == 0 {
+	if p.Trigrams = common.uncommon(p.Trigrams); len(p.Trigrams) == 0 {
 		p.AllCommon = true
 		return p, nil
 	}
@@ -781,12 +786,12 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	rd, err := x.reader()
+	rd, common, err := x.snapshot()
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
-	if trigrams = x.common.Load().uncommon(trigrams); len(trigrams) == 0 {
+	if trigrams = common.uncommon(trigrams); len(trigrams) == 0 {
 		return []Block{{Lo: lo, Hi: hi}}, nil
 	}
 	qs := make([]query.Query, 0, len(trigrams)+1)
