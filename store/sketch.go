@@ -332,7 +332,7 @@ func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 		if err := ctx.Err(); err != nil {
 			return ws, err
 		}
-		if s.sketches.room() < sketchChunk*300+colsBytes {
+		if s.sketches.room() < warmChunkBytes {
 			ws.Full = true
 			return ws, nil
 		}
@@ -348,6 +348,11 @@ func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 	}
 	return ws, nil
 }
+
+// warmChunkBytes is the room WarmSketches wants before loading one more
+// chunk: a chunk of larger-than-average sketches (~300 bytes each) with
+// its columns, so that warming never evicts a chunk it loaded.
+const warmChunkBytes = sketchChunk*300 + colsBytes
 
 // room is how many more bytes the cache takes before it starts dropping
 // chunks.

@@ -321,7 +321,7 @@ func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
 		t.Errorf("warm MayHold = %v, cold = %v (want equal, non-empty)", warm, cold)
 	}
 
-	st.sketches = newSketchCache(sketchChunk*300 + colsBytes + 200_000)
+	st.sketches = newSketchCache(warmChunkBytes + 200_000)
 	ws, err = st.WarmSketches(context.Background())
 	if err != nil {
 		t.Fatal(err)

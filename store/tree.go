@@ -171,6 +171,14 @@ func (c *treeCache) putBranch(sid string, seqs []uint64, gen uint64) {
 	}
 }
 
+// branchRoom is how many more seqs the branch lists take before sessions'
+// lists are forgotten.
+func (c *treeCache) branchRoom() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maxBranchSeqs - c.branchTotal
+}
+
 func (c *treeCache) generation(sid string) uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -242,10 +250,7 @@ func (s *Store) WarmBranches(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		s.trees.mu.RLock()
-		room := maxBranchSeqs - s.trees.branchTotal
-		s.trees.mu.RUnlock()
-		if room < si.Entries {
+		if s.trees.branchRoom() < si.Entries {
 			break
 		}
 		if _, err := s.CurrentBranchSeqs(si.ID); err != nil && !errors.Is(err, ErrNotFound) {
