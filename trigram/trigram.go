@@ -174,13 +174,10 @@ func (p *Probe) Empty() bool { return len(p.keys) == 0 }
 // passes (it cannot be read, so it cannot rule anything out).
 func (p *Probe) Pass(sk []byte) bool {
 	hashes := 1
-	if n := len(sk); n&(n-1) != 0 {
-		// Not a power of two: the bits and a format byte.
-		if sk[n-1] != sketchHashes {
-			return true
-		}
-		sk, hashes = sk[:n-1], sketchHashes
+	if IsRowFormat(sk) {
+		sk, hashes = sk[:len(sk)-1], sketchHashes
 	}
+	// Otherwise the first format, whose length is a power of two.
 	n := len(sk) * 8
 	if n < minSketchBits || n > maxSketchBits || n&(n-1) != 0 {
 		return true
@@ -259,13 +256,13 @@ func rowBits(k uint64) (uint16, uint16) {
 // SlicePositions returns the row positions (see Row) that every entry
 // passing the probe has set: both bits of each of the needle's trigrams.
 func (p *Probe) SlicePositions() []uint16 {
-	seen := map[uint16]bool{}
+	var seen [SliceBits / 64]uint64
 	var out []uint16
 	for _, k := range p.keys {
 		q1, q2 := rowBits(k)
 		for _, b := range [2]uint16{q1, q2} {
-			if !seen[b] {
-				seen[b] = true
+			if bit := uint64(1) << (b % 64); seen[b/64]&bit == 0 {
+				seen[b/64] |= bit
 				out = append(out, b)
 			}
 		}
