@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,11 +70,12 @@ type prepared struct {
 	after    uint64
 	hasAfter bool
 	qh       uint64
-	// for scoped searches: the candidate entries, ascending by seq, as
-	// records from their sessions' trees (members) or, for the current
-	// branch searched without filters, as seqs alone (members nil)
-	members []*store.Meta
+	// for scoped searches: the seqs of the searchable entries in scope,
+	// ascending, and their records when their sessions' trees were loaded
+	// (members, ascending; nil for the current branch searched without
+	// filters, which needs records only for hits)
 	seqs    []uint64
+	members []*store.Meta
 	trees   map[string]*store.SessionTree
 	scoped  bool
 	// countOnly: only the number of hits is wanted, not their texts
@@ -201,15 +203,12 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 			p.members = append(p.members, t.Metas...)
 		}
 	}
-	slices.SortFunc(p.members, func(a, b *store.Meta) int {
-		switch {
-		case a.Seq < b.Seq:
-			return -1
-		case a.Seq > b.Seq:
-			return 1
+	slices.SortFunc(p.members, func(a, b *store.Meta) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, m := range p.members {
+		if m.Searchable() {
+			p.seqs = append(p.seqs, m.Seq)
 		}
-		return 0
-	})
+	}
 	return p, nil
 }
 
@@ -264,26 +263,14 @@ func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
 func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
 	st.Plan = "scan " + string(p.req.Scope)
 	var hits found
-	// Members whose sketch rules the needle out are not read. Members are
-	// ascending by seq, so the ranges are too, and every seq in them is a
-	// member.
+	// Members whose sketch rules the needle out are not read. The seqs are
+	// ascending, so the ranges are too, and every seq in them is a member.
 	var ranges []store.SeqRange
-	add := func(seq uint64) {
+	for _, seq := range p.seqs {
 		if k := len(ranges); k > 0 && ranges[k-1].Hi+1 == seq {
 			ranges[k-1].Hi = seq
 		} else {
 			ranges = append(ranges, store.SeqRange{Lo: seq, Hi: seq})
-		}
-	}
-	if p.members != nil {
-		for _, m := range p.members {
-			if m.Searchable() {
-				add(m.Seq)
-			}
-		}
-	} else {
-		for _, seq := range p.seqs {
-			add(seq)
 		}
 	}
 	ranges, err := e.mayHold(p, ranges, st)
@@ -480,7 +467,7 @@ func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, fn func(a, b ui
 // (their sketches are in memory, and reading stops when the page fills).
 func (c *collector) window() uint64 {
 	if c.plan.Direct && len(c.plan.Blocks) <= oneWindowBlocks {
-		return 1 << 62
+		return math.MaxUint64 // one window
 	}
 	return indexWindow
 }

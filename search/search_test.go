@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -453,6 +454,7 @@ func TestEachWindowTilesTheRangeInRequestOrder(t *testing.T) {
 		{1, 100, 10, false, "[1 10] [11 50] [51 100]"},
 		{1, 100, 10, true, "[91 100] [51 90] [1 50]"},
 		{5, 5, 10, false, "[5 5]"},
+		{1, 100, math.MaxUint64, true, "[1 100]"}, // one window, as a small direct plan asks
 		{6, 5, 10, false, ""},
 		{1, 0, 10, true, ""},
 		// Widths stop growing before they overflow.
