@@ -54,13 +54,20 @@ func newStore(t *testing.T) (string, *store.Store) {
 	return dir, st
 }
 
-// openCaughtUp opens the index in dir/index and indexes what st holds.
-func openCaughtUp(t *testing.T, dir string, st *store.Store) *Index {
+// openIndex opens (or creates) the index in dir/index for st.
+func openIndex(t *testing.T, dir string, st *store.Store, o Options) *Index {
 	t.Helper()
-	x, err := Open(filepath.Join(dir, "index"), st, nil)
+	x, err := OpenWith(filepath.Join(dir, "index"), st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x
+}
+
+// openCaughtUp opens the index in dir/index and indexes what st holds.
+func openCaughtUp(t *testing.T, dir string, st *store.Store) *Index {
+	t.Helper()
+	x := openIndex(t, dir, st, Options{})
 	if _, err := x.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -118,10 +125,7 @@ func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
 
 	// Reopened, the index knows the same common trigrams, counts blocks
 	// again from its dictionary, and new blocks go on leaving them out.
-	x, err = Open(filepath.Join(dir, "index"), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x = openIndex(t, dir, st, Options{})
 	defer x.Close()
 	if x.CommonTrigrams() != n {
 		t.Fatalf("after reopening: %d common trigrams, want %d", x.CommonTrigrams(), n)

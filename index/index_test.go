@@ -55,13 +55,7 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 		texts = append(texts, "filler")
 	}
 	pushTexts(t, st, "s1", texts)
-	x, err := Open(filepath.Join(dir, "index"), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := x.CatchUp(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
+	x := openCaughtUp(t, dir, st)
 	if x.IndexedThrough() != BlockSize {
 		t.Fatalf("mark %d, want %d", x.IndexedThrough(), BlockSize)
 	}
@@ -84,10 +78,7 @@ func TestCandidatesFollowTheStoreAndSurviveReopen(t *testing.T) {
 		t.Errorf("a trigram absent from every document should be reported: %+v", p)
 	}
 	x.Close()
-	x, err = Open(filepath.Join(dir, "index"), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x = openIndex(t, dir, st, Options{})
 	defer x.Close()
 	if x.IndexedThrough() != BlockSize {
 		t.Errorf("mark after reopen %d, want %d", x.IndexedThrough(), BlockSize)
@@ -136,10 +127,7 @@ func TestDirectPlanAgreesWithCandidates(t *testing.T) {
 
 func testDirectPlanAgreesWithCandidates(t *testing.T, bulk bool) {
 	dir, st := newStore(t)
-	x, err := OpenWith(filepath.Join(dir, "index"), st, Options{Bulk: bulk})
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := openIndex(t, dir, st, Options{Bulk: bulk})
 	defer x.Close()
 	r := rand.New(rand.NewPCG(9, 9))
 	// Sixteen letters make 4096 trigrams, of which a block holds a fifth or
@@ -227,28 +215,16 @@ func TestIndexOfAnotherBlockSizeIsRebuilt(t *testing.T) {
 		texts[i] = fmt.Sprintf("entry %d kiwi", i)
 	}
 	pushTexts(t, st, "s", texts)
-	x, err := Open(filepath.Join(dir, "index"), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := x.CatchUp(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
+	x := openCaughtUp(t, dir, st)
 	// Pretend the index was written with another block size, and wait for
 	// that to reach disk: Close does not flush a lone internal write.
 	b := x.bi.NewBatch()
 	b.SetInternal([]byte(blockKey), []byte("999"))
-	done := make(chan struct{})
-	b.SetPersistedCallback(func(error) { close(done) })
-	if err := x.bi.Batch(b); err != nil {
+	if err := batchPersisted(context.Background(), x.bi, b); err != nil {
 		t.Fatal(err)
 	}
-	<-done
 	x.Close()
-	x, err = Open(filepath.Join(dir, "index"), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x = openIndex(t, dir, st, Options{})
 	defer x.Close()
 	if x.IndexedThrough() != 0 {
 		t.Fatalf("an index of another block size must start over, mark %d", x.IndexedThrough())
