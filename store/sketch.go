@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
+	"sort"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -167,6 +169,97 @@ func (c *sketchCache) drop(chunk uint64) {
 		c.bytes -= ch.size()
 		delete(c.chunks, chunk)
 	}
+}
+
+// freshSketch is the sketch of an entry stored under a new seq (nil when
+// it has no searchable text).
+type freshSketch struct {
+	seq    uint64
+	sketch []byte
+}
+
+// groupFresh groups fresh sketches by chunk, ascending by seq within each;
+// of two for one seq (an id repeated within a batch), the later wins.
+func groupFresh(fresh []freshSketch) map[uint64][]freshSketch {
+	if len(fresh) == 0 {
+		return nil
+	}
+	out := map[uint64][]freshSketch{}
+	for _, f := range fresh {
+		c := f.seq / sketchChunk
+		g := out[c]
+		if n := len(g); n > 0 && g[n-1].seq >= f.seq {
+			if g[n-1].seq == f.seq {
+				g[n-1] = f
+				continue
+			}
+			// Out of order: keep the order by inserting in place.
+			i := sort.Search(n, func(i int) bool { return g[i].seq >= f.seq })
+			if g[i].seq == f.seq {
+				g[i] = f
+				continue
+			}
+			g = slices.Insert(g, i, f)
+			out[c] = g
+			continue
+		}
+		out[c] = append(g, f)
+	}
+	return out
+}
+
+// extended returns a copy of c with the sketches of add (entries of the
+// chunk at base, ascending, none of which c holds yet) appended, or nil
+// when c already holds an entry at or after the first of them: then the
+// batch did not only append, and the chunk must be reloaded. The copy
+// shares c's data where it can (appending only past what c reads, and
+// only the cache extends a chunk, one writer at a time); its columns are
+// built again when a long stretch needs them.
+func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches {
+	first := int(add[0].seq - base)
+	if c.off[first] != c.off[sketchChunk] {
+		return nil
+	}
+	n := &chunkSketches{off: c.off, open: c.open, has: c.has, data: c.data}
+	j := 0
+	for i := first; i < sketchChunk; i++ {
+		n.off[i] = uint32(len(n.data))
+		if j < len(add) && int(add[j].seq-base) == i {
+			if sk := add[j].sketch; len(sk) > 0 {
+				n.data = append(n.data, sk...)
+				word, bit := i/64, uint64(1)<<(i%64)
+				n.has[word] |= bit
+				if !trigram.IsRowFormat(sk) {
+					n.open[word] |= bit
+				}
+			}
+			j++
+		}
+	}
+	n.off[sketchChunk] = uint32(len(n.data))
+	return n
+}
+
+// extend applies a committed batch's new entries of chunk to the cache:
+// a cached chunk is replaced by its extension, and a load in flight is not
+// kept (it may predate the batch).
+func (c *sketchCache) extend(chunk uint64, add []freshSketch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen[chunk]++
+	ch := c.chunks[chunk]
+	if ch == nil {
+		return
+	}
+	c.bytes -= ch.size()
+	n := ch.extended(chunk*sketchChunk, add)
+	if n == nil {
+		delete(c.chunks, chunk)
+		return
+	}
+	n.used = ch.used
+	c.chunks[chunk] = n
+	c.bytes += n.size()
 }
 
 // loadChunk reads the sketches of one chunk from Pebble.

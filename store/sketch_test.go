@@ -147,6 +147,76 @@ func TestCachedSketchesFollowEveryCommit(t *testing.T) {
 	}
 }
 
+// TestAppendsExtendTheCachedChunk: a batch of new entries is appended to
+// the cached chunk instead of dropping it, and the result is exactly what
+// loading the chunk from Pebble gives, across a chunk boundary, with
+// entries without text and an entry rewritten in place (which drops it).
+func TestAppendsExtendTheCachedChunk(t *testing.T) {
+	st := pushTexts(t, []string{"seed entry"})
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	rng := rand.New(rand.NewPCG(7, 9))
+	n, parent := 1, "e000"
+	extended := 0
+	for n < sketchChunk+200 {
+		var es []*journal.Entry
+		for range 1 + rng.IntN(40) {
+			id := fmt.Sprintf("e%04d", n)
+			text := ""
+			if rng.IntN(4) > 0 {
+				text = fmt.Sprintf("entry %d says %x", n, rng.Uint64())
+			}
+			es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
+				Raw: []byte(`{"id":"` + id + `"}`), Text: text, Searchable: text != ""})
+			parent = id
+			n++
+		}
+		last := st.LastSeq()
+		if _, _, err := st.MayHold([]SeqRange{{1, last}}, trigram.NewProbe([]byte("says"))); err != nil {
+			t.Fatal(err) // caches every chunk so far
+		}
+		before, _ := st.sketches.get(last / sketchChunk)
+		if _, err := st.Push("s", h, es); err != nil {
+			t.Fatal(err)
+		}
+		for c := uint64(0); c <= st.LastSeq()/sketchChunk; c++ {
+			got, _ := st.sketches.get(c)
+			if got == nil {
+				continue
+			}
+			if c == last/sketchChunk && got != before {
+				extended++
+			}
+			want, err := st.loadChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range sketchChunk {
+				g, w := got.data[got.off[i]:got.off[i+1]], want.data[want.off[i]:want.off[i+1]]
+				if !bytes.Equal(g, w) {
+					t.Fatalf("after %d entries, chunk %d slot %d holds %x, Pebble %x", n, c, i, g, w)
+				}
+			}
+			if got.has != want.has || got.open != want.open {
+				t.Fatalf("after %d entries, chunk %d marks differ from a reload", n, c)
+			}
+		}
+	}
+	if extended == 0 {
+		t.Fatal("no batch extended the cached chunk: every append dropped it")
+	}
+	// An entry rewritten in place (here: a pushed entry found again with
+	// new flags is the same seq) must not be appended: the chunk is dropped.
+	last := st.LastSeq()
+	st.MayHold([]SeqRange{{1, last}}, trigram.NewProbe([]byte("says")))
+	st.fresh = append(st.fresh[:0], freshSketch{seq: last, sketch: trigram.Sketch([]byte("other"))})
+	st.wmu.Lock()
+	st.notify()
+	st.wmu.Unlock()
+	if ch, _ := st.sketches.get(last / sketchChunk); ch != nil {
+		t.Error("a batch that rewrote a seq the cached chunk holds extended it instead of dropping it")
+	}
+}
+
 func TestSketchCacheStaysUnderItsBound(t *testing.T) {
 	c := newSketchCache(3 * (&chunkSketches{data: make([]byte, 1000)}).size())
 	for i := range uint64(10) {

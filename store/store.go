@@ -86,9 +86,19 @@ type Store struct {
 	// below it, and search must read those texts.
 	sketchFrom uint64
 	sketches   *sketchCache
-	// dirty holds the sketch chunks the batch being written touches (under
-	// wmu); notify drops them from the cache once the batch is committed.
+	// dirty holds the sketch chunks whose stored entries the batch being
+	// written changes or deletes (under wmu); notify drops them from the
+	// cache once the batch is committed. fresh holds the sketches of the
+	// entries it adds under new seqs: notify appends them to the cached
+	// chunks instead, so that a live writer does not make every search
+	// reload the newest chunk.
 	dirty map[uint64]struct{}
+	fresh []freshSketch
+	// metas caches decoded entry records; rewritten lists the seqs whose
+	// records the batch being written replaces or deletes (under wmu), for
+	// notify to forget.
+	metas     metaCache
+	rewritten []uint64
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -201,10 +211,18 @@ func (s *Store) Changed() <-chan struct{} {
 // notify is called, with wmu held, after every successful commit: it
 // publishes the new last seq and wakes waiters.
 func (s *Store) notify() {
+	for c, add := range groupFresh(s.fresh) {
+		if _, ok := s.dirty[c]; !ok {
+			s.sketches.extend(c, add)
+		}
+	}
 	for c := range s.dirty {
 		s.sketches.drop(c)
 	}
 	clear(s.dirty)
+	s.fresh = s.fresh[:0]
+	s.metas.forget(s.rewritten)
+	s.rewritten = s.rewritten[:0]
 	s.lastSeq.Store(s.nextSeq - 1)
 	s.cmu.Lock()
 	close(s.changed)
@@ -297,15 +315,27 @@ func (s *Store) Files() ([]*FileState, error) {
 }
 
 // Meta returns the record of the entry with seq.
+//
+// The record may be shared with other callers: do not change it.
 func (s *Store) Meta(seq uint64) (*Meta, error) {
-	v, err := s.get(seqKey(tagEntry, seq))
+	m, gen := s.metas.get(seq)
+	if m != nil {
+		return m, nil
+	}
+	v, closer, err := s.db.Get(seqKey(tagEntry, seq))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+	}
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
-		}
+		return nil, fmt.Errorf("store: read entry seq %d: %w", seq, err)
+	}
+	m, err = decodeMeta(v) // copies what it keeps
+	closer.Close()
+	if err != nil {
 		return nil, err
 	}
-	return decodeMeta(v)
+	s.metas.put(m, gen)
+	return m, nil
 }
 
 // Text returns the searchable text of seq ("" for an entry without any).

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -98,5 +99,41 @@ func TestWarmBranchesCachesEveryCurrentBranch(t *testing.T) {
 		if got := fmt.Sprint(ids); got != "[a1 a2 a4]" {
 			t.Errorf("session %s: current branch %s, want [a1 a2 a4]", sid, got)
 		}
+	}
+}
+
+// TestMetaIsNeverStaleAfterACommit: records read (and so cached) before a
+// commit that changes them are not returned after it: a pushed entry found
+// in the file, then a rewrite of the file, then the session dropped.
+func TestMetaIsNeverStaleAfterACommit(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	entry := func(id, text string, line int) *journal.Entry {
+		return &journal.Entry{Type: "message", Role: "user", ID: id, Line: line,
+			Raw: []byte(`{"id":"` + id + `","t":"` + text + `"}`), Text: text, Searchable: true}
+	}
+	if _, err := st.Push("s", h, []*journal.Entry{entry("a", "hello", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.Meta(1)
+	if err != nil || m.Flags&FlagPushed == 0 || m.Line != 0 {
+		t.Fatalf("pushed entry's record = %+v, %v; want the pushed flag and no line", m, err)
+	}
+	if _, err := st.Apply(&FileBatch{Path: "/x/s.jsonl", Header: h, Entries: []*journal.Entry{entry("a", "hello", 2)},
+		State: FileState{Offset: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = st.Meta(1); err != nil || m.Flags&FlagPushed != 0 || m.Line != 2 {
+		t.Fatalf("after the file confirmed it, record = %+v, %v; want no pushed flag, line 2", m, err)
+	}
+	if _, err := st.DropSession("s"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = st.Meta(1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after dropping the session, Meta(1) = %+v, %v; want ErrNotFound", m, err)
 	}
 }

@@ -48,6 +48,7 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 func (s *Store) Apply(fb *FileBatch) (Result, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
 
@@ -115,6 +116,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entry) (Result, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.startBatch()
 	si, err := s.Session(sid)
 	if errors.Is(err, ErrNotFound) {
 		if header == nil {
@@ -158,6 +160,7 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 func (s *Store) DropSession(sid string) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
 	n, err := s.dropSession(b, sid, true)
@@ -211,6 +214,7 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 	}
 	for _, m := range metas {
 		s.dirty[m.Seq/sketchChunk] = struct{}{}
+		s.rewritten = append(s.rewritten, m.Seq)
 		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagSketch, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
 			if err := b.Delete(k, nil); err != nil {
 				return 0, err
@@ -317,6 +321,18 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 	return nil
 }
 
+// startBatch is called, with wmu held, before a batch is written. What an
+// earlier batch that failed left in fresh is treated as changed (its chunks
+// dropped at the next commit), since a failed commit may still have
+// reached the disk; dirty and rewritten are kept for the same reason.
+func (s *Store) startBatch() {
+	for _, f := range s.fresh {
+		s.dirty[f.seq/sketchChunk] = struct{}{}
+		s.rewritten = append(s.rewritten, f.seq)
+	}
+	s.fresh = s.fresh[:0]
+}
+
 func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	enc := m.encode(nil)
 	if err := b.Set(seqKey(tagEntry, m.Seq), enc, nil); err != nil {
@@ -331,9 +347,18 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	if err := b.Set(seqKey(tagRaw, m.Seq), e.Raw, nil); err != nil {
 		return err
 	}
-	s.dirty[m.Seq/sketchChunk] = struct{}{}
+	var sk []byte
 	if e.Searchable {
-		if err := b.Set(seqKey(tagSketch, m.Seq), trigram.Sketch([]byte(e.Text)), nil); err != nil {
+		sk = trigram.Sketch([]byte(e.Text))
+	}
+	if m.Seq > s.lastSeq.Load() {
+		s.fresh = append(s.fresh, freshSketch{seq: m.Seq, sketch: sk})
+	} else {
+		s.dirty[m.Seq/sketchChunk] = struct{}{}
+		s.rewritten = append(s.rewritten, m.Seq)
+	}
+	if e.Searchable {
+		if err := b.Set(seqKey(tagSketch, m.Seq), sk, nil); err != nil {
 			return err
 		}
 		return b.Set(seqKey(tagText, m.Seq), []byte(e.Text), nil)
