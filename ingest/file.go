@@ -101,8 +101,16 @@ func File(st *store.Store, path string, progress Progress) (FileReport, error) {
 		return rep, fmt.Errorf("seek journal %s to %d: %w", path, offset, err)
 	}
 	in := lines{key: path, size: info.Size(), offset: offset, replace: replace, parser: parser, state: state}
-	err = readLines(st, bufio.NewReaderSize(f, 1<<20), in, &rep, progress)
+	err = readLines(st, bufio.NewReaderSize(f, bufferFor(info.Size()-offset)), in, &rep, progress)
 	return rep, err
+}
+
+// bufferFor sizes the read buffer for n bytes still to read: a live
+// append is a few kilobytes, and a megabyte for each would make the
+// watcher allocate more than every search together (lines longer than the
+// buffer are read in pieces).
+func bufferFor(n int64) int {
+	return int(min(max(n, 16<<10), 1<<20))
 }
 
 // lines says where readLines resumes a journal and what its input is.
@@ -297,7 +305,7 @@ func isRewritten(f *os.File, size int64, prev *store.FileState) (bool, error) {
 	if prev.Offset == 0 {
 		return false, nil
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 8<<10)
 	head, err := readLine(r, nil)
 	if err != nil && !errors.Is(err, errLineTooLong) {
 		return true, nil

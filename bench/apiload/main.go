@@ -57,6 +57,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	direct := flag.Bool("direct", false, "call the search engine in-process instead of over HTTP (to see the API's share)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the search phase (client and server, one process) to this file")
+	flag.StringVar(&memProfile, "memprofile", "", "write the allocations of the search phase to this file (and those before it to FILE.base: go tool pprof -sample_index=alloc_space -base FILE.base BINARY FILE)")
 	flag.StringVar(&blockProfile, "blockprofile", "", "write a blocking profile (channel, mutex and select waits) of the search phase to this file")
 	flag.StringVar(&clientKind, "client", "raw", "raw: lean HTTP/1.1 client, one kept-alive connection per searcher, every response checked;\n"+
 		"std: the api/client package over net/http.Transport (what the CLI uses; decodes every response)")
@@ -77,6 +78,7 @@ func main() {
 
 var (
 	cpuProfile   string
+	memProfile   string
 	blockProfile string
 	clientKind   string
 	checkEvery   int
@@ -187,6 +189,11 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 	if blockProfile != "" {
 		runtime.SetBlockProfileRate(int(50 * time.Microsecond))
 	}
+	if memProfile != "" {
+		if err := writeProfile("allocs", memProfile+".base"); err != nil {
+			return err
+		}
+	}
 	cpu0 := cpuTime()
 	deadline := time.Now().Add(duration)
 	var wg sync.WaitGroup
@@ -235,6 +242,11 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 	if blockProfile != "" {
 		runtime.SetBlockProfileRate(0)
 		if err := writeProfile("block", blockProfile); err != nil {
+			return err
+		}
+	}
+	if memProfile != "" {
+		if err := writeProfile("allocs", memProfile); err != nil {
 			return err
 		}
 	}
