@@ -111,6 +111,7 @@ type Server struct {
 	metrics *metrics
 	sem     chan struct{}
 	export  http.HandlerFunc // GET /v1/sessions/{id}/export
+	archive http.HandlerFunc // GET /v1/export/archive
 
 	inflight sync.WaitGroup
 }
@@ -153,6 +154,7 @@ func New(o Options) (*Server, error) {
 		hosts: hg, log: o.Log, sem: make(chan struct{}, o.MaxInFlight)}
 	s.metrics = newMetrics(s)
 	s.export = export.Handler(o.Service.Store, s.fail)
+	s.archive = export.ArchiveHandler(o.Service.Store, s.fail)
 	s.router = s.routes()
 	return s, nil
 }
@@ -193,6 +195,7 @@ func (s *Server) routes() chi.Router {
 		r.Post("/sessions/{id}/entries", s.h(s.handlePush))
 		r.Get("/sessions/{id}/entries/{entry}", s.h(s.handleRead))
 		r.Get("/sessions/{id}/export", s.handleExport)
+		r.Get("/export/archive", s.handleArchive)
 		r.Post("/sessions/{id}/sync", s.h(s.handleSync))
 		r.Get("/ingest/status", s.h(s.handleIngestStatus))
 		r.Post("/import", s.h(s.handleImport))

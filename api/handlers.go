@@ -536,5 +536,14 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	s.export(w, r)
 }
 
+// handleArchive streams an archive of the sessions the query selects (a
+// zstd-compressed tar of their journals, package export), with what it
+// holds in a trailer; 'pi-history export --all|--project|--since' uses it
+// while the server owns the data directory.
+func (s *Server) handleArchive(w http.ResponseWriter, r *http.Request) {
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(exportWriteTimeout))
+	s.archive(w, r)
+}
+
 // exportWriteTimeout bounds one export response.
 const exportWriteTimeout = 30 * time.Minute

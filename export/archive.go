@@ -215,5 +215,16 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, fmt.Errorf("%w: time %q: want an RFC 3339 time, a date (2006-01-02) or an age (36h, 7d, 2w)", ErrInvalid, s)
+	return time.Time{}, invalidf("time %q: want an RFC 3339 time, a date (2006-01-02) or an age (36h, 7d, 2w)", s)
+}
+
+// invalidError is a request that cannot be served as asked; its message
+// says why without the generic ErrInvalid text, which it wraps.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string { return e.msg }
+func (e *invalidError) Unwrap() error { return ErrInvalid }
+
+func invalidf(format string, args ...any) error {
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/pi-history/pi-history/store"
 )
@@ -175,4 +178,106 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	w.WriteHeader(p.Status)
 	b, _ := json.Marshal(p)
 	w.Write(append(b, '\n'))
+}
+
+// ArchiveTrailer is the HTTP trailer in which ArchiveHandler sends the
+// archive's ArchiveStats (JSON) once the last byte is written: a client
+// that gets the body without it got a truncated archive.
+const ArchiveTrailer = "Pi-History-Archive"
+
+// ArchiveSessionsHeader tells, before the body, how many sessions the
+// archive will hold (for progress).
+const ArchiveSessionsHeader = "Pi-History-Archive-Sessions"
+
+// ArchiveHandler serves an archive of many sessions (see WriteArchive),
+// meant for
+//
+//	GET /v1/export/archive?all=1&project=DIR&since=TIME&until=TIME
+//
+// The parameters select sessions as Selection does and combine: project
+// must be an absolute directory, and since and until take what ParseTime
+// does (an age such as 7d counts back from the server's clock). A request
+// that selects nothing, or bad parameters, is refused through onError
+// before anything is sent (ErrInvalid: 400); a selection no stored session
+// matches is a store.ErrNotFound (404). The archive streams with
+// Content-Type application/zstd; its ArchiveStats follow in the
+// ArchiveTrailer trailer, and an error in the middle of the stream aborts
+// the connection.
+func ArchiveHandler(st *store.Store, onError ErrorFunc) http.HandlerFunc {
+	if onError == nil {
+		onError = writeProblem
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		sel, err := selectionFromQuery(r.URL.Query(), time.Now())
+		if err != nil {
+			onError(w, r, err)
+			return
+		}
+		sessions, err := Select(st, sel)
+		if err == nil && len(sessions) == 0 {
+			err = fmt.Errorf("no stored session matches the selection; nothing to archive: %w", store.ErrNotFound)
+		}
+		if err != nil {
+			onError(w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/zstd")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "pi-history-sessions.tar.zst"}))
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-cache")
+		h.Set(ArchiveSessionsHeader, strconv.Itoa(len(sessions)))
+		h.Set("Trailer", ArchiveTrailer)
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return
+		}
+		stats, err := WriteArchive(r.Context(), w, st, sessions, nil)
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		b, _ := json.Marshal(stats)
+		h.Set(ArchiveTrailer, string(b))
+	}
+}
+
+// selectionFromQuery reads an archive's selection from query parameters.
+func selectionFromQuery(q url.Values, now time.Time) (Selection, error) {
+	var sel Selection
+	for k := range q {
+		switch k {
+		case "all", "project", "since", "until":
+		default:
+			return sel, &paramError{param: k, unknown: true, msg: fmt.Sprintf("unknown parameter %q (known: all, project, since, until)", k)}
+		}
+	}
+	var err error
+	if sel.All, err = boolParam(q.Get("all")); err != nil {
+		return sel, &paramError{param: "all", msg: err.Error()}
+	}
+	if p := q.Get("project"); p != "" {
+		if !filepath.IsAbs(p) {
+			return sel, &paramError{param: "project", msg: fmt.Sprintf("project %q: give the directory's absolute path", p)}
+		}
+		sel.Project = filepath.Clean(p)
+	}
+	for _, t := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &sel.Since}, {"until", &sel.Until}} {
+		if v := q.Get(t.name); v != "" {
+			if *t.to, err = ParseTime(v, now); err != nil {
+				return sel, &paramError{param: t.name, msg: t.name + ": " + err.Error()}
+			}
+		}
+	}
+	if sel.empty() {
+		return sel, &paramError{param: "all", msg: "choose the sessions: all=1, a project or a time range (since, until)"}
+	}
+	return sel, nil
 }

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/rollover"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
@@ -353,6 +354,88 @@ func (c *Client) Export(ctx context.Context, session string, o ExportOptions) (*
 		xs.FileName = params["filename"]
 	}
 	return xs, nil
+}
+
+// ArchiveOptions select the sessions of an archive; they combine, and at
+// least one must be set (see export.Selection).
+type ArchiveOptions struct {
+	All     bool
+	Project string    // sessions run in this directory (an absolute path)
+	Since   time.Time // sessions with activity at or after this time
+	Until   time.Time // sessions started before this time
+}
+
+// ExportArchive streams an archive of the sessions o selects (a
+// zstd-compressed tar of their journals) into w: GET /v1/export/archive.
+// progress, if not nil, is called as bytes arrive. A bad selection, or one
+// no session matches, is an *Error before anything is written; a stream
+// that breaks off, or ends without the server's account of what it sent,
+// is an error after part of it was written.
+func (c *Client) ExportArchive(ctx context.Context, o ArchiveOptions, w io.Writer, progress func(received int64)) (export.ArchiveStats, error) {
+	var stats export.ArchiveStats
+	q := url.Values{}
+	if o.All {
+		q.Set("all", "1")
+	}
+	setStr(q, "project", o.Project)
+	for name, t := range map[string]time.Time{"since": o.Since, "until": o.Until} {
+		if !t.IsZero() {
+			q.Set(name, t.Format(time.RFC3339Nano))
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/export/archive?"+q.Encode(), nil)
+	if err != nil {
+		return stats, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return stats, fmt.Errorf("pi-history server at %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return stats, problemOf(resp)
+	}
+	var body io.Reader = resp.Body
+	if progress != nil {
+		body = &progressReader{r: resp.Body, fn: progress}
+	}
+	n, err := io.Copy(w, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return stats, ctx.Err()
+		}
+		return stats, fmt.Errorf("the server's archive stopped after %d bytes (see its log): %w", n, err)
+	}
+	tr := resp.Trailer.Get(export.ArchiveTrailer)
+	if tr == "" {
+		return stats, fmt.Errorf("the server's archive ended after %d bytes without saying what it holds: it is incomplete (see the server's log)", n)
+	}
+	if err := json.Unmarshal([]byte(tr), &stats); err != nil {
+		return stats, fmt.Errorf("the server's account of the archive (%s trailer) is unreadable: %w", export.ArchiveTrailer, err)
+	}
+	if stats.Written != n {
+		return stats, fmt.Errorf("the server wrote %d bytes of archive but %d arrived: it is incomplete", stats.Written, n)
+	}
+	return stats, nil
+}
+
+// progressReader reports the bytes read so far.
+type progressReader struct {
+	r  io.Reader
+	n  int64
+	fn func(int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if n > 0 {
+		p.fn(p.n)
+	}
+	return n, err
 }
 
 // Ledger reads the rows of the rollover ledger that match f, oldest first.

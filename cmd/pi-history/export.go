@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -59,9 +60,10 @@ temporary name and renamed when complete, so a failed export (a full disk,
 an interrupt) leaves nothing that looks finished; an existing file is
 replaced only with --force. The store is only read.
 
-While 'pi-history serve' runs, a single-session export streams from its
-API (GET /v1/sessions/{id}/export) with the same output; an archive needs
-the data directory itself, so stop the server first.
+While 'pi-history serve' runs, exports stream from its API with the same
+output: one session from GET /v1/sessions/{id}/export, an archive from
+GET /v1/export/archive (ages such as 7d count back from this command's
+clock).
 
 Examples:
   pi-history export 01a2286a --format html -o checkout.html
@@ -183,12 +185,12 @@ func exportArchive(g *globals) error {
 	}
 	if f.since != "" {
 		if sel.Since, err = export.ParseTime(f.since, now); err != nil {
-			return usagef("--since: %v", errors.Unwrap(err))
+			return usagef("--since: %v", err)
 		}
 	}
 	if f.until != "" {
 		if sel.Until, err = export.ParseTime(f.until, now); err != nil {
-			return usagef("--until: %v", errors.Unwrap(err))
+			return usagef("--until: %v", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -196,9 +198,7 @@ func exportArchive(g *globals) error {
 	svc, err := g.openService()
 	if err != nil {
 		if c, rerr := g.remoteClient(err); rerr == nil {
-			return fmt.Errorf("the running 'pi-history serve' (%s) owns the data directory, and an archive is written from the store itself: "+
-				"stop the server and run this again, or export sessions one at a time while it runs ('pi-history export SESSION -o FILE', "+
-				"which uses GET /v1/sessions/{id}/export)", c.BaseURL())
+			return exportArchiveRemote(ctx, g, c, sel)
 		}
 		return err
 	}
@@ -208,7 +208,7 @@ func exportArchive(g *globals) error {
 		return err
 	}
 	if len(sessions) == 0 {
-		return fmt.Errorf("no stored session matches; nothing written")
+		return errNoArchiveMatch
 	}
 	start := time.Now()
 	tty := exportIsTerminal(g.stderr)
@@ -228,9 +228,49 @@ func exportArchive(g *globals) error {
 	if err != nil {
 		return err
 	}
+	reportArchive(g, stats, start)
+	return nil
+}
+
+// errNoArchiveMatch is an archive whose selection no stored session meets.
+var errNoArchiveMatch = errors.New("no stored session matches; nothing written")
+
+func reportArchive(g *globals, stats export.ArchiveStats, start time.Time) {
 	el := time.Since(start).Seconds()
 	fmt.Fprintf(g.stdout, "wrote %s: %d sessions, %d entries, %.1f MB of journals in %.1f MB, %.1f MB/s\n",
-		f.out, stats.Sessions, stats.Entries, float64(stats.Bytes)/1e6, float64(stats.Written)/1e6, float64(stats.Bytes)/1e6/max(el, 1e-3))
+		exportFlags.out, stats.Sessions, stats.Entries, float64(stats.Bytes)/1e6, float64(stats.Written)/1e6, float64(stats.Bytes)/1e6/max(el, 1e-3))
+}
+
+// exportArchiveRemote writes the archive the running server streams
+// (GET /v1/export/archive): the same file, messages and exit codes as when
+// the store is opened here. Times are sent as absolute RFC 3339 times, so
+// an age such as 7d counts back from this command's clock.
+func exportArchiveRemote(ctx context.Context, g *globals, c *client.Client, sel export.Selection) error {
+	f := &exportFlags
+	g.log.Debug("exporting an archive through the running server", "url", c.BaseURL())
+	start := time.Now()
+	tty := exportIsTerminal(g.stderr)
+	var stats export.ArchiveStats
+	err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		var err error
+		stats, err = c.ExportArchive(ctx, client.ArchiveOptions{All: sel.All, Project: sel.Project, Since: sel.Since, Until: sel.Until}, w,
+			func(n int64) {
+				if tty {
+					fmt.Fprintf(g.stderr, "\r\033[Kexport: %.1f MB received from the server", float64(n)/1e6)
+				}
+			})
+		return err
+	})
+	if tty {
+		fmt.Fprintln(g.stderr)
+	}
+	if pe := (*client.Error)(nil); errors.As(err, &pe) && pe.Status == http.StatusNotFound {
+		return errNoArchiveMatch
+	}
+	if err != nil {
+		return err
+	}
+	reportArchive(g, stats, start)
 	return nil
 }
 
