@@ -112,6 +112,7 @@ type Server struct {
 	sem     chan struct{}
 	export  http.HandlerFunc // GET /v1/sessions/{id}/export
 	archive http.HandlerFunc // GET /v1/export/archive
+	maint   sync.Mutex       // held by a running compact or reindex
 
 	inflight sync.WaitGroup
 }
@@ -199,6 +200,8 @@ func (s *Server) routes() chi.Router {
 		r.Post("/sessions/{id}/sync", s.h(s.handleSync))
 		r.Get("/ingest/status", s.h(s.handleIngestStatus))
 		r.Post("/import", s.h(s.handleImport))
+		r.Post("/maintenance/compact", s.h(s.handleCompact))
+		r.Post("/maintenance/reindex", s.h(s.handleReindex))
 		r.Get("/stats", s.h(s.handleStats))
 		if s.o.MountV1 != nil {
 			s.o.MountV1(r)

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
@@ -579,4 +580,56 @@ func TestPush(t *testing.T) {
 	if r.Total == nil || *r.Total != 1 {
 		t.Errorf("pushed-then-read entry found %v times, want once", r.Total)
 	}
+}
+
+// TestMaintenanceRoutes: reindex and compact run in the server, which keeps
+// answering searches with every entry; a second task while one runs is a
+// 409.
+func TestMaintenanceRoutes(t *testing.T) {
+	h := newHarness(t)
+	lines := []string{`{"type":"session","version":3,"id":"s2","timestamp":"2026-01-02T10:00:00.000Z","cwd":"/p"}`}
+	parent := ""
+	for i := range 200 {
+		id := fmt.Sprintf("u%03d", i)
+		lines = append(lines, userLine(id, parent, fmt.Sprintf("maintenance needle %03d", i)))
+		parent = id
+	}
+	other := filepath.Join(t.TempDir(), "more")
+	writeJournal(t, other, "--p--", "s2", lines)
+	var sum service.ImportSummary
+	h.ok(h.do(req{Method: "POST", Path: "/v1/import", Body: client.ImportRequest{Paths: []string{other}}}), &sum)
+	found := func(what string) {
+		t.Helper()
+		var r search.Response
+		h.ok(h.do(req{Path: "/v1/search?needle=needle+042&scope=all&count=true"}), &r)
+		if r.Total == nil || *r.Total != 1 || len(r.Hits) != 1 {
+			t.Fatalf("%s: search found %v hits (total %v)", what, len(r.Hits), r.Total)
+		}
+	}
+	found("before")
+	last := h.svc.Store.LastSeq()
+
+	var ri client.ReindexResponse
+	h.ok(h.do(req{Method: "POST", Path: "/v1/maintenance/reindex"}), &ri)
+	if ri.Entries != last || h.svc.Index.IndexedThrough() != index.Target(last) {
+		t.Errorf("reindex: %+v; index through %d, want %d", ri, h.svc.Index.IndexedThrough(), index.Target(last))
+	}
+	found("after reindex")
+
+	var co client.CompactResponse
+	h.ok(h.do(req{Method: "POST", Path: "/v1/maintenance/compact"}), &co)
+	if co.StoreBefore == 0 || co.StoreAfter == 0 || co.IndexBefore == 0 || co.IndexAfter == 0 {
+		t.Errorf("compact: %+v", co)
+	}
+	found("after compact")
+
+	h.srv.maint.Lock() // a task in progress
+	for _, p := range []string{"/v1/maintenance/compact", "/v1/maintenance/reindex"} {
+		if pr := h.problem(h.do(req{Method: "POST", Path: p}), 409, ""); pr != nil && !strings.Contains(pr.Detail, "already running") {
+			t.Errorf("%s while another task runs: %+v", p, pr)
+		}
+	}
+	h.srv.maint.Unlock()
+	h.problem(h.do(req{Method: "POST", Path: "/v1/maintenance/reindex", NoAuth: true}), 401, "")
+	h.problem(h.do(req{Method: "GET", Path: "/v1/maintenance/compact"}), 405, "")
 }

@@ -285,6 +285,55 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, sum)
 }
 
+// handleCompact shrinks the store and the index on disk once the index
+// has caught up (service.Compact), and says by how much. One maintenance
+// task runs at a time; searches and ingest go on.
+func (s *Server) handleCompact(w http.ResponseWriter, r *http.Request) error {
+	if !s.maint.TryLock() {
+		return busyMaintenance()
+	}
+	defer s.maint.Unlock()
+	http.NewResponseController(w).SetWriteDeadline(time.Time{}) // minutes for a large store
+	if err := s.svc.WaitIndexed(r.Context()); err != nil {
+		return err
+	}
+	before, err := s.svc.Stats()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := s.svc.Compact(r.Context()); err != nil {
+		return err
+	}
+	after, err := s.svc.Stats()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, client.CompactResponse{StoreBefore: before.StoreBytes, StoreAfter: after.StoreBytes,
+		IndexBefore: before.IndexBytes, IndexAfter: after.IndexBytes, Seconds: time.Since(start).Seconds()})
+}
+
+// handleReindex rebuilds the index from the store beside the one searches
+// use and swaps it in (index.Index.Reindex). One maintenance task runs at
+// a time.
+func (s *Server) handleReindex(w http.ResponseWriter, r *http.Request) error {
+	if !s.maint.TryLock() {
+		return busyMaintenance()
+	}
+	defer s.maint.Unlock()
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	start := time.Now()
+	if err := s.svc.Index.Reindex(r.Context(), nil); err != nil {
+		return err
+	}
+	return writeJSON(w, client.ReindexResponse{Entries: s.svc.Store.LastSeq(), Seconds: time.Since(start).Seconds()})
+}
+
+func busyMaintenance() error {
+	return newProblem(http.StatusConflict, ProblemConflict, "Another maintenance task is running", "",
+		"a compact or reindex is already running on this server; wait for it to finish and try again")
+}
+
 // journalPath checks a journal path given to sync: absolute, no "..", a
 // .jsonl regular file whose real location (symlinks resolved) lies inside
 // one of the sessions directories. It returns the path spelled under that

@@ -291,3 +291,91 @@ func TestCompactMergesSegmentsAndKeepsEveryCandidate(t *testing.T) {
 		}
 	}
 }
+
+// TestReindexWhileWriting: a reindex of a live index (the server runs one
+// on request) while entries are stored, indexed and searched: searches
+// never fail, and afterwards every entry, old or new, is a candidate for
+// its own word and the mark is where it should be.
+func TestReindexWhileWriting(t *testing.T) {
+	dir, st := newStore(t)
+	word := func(i int) string { return fmt.Sprintf("w%05dq", i) }
+	var texts []string
+	for i := range 150 * BlockSize {
+		texts = append(texts, "entry "+word(i))
+	}
+	pushTexts(t, st, "s0", texts)
+	x := openCaughtUp(t, dir, st)
+	defer x.Close()
+	ctx := context.Background()
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	n := len(texts)
+	go func() { // writer and indexer
+		defer close(done)
+		for b := 1; b <= 12; b++ {
+			var more []string
+			for range BlockSize {
+				more = append(more, "entry "+word(n))
+				n++
+			}
+			sid := fmt.Sprintf("s%d", b)
+			h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+			var es []*journal.Entry
+			for i, tx := range more {
+				id := fmt.Sprintf("%s-%04d", sid, i)
+				es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, Searchable: true, Text: tx, Raw: []byte(fmt.Sprintf(`{"id":%q}`, id))})
+			}
+			if _, err := st.Push(sid, h, es); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := x.CatchUp(ctx, nil); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	go func() { // reader
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				errs <- nil
+				return
+			default:
+			}
+			if _, err := x.Candidates(ctx, trigram.Distinct(word(i%len(texts))), 1, 1<<40); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	if err := x.Reindex(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := x.CatchUp(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if x.IndexedThrough() != Target(st.LastSeq()) || st.LastSeq() != uint64(n) {
+		t.Fatalf("mark %d, want %d (%d entries)", x.IndexedThrough(), Target(st.LastSeq()), n)
+	}
+	for i := range n {
+		seq := uint64(i + 1)
+		got, err := x.Candidates(ctx, trigram.Distinct(word(i)), 1, 1<<40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := false
+		for _, b := range got {
+			in = in || b.Lo <= seq && seq <= b.Hi
+		}
+		if !in {
+			t.Fatalf("after the reindex, entry %d (%s) is not a candidate for its word: %v", seq, word(i), got)
+		}
+	}
+}

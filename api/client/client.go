@@ -272,6 +272,27 @@ func (c *Client) Import(ctx context.Context, paths []string) (service.ImportSumm
 	return out, err
 }
 
+// Compact makes the server shrink its store and index on disk (after the
+// index has caught up) and waits for it; it can take minutes.
+func (c *Client) Compact(ctx context.Context) (*CompactResponse, error) {
+	var out CompactResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/maintenance/compact", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Reindex makes the server rebuild its search index from the store beside
+// the one it serves from, and swap it in; it waits for it (minutes for a
+// large store). Searches go on meanwhile.
+func (c *Client) Reindex(ctx context.Context) (*ReindexResponse, error) {
+	var out ReindexResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/maintenance/reindex", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Sync makes the server read a session's journal to its current end before
 // answering (read-your-writes for a live Pi).
 func (c *Client) Sync(ctx context.Context, session, path string) (*SyncResponse, error) {

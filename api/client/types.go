@@ -103,6 +103,22 @@ type ImportRequest struct {
 	Paths []string `json:"paths"`
 }
 
+// CompactResponse is what POST /v1/maintenance/compact did: sizes on disk
+// in bytes before and after.
+type CompactResponse struct {
+	StoreBefore int64   `json:"storeBefore"`
+	StoreAfter  int64   `json:"storeAfter"`
+	IndexBefore int64   `json:"indexBefore"`
+	IndexAfter  int64   `json:"indexAfter"`
+	Seconds     float64 `json:"seconds"`
+}
+
+// ReindexResponse is what POST /v1/maintenance/reindex did.
+type ReindexResponse struct {
+	Entries uint64  `json:"entries"` // the store's last seq when the new index took over
+	Seconds float64 `json:"seconds"`
+}
+
 // FileStatus is how far one journal file has been read.
 type FileStatus struct {
 	Path      string `json:"path"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/service"
 )
 
@@ -16,9 +17,10 @@ func init() {
 		help: `Rewrites the store into its most compressed form and merges the index's
 segments, then prints the sizes before and after. An import of 100,000
 entries or more does this by itself at the end; run it after many smaller
-imports, or after sessions were rewritten or removed. Needs the data
-directory to itself: stop 'pi-history serve' first.`,
-		run: ownDataDir("compact", func(ctx context.Context, g *globals, svc *service.Service) error {
+imports, or after sessions were rewritten or removed. While 'pi-history
+serve' runs, the server does it (POST /v1/maintenance/compact); searches
+and ingest go on meanwhile.`,
+		run: maintenance("compact", func(ctx context.Context, g *globals, svc *service.Service) error {
 			if err := svc.WaitIndexed(ctx); err != nil {
 				return err
 			}
@@ -35,11 +37,28 @@ directory to itself: stop 'pi-history serve' first.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "compacted in %.1fs: store %.1f → %.1f MB, index %.1f → %.1f MB\n", time.Since(start).Seconds(),
-				mb(before.StoreBytes), mb(after.StoreBytes), mb(before.IndexBytes), mb(after.IndexBytes))
+			printCompacted(g, time.Since(start).Seconds(), before.StoreBytes, after.StoreBytes, before.IndexBytes, after.IndexBytes)
+			return nil
+		}, func(ctx context.Context, g *globals, c *client.Client) error {
+			before, err := c.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stderr, "compacting the store (%.1f MB) and the index (%.1f MB) in the running server (%s)…\n",
+				mb(before.StoreBytes), mb(before.IndexBytes), c.BaseURL())
+			res, err := c.Compact(ctx)
+			if err != nil {
+				return err
+			}
+			printCompacted(g, res.Seconds, res.StoreBefore, res.StoreAfter, res.IndexBefore, res.IndexAfter)
 			return nil
 		}),
 	})
+}
+
+func printCompacted(g *globals, seconds float64, storeBefore, storeAfter, indexBefore, indexAfter int64) {
+	fmt.Fprintf(g.stdout, "compacted in %.1fs: store %.1f → %.1f MB, index %.1f → %.1f MB\n", seconds,
+		mb(storeBefore), mb(storeAfter), mb(indexBefore), mb(indexAfter))
 }
 
 func mb(b int64) float64 { return float64(b) / 1e6 }

@@ -1,24 +1,47 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
 
-func TestCompactKeepsWhatIsStoredAndReportsSizes(t *testing.T) {
+// TestMaintenanceKeepsWhatIsStored runs compact and reindex on the data
+// directory opened here and then through a running server: the same kind
+// of report on stdout, exit 0, and the same search answers before and
+// after each.
+func TestMaintenanceKeepsWhatIsStored(t *testing.T) {
 	e := newTestEnv(t)
 	e.journal("--home-dev-shop--", "s1", exportJournal("s1")...)
+	e.journal("--home-dev-shop--", "s2", exportJournal("s2")...)
 	e.mustCLI("import")
 	before := e.mustCLI("search", "--all", "--json", "e")
-	out := e.mustCLI("compact")
-	if !strings.HasPrefix(out, "compacted in ") || !strings.Contains(out, "store") || !strings.Contains(out, "index") {
-		t.Errorf("compact printed %q", out)
+	compacted := regexp.MustCompile(`^compacted in [0-9.]+s: store [0-9.]+ → [0-9.]+ MB, index [0-9.]+ → [0-9.]+ MB\n$`)
+	reindexed := regexp.MustCompile(`^reindexed 10 entries in [0-9.]+s\n$`)
+	check := func(where string) {
+		t.Helper()
+		if out := e.mustCLI("compact"); !compacted.MatchString(out) {
+			t.Errorf("%s: compact printed %q", where, out)
+		}
+		if after := e.mustCLI("search", "--all", "--json", "e"); after != before {
+			t.Errorf("%s: search answers differ after compacting:\n%s\nvs\n%s", where, before, after)
+		}
+		if out := e.mustCLI("reindex"); !reindexed.MatchString(out) {
+			t.Errorf("%s: reindex printed %q", where, out)
+		}
+		if after := e.mustCLI("search", "--all", "--json", "e"); after != before {
+			t.Errorf("%s: search answers differ after reindexing:\n%s\nvs\n%s", where, before, after)
+		}
 	}
-	if after := e.mustCLI("search", "--all", "--json", "e"); after != before {
-		t.Errorf("search answers differ after compacting:\n%s\nvs\n%s", before, after)
-	}
+	check("local")
 	e.serve()
-	if _, stderr, code := e.cli("compact"); code == 0 || !strings.Contains(stderr, "in use by process") {
-		t.Errorf("compact while a server owns the data: exit %d, %q; want a failure naming the owner", code, stderr)
+	check("through the server")
+	for _, cmd := range []string{"compact", "reindex"} {
+		if _, stderr, code := e.cli(cmd); code != 0 || !strings.Contains(stderr, "running server") {
+			t.Errorf("%s while serving did not go through the server: exit %d: %s", cmd, code, stderr)
+		}
+	}
+	if _, stderr, code := e.cli("reindex", "now"); code != 2 || !strings.Contains(stderr, "takes no arguments") {
+		t.Errorf("reindex with an argument: exit %d: %s", code, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
 )
@@ -18,8 +19,11 @@ func init() {
 		summary: "rebuild the search index from the store",
 		help: `Builds a new index from the store in a directory beside the current one
 and swaps it in when complete. Use it after an upgrade that changes the
-index format, or if the index is damaged. The store is not changed.`,
-		run: ownDataDir("reindex", func(ctx context.Context, g *globals, svc *service.Service) error {
+index format, or if the index is damaged. The store is not changed.
+While 'pi-history serve' runs, the server does it (POST
+/v1/maintenance/reindex): searches use the old index until the new one
+takes over.`,
+		run: maintenance("reindex", func(ctx context.Context, g *globals, svc *service.Service) error {
 			start := time.Now()
 			err := svc.Index.Reindex(ctx, func(through, last uint64) {
 				if through >= index.Target(last) {
@@ -35,15 +39,23 @@ index format, or if the index is damaged. The store is not changed.`,
 			}
 			fmt.Fprintf(g.stdout, "reindexed %d entries in %.1fs\n", svc.Store.LastSeq(), time.Since(start).Seconds())
 			return nil
+		}, func(ctx context.Context, g *globals, c *client.Client) error {
+			fmt.Fprintf(g.stderr, "reindex: the running server (%s) rebuilds its index and swaps it in; searches go on meanwhile…\n", c.BaseURL())
+			res, err := c.Reindex(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "reindexed %d entries in %.1fs\n", res.Entries, res.Seconds)
+			return nil
 		}),
 	})
 }
 
-// ownDataDir makes the run function of a maintenance command that takes no
-// arguments and opens the data directory itself (it needs it to itself, so
-// a running server is an error naming its pid), with a context that ends on
-// Ctrl-C.
-func ownDataDir(name string, fn func(ctx context.Context, g *globals, svc *service.Service) error) func(*globals, []string) error {
+// maintenance makes the run function of a maintenance command that takes
+// no arguments, with a context that ends on Ctrl-C: local runs it on the
+// data directory opened here, remote asks the running server that owns it.
+func maintenance(name string, local func(ctx context.Context, g *globals, svc *service.Service) error,
+	remote func(ctx context.Context, g *globals, c *client.Client) error) func(*globals, []string) error {
 	return func(g *globals, args []string) error {
 		if len(args) > 0 {
 			return usagef("%s takes no arguments", name)
@@ -52,9 +64,13 @@ func ownDataDir(name string, fn func(ctx context.Context, g *globals, svc *servi
 		defer stop()
 		svc, err := g.openService()
 		if err != nil {
-			return err
+			c, rerr := g.remoteClient(err)
+			if rerr != nil {
+				return rerr
+			}
+			return remote(ctx, g, c)
 		}
 		defer svc.Close()
-		return fn(ctx, g, svc)
+		return local(ctx, g, svc)
 	}
 }
