@@ -35,8 +35,14 @@ const (
 // sketch a row cannot stand for (an older format): they are always tested
 // one by one. has marks the entries with a sketch.
 type chunkSketches struct {
-	off      [sketchChunk + 1]uint32
-	data     []byte
+	off  [sketchChunk + 1]uint32
+	data []byte
+	// The entries' records (Meta, encoded) the same way: the record of
+	// entry i is meta[moff[i]:moff[i+1]], empty when there is none. A
+	// search's hits decode theirs from here instead of a point read
+	// through Pebble each (at a million entries: ~45 MB in all).
+	moff     [sketchChunk + 1]uint32
+	meta     []byte
 	used     uint64 // the cache's clock at the last use
 	open     [sketchChunk / 64]uint64
 	has      [sketchChunk / 64]uint64
@@ -52,7 +58,15 @@ const (
 
 // size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
-	return len(c.data) + 4*len(c.off) + 64 + 16*len(c.open) + colsBytes
+	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 16*len(c.open) + colsBytes
+}
+
+// record returns the encoded record of entry i, nil when it has none.
+func (c *chunkSketches) record(i uint64) []byte {
+	if a, b := c.moff[i], c.moff[i+1]; a < b {
+		return c.meta[a:b]
+	}
+	return nil
 }
 
 // mark fills has and open from the sketches.
@@ -172,10 +186,11 @@ func (c *sketchCache) drop(chunk uint64) {
 }
 
 // freshSketch is the sketch of an entry stored under a new seq (nil when
-// it has no searchable text).
+// it has no searchable text), with its encoded record.
 type freshSketch struct {
 	seq    uint64
 	sketch []byte
+	meta   []byte
 }
 
 // groupFresh groups fresh sketches by chunk, ascending by seq within each;
@@ -217,14 +232,16 @@ func groupFresh(fresh []freshSketch) map[uint64][]freshSketch {
 // built again when a long stretch needs them.
 func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches {
 	first := int(add[0].seq - base)
-	if c.off[first] != c.off[sketchChunk] {
+	if c.off[first] != c.off[sketchChunk] || c.moff[first] != c.moff[sketchChunk] {
 		return nil
 	}
-	n := &chunkSketches{off: c.off, open: c.open, has: c.has, data: c.data}
+	n := &chunkSketches{off: c.off, open: c.open, has: c.has, data: c.data, moff: c.moff, meta: c.meta}
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))
+		n.moff[i] = uint32(len(n.meta))
 		if j < len(add) && int(add[j].seq-base) == i {
+			n.meta = append(n.meta, add[j].meta...)
 			if sk := add[j].sketch; len(sk) > 0 {
 				n.data = append(n.data, sk...)
 				word, bit := i/64, uint64(1)<<(i%64)
@@ -237,6 +254,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 		}
 	}
 	n.off[sketchChunk] = uint32(len(n.data))
+	n.moff[sketchChunk] = uint32(len(n.meta))
 	return n
 }
 
@@ -289,8 +307,39 @@ func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
 	for ; next <= sketchChunk; next++ {
 		ch.off[next] = uint32(len(ch.data))
 	}
+	if err := s.loadRecords(ch, lo); err != nil {
+		return nil, err
+	}
 	ch.mark()
 	return ch, nil
+}
+
+// loadRecords reads the records of the chunk starting at seq lo into ch.
+func (s *Store) loadRecords(ch *chunkSketches, lo uint64) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagEntry, lo), UpperBound: seqKey(tagEntry, lo+sketchChunk)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	next := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		i := int(binary.BigEndian.Uint64(it.Key()[1:]) - lo)
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		for ; next <= i; next++ {
+			ch.moff[next] = uint32(len(ch.meta))
+		}
+		ch.meta = append(ch.meta, v...)
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	for ; next <= sketchChunk; next++ {
+		ch.moff[next] = uint32(len(ch.meta))
+	}
+	return nil
 }
 
 // chunkFor returns the sketches of a chunk, from the cache or Pebble.

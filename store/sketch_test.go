@@ -148,7 +148,8 @@ func TestCachedSketchesFollowEveryCommit(t *testing.T) {
 }
 
 // TestAppendsExtendTheCachedChunk: a batch of new entries is appended to
-// the cached chunk instead of dropping it, and the result is exactly what
+// the cached chunk (sketches and records) instead of dropping it, and the
+// result is exactly what
 // loading the chunk from Pebble gives, across a chunk boundary, with
 // entries without text and an entry rewritten in place (which drops it).
 func TestAppendsExtendTheCachedChunk(t *testing.T) {
@@ -194,6 +195,9 @@ func TestAppendsExtendTheCachedChunk(t *testing.T) {
 				g, w := got.data[got.off[i]:got.off[i+1]], want.data[want.off[i]:want.off[i+1]]
 				if !bytes.Equal(g, w) {
 					t.Fatalf("after %d entries, chunk %d slot %d holds %x, Pebble %x", n, c, i, g, w)
+				}
+				if g, w := got.record(uint64(i)), want.record(uint64(i)); !bytes.Equal(g, w) {
+					t.Fatalf("after %d entries, chunk %d slot %d holds the record %x, Pebble %x", n, c, i, g, w)
 				}
 			}
 			if got.has != want.has || got.open != want.open {

@@ -318,6 +318,11 @@ func (s *Store) Files() ([]*FileState, error) {
 //
 // The record may be shared with other callers: do not change it.
 func (s *Store) Meta(seq uint64) (*Meta, error) {
+	if ch, _ := s.sketches.get(seq / sketchChunk); ch != nil {
+		if b := ch.record(seq % sketchChunk); b != nil {
+			return decodeMeta(b)
+		}
+	}
 	m, gen := s.metas.get(seq)
 	if m != nil {
 		return m, nil

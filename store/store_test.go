@@ -106,11 +106,27 @@ func TestWarmBranchesCachesEveryCurrentBranch(t *testing.T) {
 // commit that changes them are not returned after it: a pushed entry found
 // in the file, then a rewrite of the file, then the session dropped.
 func TestMetaIsNeverStaleAfterACommit(t *testing.T) {
+	for _, chunk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chunk cached %v", chunk), func(t *testing.T) { testMetaIsNeverStale(t, chunk) })
+	}
+}
+
+// testMetaIsNeverStale reads records either alone (the record cache) or
+// from a chunk the sketch cache holds (loaded before each read).
+func testMetaIsNeverStale(t *testing.T, chunk bool) {
 	st, err := Open(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	meta := func(seq uint64) (*Meta, error) {
+		if chunk {
+			if _, err := st.chunkFor(seq / sketchChunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return st.Meta(seq)
+	}
 	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
 	entry := func(id, text string, line int) *journal.Entry {
 		return &journal.Entry{Type: "message", Role: "user", ID: id, Line: line,
@@ -119,7 +135,7 @@ func TestMetaIsNeverStaleAfterACommit(t *testing.T) {
 	if _, err := st.Push("s", h, []*journal.Entry{entry("a", "hello", 0)}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := st.Meta(1)
+	m, err := meta(1)
 	if err != nil || m.Flags&FlagPushed == 0 || m.Line != 0 {
 		t.Fatalf("pushed entry's record = %+v, %v; want the pushed flag and no line", m, err)
 	}
@@ -127,13 +143,13 @@ func TestMetaIsNeverStaleAfterACommit(t *testing.T) {
 		State: FileState{Offset: 10}}); err != nil {
 		t.Fatal(err)
 	}
-	if m, err = st.Meta(1); err != nil || m.Flags&FlagPushed != 0 || m.Line != 2 {
+	if m, err = meta(1); err != nil || m.Flags&FlagPushed != 0 || m.Line != 2 {
 		t.Fatalf("after the file confirmed it, record = %+v, %v; want no pushed flag, line 2", m, err)
 	}
 	if _, err := st.DropSession("s"); err != nil {
 		t.Fatal(err)
 	}
-	if m, err = st.Meta(1); !errors.Is(err, ErrNotFound) {
+	if m, err = meta(1); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("after dropping the session, Meta(1) = %+v, %v; want ErrNotFound", m, err)
 	}
 }

@@ -352,7 +352,7 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 		sk = trigram.Sketch([]byte(e.Text))
 	}
 	if m.Seq > s.lastSeq.Load() {
-		s.fresh = append(s.fresh, freshSketch{seq: m.Seq, sketch: sk})
+		s.fresh = append(s.fresh, freshSketch{seq: m.Seq, sketch: sk, meta: enc})
 	} else {
 		s.dirty[m.Seq/sketchChunk] = struct{}{}
 		s.rewritten = append(s.rewritten, m.Seq)
