@@ -457,10 +457,10 @@ type WarmStats struct {
 	Full   bool  // stopped early: the cache bound would have been passed
 }
 
-// WarmSketches brings the sketches of every stored entry into the sketch
-// cache, oldest first, with the bit-sliced columns of each full chunk, so
-// that the first searches through the whole history test sketches in
-// memory instead of reading them from Pebble. It stops at the cache's bound
+// WarmSketches brings the sketches (and records) of every stored entry into
+// the sketch cache, oldest first, with the bit-sliced columns of each full
+// chunk, so that the first searches through the whole history test
+// sketches in memory instead of reading them from Pebble. It stops at the cache's bound
 // (older chunks are then kept, newer ones load on demand) and when ctx
 // ends. Searches and writes may run meanwhile; a server calls it once in
 // the background after it starts.
