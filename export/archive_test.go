@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -439,4 +441,38 @@ func TestArchiveHandler(t *testing.T) {
 			t.Errorf("?%s: %d %+v (%v), want %d naming %q", c.query, resp.StatusCode, p, err, c.status, c.param)
 		}
 	}
+}
+
+// FuzzArchiveQuery: any query string either selects sessions (at least one
+// condition set, a project absolute and clean) or is refused as a bad
+// parameter naming one of the query's keys; it never panics.
+func FuzzArchiveQuery(f *testing.F) {
+	for _, s := range []string{"all=1", "project=/home/dev/shop&since=7d", "since=2026-01-01&until=2026-02-01T10:00:00Z",
+		"", "all=2", "project=rel", "until=%zz", "all=1&all=0", "since=-5d", "x=1"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		sel, err := selectionFromQuery(q, now)
+		if err != nil {
+			var pe *paramError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalid) || pe.msg == "" {
+				t.Fatalf("%q: error %v is not a bad parameter", raw, err)
+			}
+			if _, ok := q[pe.param]; !ok && pe.param != "all" {
+				t.Fatalf("%q: the error names %q, not a parameter of the query", raw, pe.param)
+			}
+			return
+		}
+		if sel.empty() {
+			t.Fatalf("%q: an empty selection was accepted", raw)
+		}
+		if sel.Project != "" && (!filepath.IsAbs(sel.Project) || filepath.Clean(sel.Project) != sel.Project) {
+			t.Fatalf("%q: project %q is not a clean absolute path", raw, sel.Project)
+		}
+	})
 }
