@@ -419,6 +419,34 @@ func TestImport(t *testing.T) {
 	if sum.Files != 1 || sum.Entries != 0 {
 		t.Errorf("re-import of the sessions directory: %+v", sum)
 	}
+
+	// With progress: a line per event, the summary last.
+	third := filepath.Join(t.TempDir(), "third")
+	writeJournal(t, third, "--p--", "s3", []string{
+		`{"type":"session","version":3,"id":"s3","timestamp":"2026-01-03T10:00:00.000Z","cwd":"/p"}`,
+		userLine("a1", "", "imported with progress"),
+	})
+	w := h.do(req{Method: "POST", Path: "/v1/import", Body: client.ImportRequest{Paths: []string{third}},
+		Header: map[string]string{"Accept": client.ImportStreamType}})
+	if w.Code != 200 || w.Header().Get("Content-Type") != client.ImportStreamType {
+		t.Fatalf("import stream: %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	lines := strings.Split(strings.TrimSpace(w.Body.String()), "\n")
+	var events []client.ImportEvent
+	for _, l := range lines {
+		var ev client.ImportEvent
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("import stream line %q: %v", l, err)
+		}
+		events = append(events, ev)
+	}
+	last := events[len(events)-1]
+	if len(events) < 2 || events[0].Progress == nil || last.Summary == nil || last.Summary.Entries != 1 || last.Summary.Sessions != 1 {
+		t.Errorf("import stream: %s", w.Body)
+	}
+	// A bad path is refused before the stream begins.
+	h.problem(h.do(req{Method: "POST", Path: "/v1/import", Body: `{"paths":["/does/not/exist"]}`,
+		Header: map[string]string{"Accept": client.ImportStreamType}}), 404, "paths[0]")
 }
 
 func TestMetrics(t *testing.T) {

@@ -12,11 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
@@ -278,11 +281,88 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) error {
 	// An import of a large corpus can run for minutes: lift the write
 	// deadline for this response (the client's cancel still stops it).
 	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	if strings.Contains(r.Header.Get("Accept"), client.ImportStreamType) {
+		s.importStream(w, r, paths)
+		return nil
+	}
 	sum, err := s.svc.Import(r.Context(), paths, nil)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, sum)
+}
+
+// importStream runs an import whose client asked for its progress: one
+// JSON object a line (client.ImportEvent), at most five a second, while the
+// files are read and then while the index catches up, and last the summary
+// or the error as a problem document.
+func (s *Server) importStream(w http.ResponseWriter, r *http.Request, paths []string) {
+	w.Header().Set("Content-Type", client.ImportStreamType)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	var mu sync.Mutex // one line at a time
+	enc := json.NewEncoder(w)
+	send := func(ev client.ImportEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		if enc.Encode(ev) == nil {
+			rc.Flush()
+		}
+	}
+	var filesDone atomic.Bool
+	var lmu sync.Mutex
+	last := time.Time{}
+	progress := func(done, files int, b, total int64, entries int) {
+		if done == files {
+			filesDone.Store(true)
+		}
+		lmu.Lock()
+		if time.Since(last) < 200*time.Millisecond && done < files {
+			lmu.Unlock()
+			return
+		}
+		last = time.Now()
+		lmu.Unlock()
+		send(client.ImportEvent{Progress: &client.ImportProgress{FilesDone: done, Files: files, Bytes: b, TotalBytes: total, Entries: entries}})
+	}
+	stop := make(chan struct{})
+	ticking := make(chan struct{})
+	go func() { // once the files are read, the index may still be catching up
+		defer close(ticking)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if !filesDone.Load() {
+				continue
+			}
+			if s.svc.Compacting() {
+				send(client.ImportEvent{Compacting: true})
+				continue
+			}
+			through, target := s.svc.Index.IndexedThrough(), index.Target(s.svc.Store.LastSeq())
+			if through < target {
+				send(client.ImportEvent{Indexing: &client.IndexingProgress{Through: through, Target: target}})
+			}
+		}
+	}()
+	sum, err := s.svc.Import(r.Context(), paths, progress)
+	close(stop)
+	<-ticking
+	if err != nil {
+		p, internal := problemFor(err)
+		if internal {
+			s.log.Error("api: import failed", "err", err)
+		}
+		send(client.ImportEvent{Error: p})
+		return
+	}
+	send(client.ImportEvent{Summary: &sum})
 }
 
 // handleCompact shrinks the store and the index on disk once the index

@@ -293,6 +293,53 @@ func (c *Client) Reindex(ctx context.Context) (*ReindexResponse, error) {
 	return &out, nil
 }
 
+// ImportWithProgress is Import with progress: fn is called (on this
+// goroutine) with each progress, indexing and compacting event the server
+// streams, and the summary comes back at the end. An error the server meets
+// after it began streaming arrives as an *Error too.
+func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func(ImportEvent)) (service.ImportSummary, error) {
+	var sum service.ImportSummary
+	b, err := json.Marshal(&ImportRequest{Paths: paths})
+	if err != nil {
+		return sum, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/import", bytes.NewReader(b))
+	if err != nil {
+		return sum, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", ImportStreamType)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return sum, fmt.Errorf("pi-history server at %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return sum, problemOf(resp)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev ImportEvent
+		if err := dec.Decode(&ev); err != nil {
+			if ctx.Err() != nil {
+				return sum, ctx.Err()
+			}
+			return sum, fmt.Errorf("pi-history server at %s: the import's progress stream broke off before its summary (see the server's log; what was read is stored, and importing again resumes): %w", c.base, err)
+		}
+		switch {
+		case ev.Summary != nil:
+			return *ev.Summary, nil
+		case ev.Error != nil:
+			return sum, ev.Error
+		case fn != nil:
+			fn(ev)
+		}
+	}
+}
+
 // Sync makes the server read a session's journal to its current end before
 // answering (read-your-writes for a live Pi).
 func (c *Client) Sync(ctx context.Context, session, path string) (*SyncResponse, error) {

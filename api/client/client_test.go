@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -37,5 +39,61 @@ func TestClientReusesItsConnection(t *testing.T) {
 	}
 	if n := conns.Load(); n != 1 {
 		t.Errorf("5 calls opened %d connections, want 1", n)
+	}
+}
+
+// TestImportWithProgressReadsTheStream: progress events reach the callback
+// in order; the stream ends with the summary, or with an error the server
+// met after it began (an *Error), and a stream cut before either is an
+// error, never a zero summary.
+func TestImportWithProgressReadsTheStream(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		events     int
+		entries    int
+		errStatus  int
+		broken     bool
+	}{
+		{"summary", `{"progress":{"filesDone":0,"files":2,"bytes":0,"totalBytes":10,"entries":0}}
+{"indexing":{"through":16,"target":32}}
+{"compacting":true}
+{"summary":{"files":2,"sessions":2,"entries":7,"problems":[]}}
+`, 3, 7, 0, false},
+		{"error", `{"progress":{"filesDone":1,"files":2,"bytes":5,"totalBytes":10,"entries":3}}
+{"error":{"type":"urn:pi-history:problem:internal","title":"Internal server error","status":500,"detail":"disk full"}}
+`, 1, 0, 500, false},
+		{"cut short", `{"progress":{"filesDone":1,"files":2,"bytes":5,"totalBytes":10,"entries":3}}
+{"progr`, 1, 0, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Accept") != ImportStreamType {
+					t.Errorf("Accept %q", r.Header.Get("Accept"))
+				}
+				w.Header().Set("Content-Type", ImportStreamType)
+				w.Write([]byte(c.body))
+			}))
+			defer srv.Close()
+			var events []ImportEvent
+			sum, err := New(srv.URL, "tok").ImportWithProgress(context.Background(), []string{"/x"}, func(ev ImportEvent) { events = append(events, ev) })
+			if len(events) != c.events {
+				t.Errorf("%d events, want %d", len(events), c.events)
+			}
+			var pe *Error
+			switch {
+			case c.errStatus != 0:
+				if !errors.As(err, &pe) || pe.Status != c.errStatus || pe.Detail != "disk full" {
+					t.Errorf("err = %v, want the server's problem", err)
+				}
+			case c.broken:
+				if err == nil || !strings.Contains(err.Error(), "broke off") {
+					t.Errorf("err = %v, want a broken stream", err)
+				}
+			default:
+				if err != nil || sum.Entries != c.entries {
+					t.Errorf("summary %+v, %v", sum, err)
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/rollover"
 	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
 )
 
 // This file is the wire format of the HTTP API: the request and response
@@ -102,6 +103,37 @@ type PushRequest struct {
 type ImportRequest struct {
 	Paths []string `json:"paths"`
 }
+
+// ImportEvent is one line of POST /v1/import's progress stream (asked for
+// with Accept: application/x-ndjson): exactly one field is set. Progress
+// comes while files are read, Indexing once they are (the import waits for
+// the index), Compacting when a large import ends by compacting, and the
+// last line is Summary or Error.
+type ImportEvent struct {
+	Progress   *ImportProgress        `json:"progress,omitempty"`
+	Indexing   *IndexingProgress      `json:"indexing,omitempty"`
+	Compacting bool                   `json:"compacting,omitempty"`
+	Summary    *service.ImportSummary `json:"summary,omitempty"`
+	Error      *Error                 `json:"error,omitempty"`
+}
+
+// ImportProgress is how far the reading of an import's files is.
+type ImportProgress struct {
+	FilesDone  int   `json:"filesDone"`
+	Files      int   `json:"files"`
+	Bytes      int64 `json:"bytes"`
+	TotalBytes int64 `json:"totalBytes"`
+	Entries    int   `json:"entries"`
+}
+
+// IndexingProgress is how far the index is once the files are read.
+type IndexingProgress struct {
+	Through uint64 `json:"through"`
+	Target  uint64 `json:"target"`
+}
+
+// ImportStreamType is the media type of POST /v1/import's progress stream.
+const ImportStreamType = "application/x-ndjson"
 
 // CompactResponse is what POST /v1/maintenance/compact did: sizes on disk
 // in bytes before and after.

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/store"
@@ -127,7 +125,7 @@ func runExport(g *globals, args []string) error {
 	if f.window < 0 {
 		return usagef("--window %d: windows are numbered from 1", f.window)
 	}
-	if f.out == "" && f.zstd && exportIsTerminal(g.stdout) {
+	if f.out == "" && f.zstd && isTerminal(g.stdout) {
 		return usagef("refusing to write compressed data to a terminal; use -o FILE or redirect stdout")
 	}
 	svc, err := g.openService()
@@ -211,7 +209,7 @@ func exportArchive(g *globals) error {
 		return errNoArchiveMatch
 	}
 	start := time.Now()
-	tty := exportIsTerminal(g.stderr)
+	tty := isTerminal(g.stderr)
 	var stats export.ArchiveStats
 	err = export.WriteFile(f.out, f.force, func(w io.Writer) error {
 		var err error
@@ -249,7 +247,7 @@ func exportArchiveRemote(ctx context.Context, g *globals, c *client.Client, sel 
 	f := &exportFlags
 	g.log.Debug("exporting an archive through the running server", "url", c.BaseURL())
 	start := time.Now()
-	tty := exportIsTerminal(g.stderr)
+	tty := isTerminal(g.stderr)
 	var stats export.ArchiveStats
 	err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
 		var err error
@@ -378,9 +376,4 @@ func resolveRemoteSession(ctx context.Context, c *client.Client, arg string) (st
 		ids[i] = si.ID
 	}
 	return pickPrefix(arg, ids)
-}
-
-func exportIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

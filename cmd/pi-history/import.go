@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
@@ -75,7 +77,26 @@ func runImport(g *globals, args []string) error {
 				return err
 			}
 		}
-		sum, err := remote.Import(ctx, abs)
+		if !isTerminal(g.stderr) {
+			sum, err := remote.Import(ctx, abs)
+			if err != nil {
+				return err
+			}
+			return printImport(g, sum)
+		}
+		line := newImportLine(g)
+		sum, err := remote.ImportWithProgress(ctx, abs, func(ev client.ImportEvent) {
+			switch {
+			case ev.Progress != nil:
+				p := ev.Progress
+				line.files(p.FilesDone, p.Files, p.Bytes, p.TotalBytes, p.Entries)
+			case ev.Indexing != nil:
+				line.indexing(ev.Indexing.Through, ev.Indexing.Target)
+			case ev.Compacting:
+				line.compacting()
+			}
+		})
+		fmt.Fprintln(g.stderr)
 		if err != nil {
 			return err
 		}
@@ -87,8 +108,8 @@ func runImport(g *globals, args []string) error {
 	var filesDone atomic.Bool // every file is read: the index is what is left
 	stopIndexing := make(chan struct{})
 	indexingDone := make(chan struct{})
-	if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		start := time.Now()
+	if isTerminal(g.stderr) {
+		line := newImportLine(g)
 		last := time.Time{}
 		progress = func(done, files int, b, total int64, entries int) {
 			mu.Lock()
@@ -100,16 +121,7 @@ func runImport(g *globals, args []string) error {
 				return
 			}
 			last = time.Now()
-			el := time.Since(start).Seconds()
-			mbs := float64(b) / 1e6 / max(el, 1e-3)
-			eta := "?"
-			if b > 0 && total > b {
-				eta = (time.Duration(float64(total-b)/float64(b)*el) * time.Second).Round(time.Second).String()
-			} else if total <= b {
-				eta = "0s"
-			}
-			fmt.Fprintf(g.stderr, "\r\033[Kimport: files %d/%d  entries %d  %.1f MB/s  %d%%  ETA %s",
-				done, files, entries, mbs, pct(b, total), eta)
+			line.files(done, files, b, total, entries)
 		}
 		// Once the files are read, the index may still be catching up:
 		// show that too, so a long import never looks stuck.
@@ -129,7 +141,7 @@ func runImport(g *globals, args []string) error {
 				through, target := svc.Index.IndexedThrough(), index.Target(svc.Store.LastSeq())
 				if svc.Compacting() {
 					mu.Lock()
-					fmt.Fprintf(g.stderr, "\r\033[Kimport: files read and indexed; compacting the store and the index")
+					line.compacting()
 					mu.Unlock()
 					continue
 				}
@@ -137,7 +149,7 @@ func runImport(g *globals, args []string) error {
 					continue
 				}
 				mu.Lock()
-				fmt.Fprintf(g.stderr, "\r\033[Kimport: files read; indexing %d of %d entries (%d%%)", through, target, pct(int64(through), int64(target)))
+				line.indexing(through, target)
 				mu.Unlock()
 			}
 		}()
@@ -154,6 +166,42 @@ func runImport(g *globals, args []string) error {
 		return err
 	}
 	return printImport(g, sum)
+}
+
+// importLine draws an import's progress line on a terminal: the same
+// whether this process reads the files or a running server does.
+type importLine struct {
+	g     *globals
+	start time.Time
+}
+
+func newImportLine(g *globals) *importLine { return &importLine{g: g, start: time.Now()} }
+
+func (l *importLine) files(done, files int, b, total int64, entries int) {
+	el := time.Since(l.start).Seconds()
+	mbs := float64(b) / 1e6 / max(el, 1e-3)
+	eta := "?"
+	if b > 0 && total > b {
+		eta = (time.Duration(float64(total-b)/float64(b)*el) * time.Second).Round(time.Second).String()
+	} else if total <= b {
+		eta = "0s"
+	}
+	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files %d/%d  entries %d  %.1f MB/s  %d%%  ETA %s",
+		done, files, entries, mbs, pct(b, total), eta)
+}
+
+func (l *importLine) indexing(through, target uint64) {
+	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read; indexing %d of %d entries (%d%%)", through, target, pct(int64(through), int64(target)))
+}
+
+func (l *importLine) compacting() {
+	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read and indexed; compacting the store and the index")
+}
+
+// isTerminal reports whether w is a terminal (progress lines go there).
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func printImport(g *globals, sum service.ImportSummary) error {

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/pi-history/pi-history/service"
@@ -43,5 +47,35 @@ func TestImportFindsArchivesInDirectories(t *testing.T) {
 		if again := importSum(dst); again.Entries != 0 || again.Files != 1 {
 			t.Errorf("serve=%v: importing the archive again added %d entries", serve, again.Entries)
 		}
+	}
+}
+
+// TestImportShowsProgressThroughTheServer: on a terminal, an import that a
+// running server does draws the same progress line as one done here, from
+// the server's progress stream, and prints the same summary.
+func TestImportShowsProgressThroughTheServer(t *testing.T) {
+	defer func(f func(io.Writer) bool) { isTerminal = f }(isTerminal)
+	isTerminal = func(io.Writer) bool { return true }
+	src := filepath.Join(t.TempDir(), "old-sessions")
+	for i, sid := range []string{"s1", "s2", "s3"} {
+		p := filepath.Join(src, fmt.Sprintf("--p%d--", i), sid+".jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(strings.Join(exportJournal(sid), "\n")+"\n"), 0o644)
+	}
+	summary := regexp.MustCompile(`, [0-9.]+s\n$`)
+	var outs []string
+	for _, serve := range []bool{false, true} {
+		e := newTestEnv(t)
+		if serve {
+			e.serve()
+		}
+		stdout, stderr, code := e.cli("import", src)
+		if code != 0 || !strings.Contains(stderr, "import: files 3/3  entries 15") {
+			t.Errorf("serve=%v: exit %d, progress: %q", serve, code, stderr)
+		}
+		outs = append(outs, summary.ReplaceAllString(stdout, ", Ts\n"))
+	}
+	if outs[0] != outs[1] || !strings.HasPrefix(outs[0], "imported 3 files: 3 sessions, 15 new entries") {
+		t.Errorf("summaries differ or are wrong:\nlocal:  %q\nremote: %q", outs[0], outs[1])
 	}
 }

@@ -58,7 +58,7 @@ var browserOpener = func() string {
 }
 
 // stdoutIsTerminal reports whether w is a terminal. Tests replace it.
-var stdoutIsTerminal = exportIsTerminal
+var stdoutIsTerminal = isTerminal
 
 func runOpen(g *globals, args []string) error {
 	if len(args) > 0 {
