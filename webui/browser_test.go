@@ -456,4 +456,29 @@ func TestBrowser(t *testing.T) {
 			waitJS(`document.querySelectorAll('article.entry').length > 100`))
 		e.shot(t, "big.png")
 	})
+
+	t.Run("load earlier pairs a result with its call", func(t *testing.T) {
+		// Opened at e0005005, the page starts 5 entries earlier, with the
+		// result e0005000 of the call in e0004999: shown on its own until
+		// "Load earlier" brings the call, which must take it in.
+		e.run(t, "open deep", chromedp.Navigate(fmt.Sprintf("%s/?deep=1#/s/%s?e=e0005005", e.base, bigID)),
+			waitJS(`document.querySelector('article.entry[data-entry="e0005005"]') !== null`))
+		if n := e.num(t, `document.querySelectorAll('article.entry[data-entry="e0005000"]').length`); n != 1 {
+			t.Fatalf("before: the result e0005000 is not on its own at the top (%v articles)", n)
+		}
+		e.run(t, "load earlier", chromedp.Click(chromedp.CSS(`button.more.top`)),
+			waitJS(`document.querySelector('article.entry[data-entry="e0004999"]') !== null`))
+		if n := e.num(t, `document.querySelectorAll('article.entry[data-entry="e0005000"]').length`); n != 0 {
+			t.Errorf("after loading earlier, the result e0005000 is still shown on its own")
+		}
+		if n := e.num(t, `document.querySelectorAll('article.entry[data-entry="e0004999"] .slot .result[data-entry="e0005000"]').length`); n != 1 {
+			t.Errorf("after loading earlier, the result e0005000 is not under its call e0004999")
+		}
+		// Every result on screen is under its call, but for a first one whose
+		// call is not loaded.
+		orphans := e.str(t, `[...document.querySelectorAll('article.entry.r-toolResult')].map(a => a.dataset.entry).filter(id => document.querySelector('article.entry[data-entry="e' + String(+id.slice(1) - 1).padStart(7, '0') + '"]')).join(',')`)
+		if orphans != "" {
+			t.Errorf("results shown apart from their calls on screen: %s", orphans)
+		}
+	})
 }

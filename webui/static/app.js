@@ -188,7 +188,8 @@ async function showSessions(q) {
 
 function newCtx(view) {
   return {
-    calls: new Map(),
+    calls: new Map(), // tool calls on screen waiting for their results
+    orphans: new Map(), // tool results on screen without their calls, by call id
     entries: new Map(),
     link: (id, text, cls) => h('a', { class: cls || 'elink', href: sessionHref(view.id, { leaf: view.leafParam, e: id }), text }),
   };

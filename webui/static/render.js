@@ -210,7 +210,18 @@ function toolCall(b, ctx) {
     h('div', { class: 'toolhead' }, h('span', { class: 'tname', text: String(b.name ?? 'tool') }), ' ', h('span', { class: 'targ', text: argPreview(args) })),
     argsText && argsText !== '{}' ? preBlock(argsText, 'args', { lines: 8, chars: 600, label: 'arguments' }) : null,
     slot);
-  if (b.id != null) ctx.calls.set(String(b.id), { slot, box });
+  if (b.id != null) {
+    // Its result may be on screen already, on its own: shown first when a
+    // later page came before this one ("Load earlier"). Take it in.
+    const o = ctx.orphans?.get(String(b.id));
+    if (o) {
+      slot.append(o.node);
+      if (o.node.classList.contains('error')) box.classList.add('error');
+      o.art.remove();
+      ctx.orphans.delete(String(b.id));
+      ctx.entries.set(o.node.dataset.entry, o.node);
+    } else ctx.calls.set(String(b.id), { slot, box });
+  }
   return box;
 }
 
@@ -249,8 +260,10 @@ function notebookBody(data) {
 }
 
 // entry renders one item of a window page. ctx carries the session's link
-// builder and the map of tool calls waiting for their results; a tool result
-// whose call is shown is put under the call and null is returned.
+// builder, the map of tool calls waiting for their results and that of
+// results shown without their calls; a tool result whose call is shown is
+// put under the call and null is returned, and a call whose result is shown
+// on its own (a later page drawn first) takes the result in.
 export function entry(item, ctx) {
   let raw = null;
   if (item.raw) {
@@ -262,6 +275,7 @@ export function entry(item, ctx) {
   const body = [];
   const extra = [];
   let error = !!item.isError;
+  let orphan = null; // a tool result shown before (without) its call
 
   if (item.omitted) {
     body.push(h('div', { class: 'muted', text: `This line is ${item.rawBytes} bytes; its text is shown.` }), renderText(item.text));
@@ -300,6 +314,7 @@ export function entry(item, ctx) {
         }
         badge = 'toolResult';
         body.push(node);
+        if (m.toolCallId != null) orphan = { id: String(m.toolCallId), node };
         break;
       }
       case 'bashExecution': {
@@ -384,6 +399,7 @@ export function entry(item, ctx) {
     ctx.link(item.entry, item.entry, 'eid'));
   const art = h('article', { class: cls.join(' '), dataset: { entry: item.entry } }, head, h('div', { class: 'ebody' }, body));
   ctx.entries.set(item.entry, art);
+  if (orphan && ctx.orphans) ctx.orphans.set(orphan.id, { node: orphan.node, art });
   return art;
 }
 
