@@ -40,7 +40,7 @@ type chunkSketches struct {
 	// The entries' records (Meta, encoded) the same way: the record of
 	// entry i is meta[moff[i]:moff[i+1]], empty when there is none. A
 	// search's hits decode theirs from here instead of a point read
-	// through Pebble each (at a million entries: ~45 MB in all).
+	// through Pebble each (~130 bytes an entry: ~130 MB at a million).
 	moff     [sketchChunk + 1]uint32
 	meta     []byte
 	used     uint64 // the cache's clock at the last use
@@ -223,10 +223,11 @@ func groupFresh(fresh []freshSketch) map[uint64][]freshSketch {
 	return out
 }
 
-// extended returns a copy of c with the sketches of add (entries of the
-// chunk at base, ascending, none of which c holds yet) appended, or nil
-// when c already holds an entry at or after the first of them: then the
-// batch did not only append, and the chunk must be reloaded. The copy
+// extended returns a copy of c with the sketches and records of add
+// (entries of the chunk at base, ascending, none of which c holds yet)
+// appended, or nil when c already holds an entry at or after the first of
+// them: then the batch did not only append, and the chunk must be
+// reloaded. The copy
 // shares c's data where it can (appending only past what c reads, and
 // only the cache extends a chunk, one writer at a time); its columns are
 // built again when a long stretch needs them.
