@@ -19,7 +19,8 @@ segments, then prints the sizes before and after. An import of 100,000
 entries or more does this by itself at the end; run it after many smaller
 imports, or after sessions were rewritten or removed. While 'pi-history
 serve' runs, the server does it (POST /v1/maintenance/compact); searches
-and ingest go on meanwhile.`,
+and ingest go on meanwhile (entries stored meanwhile are searchable at once
+and indexed when it ends).`,
 		run: maintenance("compact", func(ctx context.Context, g *globals, svc *service.Service) error {
 			if err := svc.WaitIndexed(ctx); err != nil {
 				return err

@@ -39,7 +39,7 @@ and line number.
 
 On a terminal a progress line shows files, entries, MB/s and the time left.
 While 'pi-history serve' runs, the server reads the files (give paths it
-can read) and the summary is the same.
+can read); the progress line and the summary are the same.
 
 Examples:
   pi-history import
