@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -503,6 +504,12 @@ func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 	if !c.p.find.in(text) {
 		return false, nil
 	}
+	return c.accept(seq, text)
+}
+
+// accept takes a seq whose text holds the needle, if its record passes the
+// filters.
+func (c *collector) accept(seq uint64, text []byte) (bool, error) {
 	m, err := c.e.st.Meta(seq)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -548,9 +555,26 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	})
 }
 
+// parallelMin is the fewest entries scanRanges reads with both cores: the
+// second half of them on another goroutine while this one reads the first.
+var parallelMin uint64 = 1024
+
 // scanRanges confirms every searchable entry of ranges (ascending,
-// disjoint) in request order, until the page is full.
+// disjoint) in request order, until the page is full. Many entries are
+// read in two halves at once (see scanHalves).
 func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
+	if seqCount(ranges) >= parallelMin {
+		first, second := splitRanges(ranges)
+		if c.p.req.NewestFirst {
+			first, second = second, first
+		}
+		return c.scanHalves(ctx, first, second)
+	}
+	return c.scanInOrder(ctx, ranges)
+}
+
+// scanInOrder is scanRanges on this goroutine alone.
+func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
 	var ferr error
 	err := c.e.st.ScanTextRanges(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
 		c.n++
@@ -569,6 +593,96 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 		return ferr
 	}
 	return err
+}
+
+// scanHalves reads first (in request order, on this goroutine) and second
+// (on another) at once: texts are decompressed by Pebble one block each,
+// the larger part of a long scan, and a second core halves it. The other
+// goroutine only finds the texts that hold the needle; they are offered
+// after first, in order, so hits, order, cursor and counts are exactly
+// those of one scan. When first fills the page, second is stopped and its
+// finds dropped: its work then was the price of asking it.
+func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRange) error {
+	type find struct {
+		seq  uint64
+		text []byte
+	}
+	var (
+		stop    atomic.Bool
+		finds   []find
+		scanned int
+		nbytes  int64
+		done    = make(chan error, 1)
+	)
+	go func() {
+		n := 0
+		err := c.e.st.ScanTextRanges(second, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
+			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
+				return false
+			}
+			scanned++
+			nbytes += int64(len(text))
+			if c.p.find.in(text) {
+				finds = append(finds, find{seq, slices.Clone(text)})
+			}
+			return true
+		})
+		if err == nil {
+			err = ctx.Err()
+		}
+		done <- err
+	}()
+	err := c.scanInOrder(ctx, first)
+	if err != nil || c.full() {
+		stop.Store(true)
+		<-done
+		return err
+	}
+	if err := <-done; err != nil {
+		return err
+	}
+	c.st.Scanned += scanned
+	c.st.BytesScanned += nbytes
+	for _, f := range finds {
+		if _, err := c.accept(f.seq, f.text); err != nil {
+			return err
+		}
+		if c.full() {
+			break
+		}
+	}
+	return nil
+}
+
+// seqCount is how many seqs ranges span.
+func seqCount(ranges []store.SeqRange) uint64 {
+	var n uint64
+	for _, r := range ranges {
+		n += r.Hi - r.Lo + 1
+	}
+	return n
+}
+
+// splitRanges cuts ascending ranges into a lower and an upper part that
+// span about as many seqs each.
+func splitRanges(ranges []store.SeqRange) (lower, upper []store.SeqRange) {
+	half := seqCount(ranges) / 2
+	var n uint64
+	for i, r := range ranges {
+		w := r.Hi - r.Lo + 1
+		if n+w <= half {
+			n += w
+			continue
+		}
+		cut := r.Lo + (half - n) // first seq of the upper part
+		lower = append([]store.SeqRange(nil), ranges[:i]...)
+		if cut > r.Lo {
+			lower = append(lower, store.SeqRange{Lo: r.Lo, Hi: cut - 1})
+		}
+		upper = append([]store.SeqRange{{Lo: cut, Hi: r.Hi}}, ranges[i+1:]...)
+		return lower, upper
+	}
+	return ranges, nil
 }
 
 // candidates confirms the index's candidate blocks in [lo, hi] in request

@@ -224,6 +224,12 @@ func checkCommon(t *testing.T, e *env, common bool) {
 
 func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
 	commonModes(t, pagesEqualBruteForce)
+	t.Run("every scan read in two halves", func(t *testing.T) {
+		defer func(n uint64) { parallelMin = n }(parallelMin)
+		parallelMin = 2
+		defer index.SetCommonAfterForTest(20)()
+		pagesEqualBruteForce(t, true)
+	})
 }
 
 func pagesEqualBruteForce(t *testing.T, common bool) {
@@ -275,6 +281,11 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 
 func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
 	commonModes(t, pagingStaysExactWhileEntriesArrive)
+	t.Run("every scan read in two halves", func(t *testing.T) {
+		defer func(n uint64) { parallelMin = n }(parallelMin)
+		parallelMin = 2
+		pagingStaysExactWhileEntriesArrive(t, false)
+	})
 }
 
 func pagingStaysExactWhileEntriesArrive(t *testing.T, common bool) {
@@ -473,5 +484,42 @@ func TestEachWindowTilesTheRangeInRequestOrder(t *testing.T) {
 	eachWindow(1, 1000, 10, false, func() bool { return n == 2 }, func(a, b uint64) error { n++; return nil })
 	if n != 2 {
 		t.Errorf("eachWindow went on for %d windows after stop said so at 2", n)
+	}
+}
+
+// TestSplitRangesHalvesTheSeqs: the two parts hold every seq of the ranges
+// once, in order, the lower part below the upper, about half each.
+func TestSplitRangesHalvesTheSeqs(t *testing.T) {
+	for _, rs := range [][]store.SeqRange{
+		{{Lo: 1, Hi: 1}},
+		{{Lo: 1, Hi: 2}},
+		{{Lo: 5, Hi: 104}},
+		{{Lo: 1, Hi: 3}, {Lo: 10, Hi: 10}, {Lo: 20, Hi: 29}},
+		{{Lo: 1, Hi: 1}, {Lo: 3, Hi: 3}, {Lo: 5, Hi: 5}, {Lo: 7, Hi: 7}},
+		{{Lo: 100, Hi: 199}, {Lo: 300, Hi: 300}},
+	} {
+		lower, upper := splitRanges(rs)
+		var all, got []uint64
+		for _, r := range rs {
+			for s := r.Lo; s <= r.Hi; s++ {
+				all = append(all, s)
+			}
+		}
+		for _, part := range [][]store.SeqRange{lower, upper} {
+			for _, r := range part {
+				if r.Lo > r.Hi {
+					t.Fatalf("%v: empty range %v in %v | %v", rs, r, lower, upper)
+				}
+				for s := r.Lo; s <= r.Hi; s++ {
+					got = append(got, s)
+				}
+			}
+		}
+		if !slices.Equal(got, all) {
+			t.Errorf("%v split into %v | %v: seqs %v", rs, lower, upper, got)
+		}
+		if d := int(seqCount(upper)) - int(seqCount(lower)); d < 0 || d > 1 {
+			t.Errorf("%v split into %v | %v: %d and %d seqs", rs, lower, upper, seqCount(lower), seqCount(upper))
+		}
 	}
 }
