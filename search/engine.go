@@ -555,15 +555,22 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	})
 }
 
-// parallelMin is the fewest entries scanRanges reads with both cores: the
-// second half of them on another goroutine while this one reads the first.
-var parallelMin uint64 = 1024
+// A scan reads with both cores (the second half of its entries on another
+// goroutine while this one reads the first) when it has at least
+// parallelMin entries to read and the search has already read parallelAfter
+// texts without filling its page: a page that fills early would waste the
+// other half's work (first pages of 3-5 character needles: p50 0.93 ->
+// 1.52 ms when every long scan was split).
+var (
+	parallelMin   uint64 = 1024
+	parallelAfter        = 512
+)
 
 // scanRanges confirms every searchable entry of ranges (ascending,
-// disjoint) in request order, until the page is full. Many entries are
-// read in two halves at once (see scanHalves).
+// disjoint) in request order, until the page is full. Long scans are read
+// in two halves at once (see scanHalves).
 func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
-	if seqCount(ranges) >= parallelMin {
+	if c.st.Scanned >= parallelAfter && seqCount(ranges) >= parallelMin {
 		first, second := splitRanges(ranges)
 		if c.p.req.NewestFirst {
 			first, second = second, first

@@ -225,8 +225,8 @@ func checkCommon(t *testing.T, e *env, common bool) {
 func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
 	commonModes(t, pagesEqualBruteForce)
 	t.Run("every scan read in two halves", func(t *testing.T) {
-		defer func(n uint64) { parallelMin = n }(parallelMin)
-		parallelMin = 2
+		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
+		parallelMin, parallelAfter = 2, 0
 		defer index.SetCommonAfterForTest(20)()
 		pagesEqualBruteForce(t, true)
 	})
@@ -282,8 +282,8 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
 	commonModes(t, pagingStaysExactWhileEntriesArrive)
 	t.Run("every scan read in two halves", func(t *testing.T) {
-		defer func(n uint64) { parallelMin = n }(parallelMin)
-		parallelMin = 2
+		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
+		parallelMin, parallelAfter = 2, 0
 		pagingStaysExactWhileEntriesArrive(t, false)
 	})
 }
