@@ -154,6 +154,10 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("pi-history server at %s: bad response to %s %s: %w", c.base, method, path, err)
 	}
+	// Read to the end (the newline after the JSON, the chunked stream's
+	// terminator): a body closed before its end may cost the kept-alive
+	// connection, and the next call a new one.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return nil
 }
 
