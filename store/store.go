@@ -94,11 +94,6 @@ type Store struct {
 	// reload the newest chunk.
 	dirty map[uint64]struct{}
 	fresh []freshSketch
-	// metas caches decoded entry records; rewritten lists the seqs whose
-	// records the batch being written replaces or deletes (under wmu), for
-	// notify to forget.
-	metas     metaCache
-	rewritten []uint64
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -221,8 +216,6 @@ func (s *Store) notify() {
 	}
 	clear(s.dirty)
 	s.fresh = s.fresh[:0]
-	s.metas.forget(s.rewritten)
-	s.rewritten = s.rewritten[:0]
 	s.lastSeq.Store(s.nextSeq - 1)
 	s.cmu.Lock()
 	close(s.changed)
@@ -314,33 +307,22 @@ func (s *Store) Files() ([]*FileState, error) {
 	return scanRecords[FileState](s, tagFile, "file")
 }
 
-// Meta returns the record of the entry with seq.
-//
-// The record may be shared with other callers: do not change it.
+// Meta returns the record of the entry with seq: decoded from its chunk
+// when the sketch cache holds it (a search's hits), else read from Pebble.
 func (s *Store) Meta(seq uint64) (*Meta, error) {
 	if ch, _ := s.sketches.get(seq / sketchChunk); ch != nil {
 		if b := ch.record(seq % sketchChunk); b != nil {
 			return decodeMeta(b)
 		}
 	}
-	m, gen := s.metas.get(seq)
-	if m != nil {
-		return m, nil
-	}
-	v, closer, err := s.db.Get(seqKey(tagEntry, seq))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
-	}
+	v, err := s.get(seqKey(tagEntry, seq))
 	if err != nil {
-		return nil, fmt.Errorf("store: read entry seq %d: %w", seq, err)
-	}
-	m, err = decodeMeta(v) // copies what it keeps
-	closer.Close()
-	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+		}
 		return nil, err
 	}
-	s.metas.put(m, gen)
-	return m, nil
+	return decodeMeta(v)
 }
 
 // Text returns the searchable text of seq ("" for an entry without any).

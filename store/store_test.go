@@ -111,7 +111,7 @@ func TestMetaIsNeverStaleAfterACommit(t *testing.T) {
 	}
 }
 
-// testMetaIsNeverStale reads records either alone (the record cache) or
+// testMetaIsNeverStale reads records either alone (from Pebble) or
 // from a chunk the sketch cache holds (loaded before each read).
 func testMetaIsNeverStale(t *testing.T, chunk bool) {
 	st, err := Open(filepath.Join(t.TempDir(), "store"))

@@ -214,7 +214,6 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 	}
 	for _, m := range metas {
 		s.dirty[m.Seq/sketchChunk] = struct{}{}
-		s.rewritten = append(s.rewritten, m.Seq)
 		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagSketch, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
 			if err := b.Delete(k, nil); err != nil {
 				return 0, err
@@ -324,11 +323,10 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 // startBatch is called, with wmu held, before a batch is written. What an
 // earlier batch that failed left in fresh is treated as changed (its chunks
 // dropped at the next commit), since a failed commit may still have
-// reached the disk; dirty and rewritten are kept for the same reason.
+// reached the disk; dirty is kept for the same reason.
 func (s *Store) startBatch() {
 	for _, f := range s.fresh {
 		s.dirty[f.seq/sketchChunk] = struct{}{}
-		s.rewritten = append(s.rewritten, f.seq)
 	}
 	s.fresh = s.fresh[:0]
 }
@@ -355,7 +353,6 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 		s.fresh = append(s.fresh, freshSketch{seq: m.Seq, sketch: sk, meta: enc})
 	} else {
 		s.dirty[m.Seq/sketchChunk] = struct{}{}
-		s.rewritten = append(s.rewritten, m.Seq)
 	}
 	if e.Searchable {
 		if err := b.Set(seqKey(tagSketch, m.Seq), sk, nil); err != nil {
