@@ -1,12 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -194,31 +194,21 @@ type freshSketch struct {
 }
 
 // groupFresh groups fresh sketches by chunk, ascending by seq within each;
-// of two for one seq (an id repeated within a batch), the later wins.
+// of two for one seq (an entry put twice within a batch), the later wins.
 func groupFresh(fresh []freshSketch) map[uint64][]freshSketch {
 	if len(fresh) == 0 {
 		return nil
 	}
+	sorted := slices.Clone(fresh)
+	slices.SortStableFunc(sorted, func(a, b freshSketch) int { return cmp.Compare(a.seq, b.seq) })
 	out := map[uint64][]freshSketch{}
-	for _, f := range fresh {
+	for _, f := range sorted {
 		c := f.seq / sketchChunk
-		g := out[c]
-		if n := len(g); n > 0 && g[n-1].seq >= f.seq {
-			if g[n-1].seq == f.seq {
-				g[n-1] = f
-				continue
-			}
-			// Out of order: keep the order by inserting in place.
-			i := sort.Search(n, func(i int) bool { return g[i].seq >= f.seq })
-			if g[i].seq == f.seq {
-				g[i] = f
-				continue
-			}
-			g = slices.Insert(g, i, f)
-			out[c] = g
+		if g := out[c]; len(g) > 0 && g[len(g)-1].seq == f.seq {
+			g[len(g)-1] = f
 			continue
 		}
-		out[c] = append(g, f)
+		out[c] = append(out[c], f)
 	}
 	return out
 }

@@ -414,3 +414,20 @@ func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
 		t.Error("WarmSketches with a cancelled context returned no error")
 	}
 }
+
+// TestGroupFreshOrdersAndKeepsTheLastOfASeq: by chunk, ascending, and a seq
+// put twice in a batch keeps its later sketch.
+func TestGroupFreshOrdersAndKeepsTheLastOfASeq(t *testing.T) {
+	in := []freshSketch{{seq: 5, meta: []byte("a")}, {seq: 1030, meta: []byte("b")}, {seq: 3, meta: []byte("c")},
+		{seq: 5, meta: []byte("d")}, {seq: 1025, meta: []byte("e")}}
+	got := groupFresh(in)
+	show := func(g []freshSketch) (s string) {
+		for _, f := range g {
+			s += fmt.Sprintf("%d:%s ", f.seq, f.meta)
+		}
+		return s
+	}
+	if len(got) != 2 || show(got[0]) != "3:c 5:d " || show(got[1]) != "1025:e 1030:b " {
+		t.Errorf("groupFresh = chunk 0 [%s], chunk 1 [%s]", show(got[0]), show(got[1]))
+	}
+}
