@@ -12,16 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
-	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -301,59 +299,13 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request, paths []st
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	var mu sync.Mutex // one line at a time
 	enc := json.NewEncoder(w)
-	send := func(ev client.ImportEvent) {
-		mu.Lock()
-		defer mu.Unlock()
+	send := func(ev client.ImportEvent) { // one at a time: ImportWatched calls watch so
 		if enc.Encode(ev) == nil {
 			rc.Flush()
 		}
 	}
-	var filesDone atomic.Bool
-	var lmu sync.Mutex
-	last := time.Time{}
-	progress := func(done, files int, b, total int64, entries int) {
-		if done == files {
-			filesDone.Store(true)
-		}
-		lmu.Lock()
-		if time.Since(last) < 200*time.Millisecond && done < files {
-			lmu.Unlock()
-			return
-		}
-		last = time.Now()
-		lmu.Unlock()
-		send(client.ImportEvent{Progress: &client.ImportProgress{FilesDone: done, Files: files, Bytes: b, TotalBytes: total, Entries: entries}})
-	}
-	stop := make(chan struct{})
-	ticking := make(chan struct{})
-	go func() { // once the files are read, the index may still be catching up
-		defer close(ticking)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			if !filesDone.Load() {
-				continue
-			}
-			if s.svc.Compacting() {
-				send(client.ImportEvent{Compacting: true})
-				continue
-			}
-			through, target := s.svc.Index.IndexedThrough(), index.Target(s.svc.Store.LastSeq())
-			if through < target {
-				send(client.ImportEvent{Indexing: &client.IndexingProgress{Through: through, Target: target}})
-			}
-		}
-	}()
-	sum, err := s.svc.Import(r.Context(), paths, progress)
-	close(stop)
-	<-ticking
+	sum, err := s.svc.ImportWatched(r.Context(), paths, func(st service.ImportStatus) { send(client.ImportEventOf(st)) })
 	if err != nil {
 		p, internal := problemFor(err)
 		if internal {

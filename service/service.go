@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -215,6 +216,73 @@ type ImportSummary struct {
 // ImportProgress reports progress: files done of total, bytes read of total,
 // entries added so far.
 type ImportProgress func(filesDone, files int, bytes, totalBytes int64, entries int)
+
+// ImportStatus is how far an import is, as ImportWatched reports it: the
+// files while they are read; once they are, the index catching up
+// (Indexing, Through of Target) or the store and index compacting.
+type ImportStatus struct {
+	FilesDone, Files  int
+	Bytes, TotalBytes int64
+	Entries           int
+	Indexing          bool
+	Through, Target   uint64
+	Compacting        bool
+}
+
+// ImportWatched is Import telling watch how far it is, so that a long
+// import never looks stuck: at most every 200 ms (and when the last file
+// is read) while files are read, then every 250 ms while the index catches
+// up or compacts. watch is called by one goroutine at a time; all calls
+// have returned when ImportWatched does.
+func (s *Service) ImportWatched(ctx context.Context, paths []string, watch func(ImportStatus)) (ImportSummary, error) {
+	var (
+		mu        sync.Mutex // one call of watch at a time
+		last      time.Time
+		filesDone atomic.Bool
+	)
+	progress := func(done, files int, b, total int64, entries int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done == files {
+			filesDone.Store(true)
+		}
+		if time.Since(last) < 200*time.Millisecond && done < files {
+			return
+		}
+		last = time.Now()
+		watch(ImportStatus{FilesDone: done, Files: files, Bytes: b, TotalBytes: total, Entries: entries})
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if !filesDone.Load() {
+				continue
+			}
+			st := ImportStatus{Compacting: s.Compacting()}
+			if !st.Compacting {
+				st.Through, st.Target = s.Index.IndexedThrough(), index.Target(s.Store.LastSeq())
+				if st.Indexing = st.Through < st.Target; !st.Indexing {
+					continue
+				}
+			}
+			mu.Lock()
+			watch(st)
+			mu.Unlock()
+		}
+	}()
+	sum, err := s.Import(ctx, paths, progress)
+	close(stop)
+	<-stopped
+	return sum, err
+}
 
 // FindJournals lists the journals under paths (files or directories),
 // sorted, with their total size: in directories, every .jsonl file and

@@ -299,9 +299,10 @@ func (c *Client) Reindex(ctx context.Context) (*ReindexResponse, error) {
 
 // ImportWithProgress is Import with progress: fn is called (on this
 // goroutine) with each progress, indexing and compacting event the server
-// streams, and the summary comes back at the end. An error the server meets
-// after it began streaming arrives as an *Error too.
-func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func(ImportEvent)) (service.ImportSummary, error) {
+// streams, as service.ImportWatched reports them, and the summary comes
+// back at the end. An error the server meets after it began streaming
+// arrives as an *Error too.
+func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func(service.ImportStatus)) (service.ImportSummary, error) {
 	var sum service.ImportSummary
 	b, err := json.Marshal(&ImportRequest{Paths: paths})
 	if err != nil {
@@ -339,7 +340,7 @@ func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func
 		case ev.Error != nil:
 			return sum, ev.Error
 		case fn != nil:
-			fn(ev)
+			fn(ev.status())
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pi-history/pi-history/service"
 )
 
 // TestClientReusesItsConnection: answers end with a newline after the
@@ -74,8 +76,11 @@ func TestImportWithProgressReadsTheStream(t *testing.T) {
 				w.Write([]byte(c.body))
 			}))
 			defer srv.Close()
-			var events []ImportEvent
-			sum, err := New(srv.URL, "tok").ImportWithProgress(context.Background(), []string{"/x"}, func(ev ImportEvent) { events = append(events, ev) })
+			var events []service.ImportStatus
+			sum, err := New(srv.URL, "tok").ImportWithProgress(context.Background(), []string{"/x"}, func(st service.ImportStatus) { events = append(events, st) })
+			if c.name == "summary" && (len(events) != 3 || events[0].Files != 2 || !events[1].Indexing || events[1].Target != 32 || !events[2].Compacting) {
+				t.Errorf("events %+v", events)
+			}
 			if len(events) != c.events {
 				t.Errorf("%d events, want %d", len(events), c.events)
 			}

@@ -117,6 +117,32 @@ type ImportEvent struct {
 	Error      *Error                 `json:"error,omitempty"`
 }
 
+// ImportEventOf is the stream line of one status of an import.
+func ImportEventOf(st service.ImportStatus) ImportEvent {
+	switch {
+	case st.Compacting:
+		return ImportEvent{Compacting: true}
+	case st.Indexing:
+		return ImportEvent{Indexing: &IndexingProgress{Through: st.Through, Target: st.Target}}
+	}
+	return ImportEvent{Progress: &ImportProgress{FilesDone: st.FilesDone, Files: st.Files, Bytes: st.Bytes, TotalBytes: st.TotalBytes, Entries: st.Entries}}
+}
+
+// status is the import status a progress, indexing or compacting line
+// stands for.
+func (ev ImportEvent) status() service.ImportStatus {
+	switch {
+	case ev.Compacting:
+		return service.ImportStatus{Compacting: true}
+	case ev.Indexing != nil:
+		return service.ImportStatus{Indexing: true, Through: ev.Indexing.Through, Target: ev.Indexing.Target}
+	case ev.Progress != nil:
+		p := ev.Progress
+		return service.ImportStatus{FilesDone: p.FilesDone, Files: p.Files, Bytes: p.Bytes, TotalBytes: p.TotalBytes, Entries: p.Entries}
+	}
+	return service.ImportStatus{}
+}
+
 // ImportProgress is how far the reading of an import's files is.
 type ImportProgress struct {
 	FilesDone  int   `json:"filesDone"`

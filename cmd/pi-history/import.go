@@ -9,15 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
 
-	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/datadir"
-	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
 )
 
@@ -85,17 +81,7 @@ func runImport(g *globals, args []string) error {
 			return printImport(g, sum)
 		}
 		line := newImportLine(g)
-		sum, err := remote.ImportWithProgress(ctx, abs, func(ev client.ImportEvent) {
-			switch {
-			case ev.Progress != nil:
-				p := ev.Progress
-				line.files(p.FilesDone, p.Files, p.Bytes, p.TotalBytes, p.Entries)
-			case ev.Indexing != nil:
-				line.indexing(ev.Indexing.Through, ev.Indexing.Target)
-			case ev.Compacting:
-				line.compacting()
-			}
-		})
+		sum, err := remote.ImportWithProgress(ctx, abs, line.show)
 		fmt.Fprintln(g.stderr)
 		if err != nil {
 			return err
@@ -103,65 +89,16 @@ func runImport(g *globals, args []string) error {
 		return printImport(g, sum)
 	}
 	defer svc.Close()
-	var progress service.ImportProgress
-	var mu sync.Mutex         // one progress line at a time
-	var filesDone atomic.Bool // every file is read: the index is what is left
-	stopIndexing := make(chan struct{})
-	indexingDone := make(chan struct{})
-	if isTerminal(g.stderr) {
-		line := newImportLine(g)
-		last := time.Time{}
-		progress = func(done, files int, b, total int64, entries int) {
-			mu.Lock()
-			defer mu.Unlock()
-			if done == files {
-				filesDone.Store(true)
-			}
-			if time.Since(last) < 200*time.Millisecond && done < files {
-				return
-			}
-			last = time.Now()
-			line.files(done, files, b, total, entries)
+	if !isTerminal(g.stderr) {
+		sum, err := svc.Import(ctx, args, nil)
+		if err != nil {
+			return err
 		}
-		// Once the files are read, the index may still be catching up:
-		// show that too, so a long import never looks stuck.
-		go func() {
-			defer close(indexingDone)
-			t := time.NewTicker(250 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stopIndexing:
-					return
-				case <-t.C:
-				}
-				if !filesDone.Load() {
-					continue
-				}
-				through, target := svc.Index.IndexedThrough(), index.Target(svc.Store.LastSeq())
-				if svc.Compacting() {
-					mu.Lock()
-					line.compacting()
-					mu.Unlock()
-					continue
-				}
-				if through >= target {
-					continue
-				}
-				mu.Lock()
-				line.indexing(through, target)
-				mu.Unlock()
-			}
-		}()
-	} else {
-		close(indexingDone)
+		return printImport(g, sum)
 	}
-	sum, err := svc.Import(ctx, args, progress)
-	close(stopIndexing)
-	<-indexingDone
-	if progress != nil {
-		fmt.Fprintln(g.stderr)
-	}
+	line := newImportLine(g)
+	sum, err := svc.ImportWatched(ctx, args, line.show)
+	fmt.Fprintln(g.stderr)
 	if err != nil {
 		return err
 	}
@@ -177,6 +114,17 @@ type importLine struct {
 
 func newImportLine(g *globals) *importLine { return &importLine{g: g, start: time.Now()} }
 
+func (l *importLine) show(st service.ImportStatus) {
+	switch {
+	case st.Compacting:
+		fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read and indexed; compacting the store and the index")
+	case st.Indexing:
+		fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read; indexing %d of %d entries (%d%%)", st.Through, st.Target, pct(int64(st.Through), int64(st.Target)))
+	default:
+		l.files(st.FilesDone, st.Files, st.Bytes, st.TotalBytes, st.Entries)
+	}
+}
+
 func (l *importLine) files(done, files int, b, total int64, entries int) {
 	el := time.Since(l.start).Seconds()
 	mbs := float64(b) / 1e6 / max(el, 1e-3)
@@ -188,14 +136,6 @@ func (l *importLine) files(done, files int, b, total int64, entries int) {
 	}
 	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files %d/%d  entries %d  %.1f MB/s  %d%%  ETA %s",
 		done, files, entries, mbs, pct(b, total), eta)
-}
-
-func (l *importLine) indexing(through, target uint64) {
-	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read; indexing %d of %d entries (%d%%)", through, target, pct(int64(through), int64(target)))
-}
-
-func (l *importLine) compacting() {
-	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read and indexed; compacting the store and the index")
 }
 
 // isTerminal reports whether w is a terminal (progress lines go there).
