@@ -45,15 +45,8 @@ func Handler(st *store.Store, onError ErrorFunc) http.HandlerFunc {
 }
 
 func handler(src source, onError ErrorFunc) http.HandlerFunc {
-	if onError == nil {
-		onError = writeProblem
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
+	onError = orProblem(onError)
+	return getOnly(func(w http.ResponseWriter, r *http.Request) {
 		x, inline, err := exportFromRequest(src, r)
 		if err != nil {
 			onError(w, r, err)
@@ -77,7 +70,27 @@ func handler(src source, onError ErrorFunc) http.HandlerFunc {
 		if _, err := x.WriteTo(w); err != nil {
 			panic(http.ErrAbortHandler)
 		}
+	})
+}
+
+// getOnly serves GET and HEAD with h and refuses other methods.
+func getOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h(w, r)
 	}
+}
+
+// orProblem is onError, or writeProblem when it is nil.
+func orProblem(onError ErrorFunc) ErrorFunc {
+	if onError == nil {
+		return writeProblem
+	}
+	return onError
 }
 
 func exportFromRequest(src source, r *http.Request) (*Export, bool, error) {
@@ -204,15 +217,8 @@ const ArchiveSessionsHeader = "Pi-History-Archive-Sessions"
 // ArchiveTrailer trailer, and an error in the middle of the stream aborts
 // the connection.
 func ArchiveHandler(st *store.Store, onError ErrorFunc) http.HandlerFunc {
-	if onError == nil {
-		onError = writeProblem
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
+	onError = orProblem(onError)
+	return getOnly(func(w http.ResponseWriter, r *http.Request) {
 		sel, err := selectionFromQuery(r.URL.Query(), time.Now())
 		if err != nil {
 			onError(w, r, err)
@@ -243,7 +249,7 @@ func ArchiveHandler(st *store.Store, onError ErrorFunc) http.HandlerFunc {
 		}
 		b, _ := json.Marshal(stats)
 		h.Set(ArchiveTrailer, string(b))
-	}
+	})
 }
 
 // selectionFromQuery reads an archive's selection from query parameters.
