@@ -297,12 +297,36 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st.sketches.drop(0)
-	st.sketches.drop(1)
-	st.sketches.drop(2)
+	// Short stretches are tested entry by entry until their chunk has its
+	// columns, and on the columns after: the first pass never tests a long
+	// stretch (nothing builds columns), the second starts with one.
+	short := [][]SeqRange{{{1000, 1100}}, {{5, 5}, {63, 65}, {1023, 1025}, {2047, 2049}}, {{2500, 2700}}}
+	for _, sliced := range []bool{false, true} {
+		st.sketches.drop(0)
+		st.sketches.drop(1)
+		st.sketches.drop(2)
+		shapes := short
+		if sliced {
+			shapes = append([][]SeqRange{{{1, 2600}}}, short...)
+		}
+		t.Run(fmt.Sprintf("columns=%v", sliced), func(t *testing.T) {
+			mayHoldAgrees(t, st, len(texts), shapes)
+			for c := uint64(0); c < 3; c++ {
+				if ch, _ := st.sketches.get(c); ch == nil || ch.sliced.Load() != sliced {
+					t.Errorf("chunk %d: columns built = %v, want %v", c, ch != nil && ch.sliced.Load(), sliced)
+				}
+			}
+		})
+	}
+}
+
+// mayHoldAgrees checks MayHold over each of shapes against each entry's own
+// sketch, for a set of needles.
+func mayHoldAgrees(t *testing.T, st *Store, n int, shapes [][]SeqRange) {
+	t.Helper()
 	for _, needle := range []string{"alpha1", "beta2 gamma", "日本語0", "🙂", "return38 err", "zzz", "a", "nil0 nil"} {
 		p := trigram.NewProbe([]byte(needle))
-		for _, rg := range [][]SeqRange{{{1, 2600}}, {{1000, 1100}}, {{5, 5}, {63, 65}, {1023, 1025}, {2047, 2049}}, {{2500, 2700}}} {
+		for _, rg := range shapes {
 			got, skipped, err := st.MayHold(rg, p)
 			if err != nil {
 				t.Fatal(err)
@@ -310,7 +334,7 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 			var want []SeqRange
 			wantSkipped := 0
 			for _, x := range rg {
-				for seq := x.Lo; seq <= x.Hi && seq <= uint64(len(texts)); seq++ {
+				for seq := x.Lo; seq <= x.Hi && seq <= uint64(n); seq++ {
 					sk, err := st.get(seqKey(tagSketch, seq))
 					if err != nil {
 						continue // no text, no sketch
