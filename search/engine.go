@@ -570,8 +570,8 @@ var (
 // disjoint) in request order, until the page is full. Long scans are read
 // in two halves at once (see scanHalves).
 func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
-	if c.st.Scanned >= parallelAfter && seqCount(ranges) >= parallelMin {
-		first, second := splitRanges(ranges)
+	if c.st.Scanned >= parallelAfter && store.Count(ranges) >= parallelMin {
+		first, second := store.Split(ranges)
 		if c.p.req.NewestFirst {
 			first, second = second, first
 		}
@@ -659,37 +659,6 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 		}
 	}
 	return nil
-}
-
-// seqCount is how many seqs ranges span.
-func seqCount(ranges []store.SeqRange) uint64 {
-	var n uint64
-	for _, r := range ranges {
-		n += r.Hi - r.Lo + 1
-	}
-	return n
-}
-
-// splitRanges cuts ascending ranges into a lower and an upper part that
-// span about as many seqs each.
-func splitRanges(ranges []store.SeqRange) (lower, upper []store.SeqRange) {
-	half := seqCount(ranges) / 2
-	var n uint64
-	for i, r := range ranges {
-		w := r.Hi - r.Lo + 1
-		if n+w <= half {
-			n += w
-			continue
-		}
-		cut := r.Lo + (half - n) // first seq of the upper part
-		lower = append([]store.SeqRange(nil), ranges[:i]...)
-		if cut > r.Lo {
-			lower = append(lower, store.SeqRange{Lo: r.Lo, Hi: cut - 1})
-		}
-		upper = append([]store.SeqRange{{Lo: cut, Hi: r.Hi}}, ranges[i+1:]...)
-		return lower, upper
-	}
-	return ranges, nil
 }
 
 // candidates confirms the index's candidate blocks in [lo, hi] in request

@@ -363,7 +363,57 @@ func (s *Store) chunkFor(chunk uint64) (*chunkSketches, error) {
 // Over long stretches, entries are tested 64 at a time on the chunk's
 // bit-sliced rows first; only those that pass are tested on their own
 // sketch, and not even that when the row was the whole sketch.
+//
+// Ranges spanning holdSplitMin seqs or more are tested in two halves at
+// once, the upper half on another goroutine.
 func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, skipped int, err error) {
+	if !wellFormed(ranges) || Count(ranges) < holdSplitMin {
+		return s.mayHold(ranges, p)
+	}
+	lower, upper := Split(ranges)
+	var (
+		uout  []SeqRange
+		uskip int
+		uerr  error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		uout, uskip, uerr = s.mayHold(upper, p)
+	}()
+	out, skipped, err = s.mayHold(lower, p)
+	<-done
+	if err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if n := len(out); n > 0 && len(uout) > 0 && out[n-1].Hi+1 == uout[0].Lo {
+		out[n-1].Hi = uout[0].Hi
+		uout = uout[1:]
+	}
+	return append(out, uout...), skipped + uskip, nil
+}
+
+// holdSplitMin is the fewest seqs MayHold tests on two goroutines. A
+// search for a needle made of common trigrams tests the sketches of the
+// whole history a growing window at a time (~20 ms a million entries on
+// one core); windows of this size and more are split.
+var holdSplitMin uint64 = 64 * sketchChunk
+
+// wellFormed reports whether every range has Lo <= Hi.
+func wellFormed(ranges []SeqRange) bool {
+	for _, r := range ranges {
+		if r.Lo > r.Hi {
+			return false
+		}
+	}
+	return true
+}
+
+// mayHold is MayHold on this goroutine alone.
+func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, skipped int, err error) {
 	add := func(lo, hi uint64) {
 		if n := len(out); n > 0 && out[n-1].Hi+1 == lo {
 			out[n-1].Hi = hi
@@ -413,7 +463,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 	if hi-lo+1 < sliceMin && !c.sliced.Load() {
 		for i := lo; i <= hi; i++ {
 			if a, b := c.off[i], c.off[i+1]; a < b {
-				if p.Pass(c.data[a:b]) {
+				if c.pass(p, i, a, b) {
 					pass(i)
 				} else {
 					skipped++
@@ -439,7 +489,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 			a, b := c.off[i], c.off[i+1]
 			// A row is the whole sketch when the sketch is no larger.
 			exact := c.open[w]&(1<<(i%64)) == 0 && int(b-a)-1 <= trigram.SliceBits/8
-			if exact || p.Pass(c.data[a:b]) {
+			if exact || c.pass(p, i, a, b) {
 				pass(i)
 				n++
 			}
@@ -447,6 +497,16 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 		skipped += bits.OnesCount64(m) - n
 	}
 	return skipped
+}
+
+// pass tests entry i's sketch, data[a:b], on p. The open bits already say
+// which sketches are of the current format, so their format byte is not
+// read again.
+func (c *chunkSketches) pass(p *trigram.Probe, i uint64, a, b uint32) bool {
+	if c.open[i/64]&(1<<(i%64)) != 0 {
+		return p.Pass(c.data[a:b])
+	}
+	return p.PassBits(c.data[a : b-1])
 }
 
 // WarmStats says what WarmSketches brought into memory.

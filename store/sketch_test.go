@@ -318,6 +318,12 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 			}
 		})
 	}
+	// Every call split in two halves tested at once, the cut anywhere.
+	t.Run("split", func(t *testing.T) {
+		defer func(m uint64) { holdSplitMin = m }(holdSplitMin)
+		holdSplitMin = 1
+		mayHoldAgrees(t, st, len(texts), append(short, []SeqRange{{1, 2600}}, []SeqRange{{1, 1}, {3, 3}}, []SeqRange{{60, 70}, {100, 1500}}))
+	})
 }
 
 // mayHoldAgrees checks MayHold over each of shapes against each entry's own

@@ -192,6 +192,20 @@ func (p *Probe) Pass(sk []byte) bool {
 		}
 		return true
 	}
+	return p.passTwo(sk, mask)
+}
+
+// PassBits is Pass for a sketch the caller knows to be of the current
+// format (IsRowFormat), given without its format byte. It does not read
+// that byte: for a sketch of a few hundred bytes, the byte sits on a cache
+// line of its own, and a scan over many sketches in memory paid a miss on
+// it for every one (about a tenth of a long scan's time).
+func (p *Probe) PassBits(bits []byte) bool {
+	return p.passTwo(bits, uint64(len(bits)*8-1))
+}
+
+// passTwo tests the two bits of each trigram in a bit set of mask+1 bits.
+func (p *Probe) passTwo(sk []byte, mask uint64) bool {
 	for _, k := range p.keys {
 		b1, b2 := k&mask, (k>>32)&mask
 		if sk[b1/8]&(1<<(b1%8)) == 0 || sk[b2/8]&(1<<(b2%8)) == 0 {

@@ -257,3 +257,37 @@ func TestOrderedProbePassesWhatTheProbePasses(t *testing.T) {
 		}
 	}
 }
+
+// TestPassBitsAgreesWithPass: a current-format sketch without its format
+// byte gives PassBits the answer Pass gives for the whole sketch, for
+// needles in the text and needles that are not.
+func TestPassBitsAgreesWithPass(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	rejected := 0
+	for i := range 300 {
+		text := randomText(r, 1+r.IntN(3000))
+		sk := Sketch(text)
+		if !IsRowFormat(sk) {
+			t.Fatalf("text %d: Sketch made a sketch of another format", i)
+		}
+		runes := []rune(string(text))
+		for range 20 {
+			a := r.IntN(len(runes))
+			needle := string(runes[a:min(len(runes), a+1+r.IntN(20))])
+			if r.IntN(2) == 0 {
+				needle = string(randomText(r, 3+r.IntN(10)))
+			}
+			p := NewProbe([]byte(needle))
+			want := p.Pass(sk)
+			if got := p.PassBits(sk[:len(sk)-1]); got != want {
+				t.Fatalf("text %d, needle %q: PassBits = %v, Pass = %v", i, needle, got, want)
+			}
+			if !want {
+				rejected++
+			}
+		}
+	}
+	if rejected == 0 {
+		t.Fatal("no needle was rejected: the comparison tested only passes")
+	}
+}
