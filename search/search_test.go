@@ -486,4 +486,3 @@ func TestEachWindowTilesTheRangeInRequestOrder(t *testing.T) {
 		t.Errorf("eachWindow went on for %d windows after stop said so at 2", n)
 	}
 }
-
