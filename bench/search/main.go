@@ -39,7 +39,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
-	cacheMB := flag.Int("cache-mb", 512, "the store's block cache, as 'pi-history serve --cache-mb'")
+	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
 	memLimit := flag.Int("memlimit-mb", 0, "set the Go memory limit, as the pi-history binary does (0: none)")
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
 	cold := flag.Bool("cold", false, "do not preload the trigram sketches and current branches first (serve preloads them when it starts)")
@@ -58,7 +58,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")
 		os.Exit(2)
 	}
-	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: int64(*cacheMB) << 20})
+	cache := int64(*cacheMB) << 20
+	if *cacheMB == 0 {
+		cache = service.ServeCacheBytes()
+	}
+	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -85,6 +89,7 @@ func main() {
 	fmt.Printf("corpus: %d sessions, %d entries, %.0f MB of journal; store %.0f MB, index %.0f MB (%.2fx the JSONL)\n",
 		st.Sessions, st.Entries, float64(st.Bytes)/1e6, float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6,
 		float64(st.StoreBytes+st.IndexBytes)/float64(st.Bytes))
+	fmt.Printf("block cache: %d MB\n", cache>>20)
 
 	sample := func(minLen, maxLen int) string {
 		for {

@@ -1,0 +1,55 @@
+package service
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ServeCacheBytes is the block cache a server takes when not told: a
+// sixteenth of the memory this process may use, between 256 MB and 1 GB
+// (512 MB where that memory cannot be read). The cache fills only as
+// searches read blocks, so a small history never takes it all; at a
+// million entries (about 1 GB of text) 1 GB instead of 512 MB cut the p99
+// of first pages of 6-40 character needles by half or more.
+func ServeCacheBytes() int64 { return cacheFor(totalMemory()) }
+
+// cacheFor is ServeCacheBytes for a process that may use total bytes (0:
+// unknown).
+func cacheFor(total int64) int64 {
+	const lo, hi, unknown = 256 << 20, 1 << 30, 512 << 20
+	if total <= 0 {
+		return unknown
+	}
+	return min(max(total/16, lo), hi)
+}
+
+// totalMemory is the memory this process may use: the machine's (Linux:
+// MemTotal; macOS: hw.memsize), or its cgroup's limit when lower. 0 when
+// neither can be read.
+func totalMemory() int64 {
+	total := machineMemory()
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (total <= 0 || n < total) {
+			total = n
+		}
+	}
+	return total
+}
+
+// memTotal reads MemTotal (in kB) from the contents of /proc/meminfo, in
+// bytes; 0 when absent.
+func memTotal(meminfo []byte) int64 {
+	sc := bufio.NewScanner(bytes.NewReader(meminfo))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil && kb > 0 {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
