@@ -36,7 +36,7 @@ const (
 // the cache was warmed), short stretches use them too: a candidate block's
 // sixteen entries then cost a few column words instead of a cache miss or
 // more for each sketch (index-planned first pages, warm, in-process: p90
-// 16 -> 11 ms, p99 26 -> 15 ms). open marks the entries whose
+// 15-16 -> 11 ms, p99 25-27 -> 15 ms). open marks the entries whose
 // sketch a row cannot stand for (an older format): they are always tested
 // one by one. has marks the entries with a sketch.
 type chunkSketches struct {
