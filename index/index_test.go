@@ -238,14 +238,24 @@ func TestIndexOfAnotherBlockSizeIsRebuilt(t *testing.T) {
 }
 
 func TestCompactMergesSegmentsAndKeepsEveryCandidate(t *testing.T) {
+	// Two segments a merge, so that one force merge cannot merge them all
+	// (as Bleve's ten could not after a large import); no merges in the
+	// background, so that each session's segment stays apart until then.
+	defer func(n int) { forceMergeTask = n }(forceMergeTask)
+	forceMergeTask = 2
+	defer func() { testMergePlan = nil }()
+	testMergePlan = map[string]interface{}{"MaxSegmentsPerTier": 1000, "SegmentsPerMergeTask": 2,
+		"FloorSegmentSize": 1, "TierGrowth": 10.0, "MaxSegmentSize": 5_000_000}
 	dir, st := newStore(t)
 	ixDir := filepath.Join(dir, "index")
-	x, err := Open(ixDir, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One catch-up per session: one batch, one segment each.
-	for s := range 6 {
+	// One session per opening: one segment on disk each.
+	const sessions = 6
+	var x *Index
+	var err error
+	for s := range sessions {
+		if x, err = Open(ixDir, st, nil); err != nil {
+			t.Fatal(err)
+		}
 		var texts []string
 		for i := range BlockSize * 2 {
 			texts = append(texts, fmt.Sprintf("session %d entry %d needle%d", s, i, s))
@@ -254,9 +264,9 @@ func TestCompactMergesSegmentsAndKeepsEveryCandidate(t *testing.T) {
 		if _, err := x.CatchUp(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if x, err = Open(ixDir, st, nil); err != nil {
 		t.Fatal(err)
@@ -273,13 +283,13 @@ func TestCompactMergesSegmentsAndKeepsEveryCandidate(t *testing.T) {
 	}
 	defer x.Close()
 	after := x.Segments()
-	if before < 2 || after != 1 {
-		t.Errorf("segments on disk: %d before compacting, %d after; want several, then one", before, after)
+	if before != sessions || after != 1 {
+		t.Errorf("segments on disk: %d before compacting, %d after; want %d, then one", before, after, sessions)
 	}
-	if x.IndexedThrough() != 6*2*BlockSize {
-		t.Errorf("mark after compacting and reopening: %d, want %d", x.IndexedThrough(), 6*2*BlockSize)
+	if x.IndexedThrough() != sessions*2*BlockSize {
+		t.Errorf("mark after compacting and reopening: %d, want %d", x.IndexedThrough(), sessions*2*BlockSize)
 	}
-	for s := range 6 {
+	for s := range sessions {
 		got, err := x.Candidates(context.Background(), trigram.Distinct(fmt.Sprintf("needle%d", s)), 1, 1000)
 		if err != nil {
 			t.Fatal(err)
