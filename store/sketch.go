@@ -51,6 +51,7 @@ type chunkSketches struct {
 	used     uint64 // the cache's clock at the last use
 	open     [sketchChunk / 64]uint64
 	has      [sketchChunk / 64]uint64
+	four     [sketchChunk / 64]uint64 // sketches of format 3 (with 4-grams)
 	colsOnce sync.Once
 	cols     *[trigram.SliceBits][sketchChunk / 64]uint64
 	sliced   atomic.Bool // cols is built
@@ -64,7 +65,7 @@ const (
 
 // size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
-	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 16*len(c.open) + colsBytes
+	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + colsBytes
 }
 
 // record returns the encoded record of entry i, nil when it has none.
@@ -84,9 +85,18 @@ func (c *chunkSketches) mark() {
 		}
 		word, bit := i/64, uint64(1)<<(i%64)
 		c.has[word] |= bit
-		if !trigram.IsRowFormat(c.data[a:b]) {
-			c.open[word] |= bit
-		}
+		c.markFormat(word, bit, c.data[a:b])
+	}
+}
+
+// markFormat records the format of the sketch sk of the entry at word and
+// bit: open when a row cannot stand for it, four when it has 4-grams.
+func (c *chunkSketches) markFormat(word int, bit uint64, sk []byte) {
+	switch {
+	case trigram.IsSplit(sk):
+		c.four[word] |= bit
+	case !trigram.IsRowFormat(sk):
+		c.open[word] |= bit
 	}
 }
 
@@ -233,7 +243,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 	if c.off[first] != c.off[sketchChunk] || c.moff[first] != c.moff[sketchChunk] {
 		return nil
 	}
-	n := &chunkSketches{off: c.off, open: c.open, has: c.has, data: c.data, moff: c.moff, meta: c.meta}
+	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, data: c.data, moff: c.moff, meta: c.meta}
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))
@@ -244,9 +254,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 				n.data = append(n.data, sk...)
 				word, bit := i/64, uint64(1)<<(i%64)
 				n.has[word] |= bit
-				if !trigram.IsRowFormat(sk) {
-					n.open[word] |= bit
-				}
+				n.markFormat(word, bit, sk)
 			}
 			j++
 		}
@@ -487,8 +495,9 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 		for v := acc; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
 			a, b := c.off[i], c.off[i+1]
-			// A row is the whole sketch when the sketch is no larger.
-			exact := c.open[w]&(1<<(i%64)) == 0 && int(b-a)-1 <= trigram.SliceBits/8
+			// A row is the whole sketch when the sketch is no larger
+			// (and has no 4-grams, which the rows leave out).
+			exact := (c.open[w]|c.four[w])&(1<<(i%64)) == 0 && int(b-a)-1 <= trigram.SliceBits/8
 			if exact || c.pass(p, i, a, b) {
 				pass(i)
 				n++
@@ -499,11 +508,13 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 	return skipped
 }
 
-// pass tests entry i's sketch, data[a:b], on p. The open bits already say
-// which sketches are of the current format, so their format byte is not
-// read again.
+// pass tests entry i's sketch, data[a:b], on p. The chunk's marks already
+// say each sketch's format, so its format byte is not read again.
 func (c *chunkSketches) pass(p *trigram.Probe, i uint64, a, b uint32) bool {
-	if c.open[i/64]&(1<<(i%64)) != 0 {
+	switch bit := uint64(1) << (i % 64); {
+	case c.four[i/64]&bit != 0:
+		return p.PassSplit(c.data[a:b])
+	case c.open[i/64]&bit != 0:
 		return p.Pass(c.data[a:b])
 	}
 	return p.PassBits(c.data[a : b-1])

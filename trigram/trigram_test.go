@@ -54,14 +54,15 @@ func TestSketchNeverRejectsAContainedNeedle(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 400 {
 		text := randomText(r, 1+r.IntN(5000))
-		sk := Sketch(text)
+		sk, sk2 := Sketch(text), sketch2(text)
 		runes := []rune(string(text))
 		for range 20 {
 			a := r.IntN(len(runes))
 			b := min(len(runes), a+1+r.IntN(40))
 			needle := []byte(string(runes[a:b]))
-			if !NewProbe(needle).Pass(sk) {
-				t.Fatalf("text %d: needle %q is in the text but its sketch rejects it", i, needle)
+			p := NewProbe(needle)
+			if !p.Pass(sk) || !p.PassSplit(sk) || !p.Pass(sk2) {
+				t.Fatalf("text %d: needle %q is in the text but a sketch rejects it (format 3: %v, %v; format 2: %v)", i, needle, p.Pass(sk), p.PassSplit(sk), p.Pass(sk2))
 			}
 		}
 	}
@@ -73,21 +74,28 @@ func TestSketchSizeFollowsDistinctTrigrams(t *testing.T) {
 	for range 200000 {
 		bigText = append(bigText, rune(0x4e00+r.IntN(1000)))
 	}
+	pow2In := func(n, lo, hi int) bool { return n >= lo && n <= hi && n&(n-1) == 0 }
 	for _, tc := range []struct {
-		name     string
-		text     []byte
-		min, max int // bytes
+		name       string
+		text       []byte
+		min, max   int // bytes of the trigram set (format 2: the sketch)
+		min4, max4 int // bytes of the 4-gram set (format 3)
 	}{
-		{"empty", nil, 8, 8},
-		{"short", []byte("hello"), 8, 8},
-		{"one repeated trigram", bytes.Repeat([]byte("a"), 100000), 8, 8},
-		{"varied 10k runes", randomText(r, 10000), 512, 8192},
-		{"huge text is capped", []byte(strings.Repeat(string(bigText), 4)), 8192, 8192},
+		{"empty", nil, 8, 8, 8, 8},
+		{"short", []byte("hello"), 8, 8, 8, 8},
+		{"one repeated trigram", bytes.Repeat([]byte("a"), 100000), 8, 8, 8, 8},
+		{"varied 10k runes", randomText(r, 10000), 512, 8192, 256, 8192},
+		{"huge text is capped", []byte(strings.Repeat(string(bigText), 4)), 8192, 8192, 8192, 8192},
 	} {
 		sk := Sketch(tc.text)
-		n := len(sk) - 1
-		if n < tc.min || n > tc.max || n&(n-1) != 0 || sk[n] != sketchHashes {
-			t.Errorf("%s: sketch of %d bytes, want a power of two in [%d, %d] and the format byte %d", tc.name, len(sk), tc.min, tc.max, sketchHashes)
+		tri, four, ok := split(sk)
+		if !ok || sk[len(sk)-1] != formatSplit || !pow2In(len(tri), tc.min, tc.max) || !pow2In(len(four), tc.min4, tc.max4) {
+			t.Errorf("%s: sketch of %d bytes (split %v: %d + %d), want format %d with powers of two in [%d, %d] and [%d, %d]",
+				tc.name, len(sk), ok, len(tri), len(four), formatSplit, tc.min, tc.max, tc.min4, tc.max4)
+		}
+		sk2 := sketch2(tc.text)
+		if n := len(sk2) - 1; !pow2In(n, tc.min, tc.max) || sk2[n] != sketchHashes {
+			t.Errorf("%s: format-2 sketch of %d bytes, want a power of two in [%d, %d] and the format byte %d", tc.name, len(sk2), tc.min, tc.max, sketchHashes)
 		}
 	}
 }
@@ -200,12 +208,17 @@ func TestRowNeverRejectsWhatTheSketchPassesAndIsExactWhenSmall(t *testing.T) {
 	small, large := 0, 0
 	for i := range 300 {
 		text := randomText(r, 1+r.IntN(3000))
+		// Both formats a store may hold; a row stands for a format-3
+		// sketch's trigrams only, so it is never the whole of one.
 		sk := Sketch(text)
+		if i%2 == 1 {
+			sk = sketch2(text)
+		}
 		var row [SliceBits / 64]uint64
 		if !Row(sk, &row) {
 			t.Fatalf("text %d: Row cannot read a sketch Sketch made", i)
 		}
-		exact := len(sk)-1 <= SliceBits/8
+		exact := !IsSplit(sk) && len(sk)-1 <= SliceBits/8
 		if exact {
 			small++
 		} else {
@@ -258,17 +271,17 @@ func TestOrderedProbePassesWhatTheProbePasses(t *testing.T) {
 	}
 }
 
-// TestPassBitsAgreesWithPass: a current-format sketch without its format
-// byte gives PassBits the answer Pass gives for the whole sketch, for
-// needles in the text and needles that are not.
+// TestPassBitsAgreesWithPass: a format-2 sketch without its format byte
+// gives PassBits the answer Pass gives for the whole sketch, for needles in
+// the text and needles that are not.
 func TestPassBitsAgreesWithPass(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	rejected := 0
 	for i := range 300 {
 		text := randomText(r, 1+r.IntN(3000))
-		sk := Sketch(text)
-		if !IsRowFormat(sk) {
-			t.Fatalf("text %d: Sketch made a sketch of another format", i)
+		sk := sketch2(text) // PassBits reads format 2 only
+		if !IsRowFormat(sk) || IsSplit(sk) {
+			t.Fatalf("text %d: sketch2 made a sketch of another format", i)
 		}
 		runes := []rune(string(text))
 		for range 20 {
@@ -289,5 +302,65 @@ func TestPassBitsAgreesWithPass(t *testing.T) {
 	}
 	if rejected == 0 {
 		t.Fatal("no needle was rejected: the comparison tested only passes")
+	}
+}
+
+// TestFourGramsRuleOutTextsWithEveryTrigram: a text that holds every
+// trigram of a needle, but never two of them in a row as the needle does,
+// passes a format-2 sketch always and a format-3 sketch only when its
+// 4-gram bits collide (at 1.5 bits per 4-gram, well under half the time).
+func TestFourGramsRuleOutTextsWithEveryTrigram(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	passed3, tried := 0, 0
+	for range 400 {
+		// The needle "abcd" (random runes) has the trigrams abc and bcd;
+		// the text holds both, apart, among filler.
+		rs := []rune(string(randomText(r, 4)))
+		if len(rs) < 4 {
+			continue
+		}
+		a, b, c, d := string(rs[0]), string(rs[1]), string(rs[2]), string(rs[3])
+		needle := a + b + c + d
+		text := string(randomText(r, 50+r.IntN(500))) + " " + a + b + c + " " + string(randomText(r, 30)) + " " + b + c + d + " "
+		if strings.Contains(text, needle) {
+			continue
+		}
+		tried++
+		p := NewProbe([]byte(needle))
+		if !p.Pass(sketch2([]byte(text))) {
+			t.Fatalf("needle %q: a format-2 sketch of a text with both its trigrams rejects it", needle)
+		}
+		if p.Pass(Sketch([]byte(text))) {
+			passed3++
+		}
+	}
+	if tried < 300 || passed3*2 >= tried {
+		t.Errorf("format 3 let through %d of %d texts holding every trigram but no 4-gram of the needle; want under half", passed3, tried)
+	}
+}
+
+// TestSplitRejectsMalformedSketches: only a well-formed format-3 sketch is
+// read as one; anything else is of another format (or none).
+func TestSplitRejectsMalformedSketches(t *testing.T) {
+	good := Sketch([]byte("some text with enough trigrams to fill a set"))
+	if !IsSplit(good) || !IsRowFormat(good) {
+		t.Fatalf("Sketch's own output is not read as format 3")
+	}
+	for name, sk := range map[string][]byte{
+		"nil":                   nil,
+		"format byte only":      {formatSplit},
+		"size byte too large":   append(bytes.Repeat([]byte{0}, 16), 20, formatSplit),
+		"4-gram set not pow2":   append(bytes.Repeat([]byte{0}, 8+24), 3, formatSplit),
+		"trigram set too small": append(bytes.Repeat([]byte{0}, 4+8), 2, formatSplit),
+		"trigram set too large": append(bytes.Repeat([]byte{0}, 16), 4, formatSplit),
+		"format 2":              sketch2([]byte("some text")),
+	} {
+		if IsSplit(sk) {
+			t.Errorf("%s: read as a format-3 sketch", name)
+		}
+	}
+	// A sketch Pass cannot read passes every needle.
+	if !NewProbe([]byte("abcd")).Pass(append(bytes.Repeat([]byte{0}, 16), 20, formatSplit)) {
+		t.Error("an unreadable sketch rejected a needle")
 	}
 }
