@@ -116,39 +116,13 @@ func Discover(dataDir string) (*Client, *ServerInfo, error) {
 // do sends a request with an optional JSON body and decodes a JSON answer
 // into out (when non-nil). An error status is returned as *Error.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	u := c.base + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	resp, err := c.send(ctx, method, path, q, in, "application/json")
 	if err != nil {
 		return err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("pi-history server at %s: %w", c.base, err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return problemOf(resp)
-	}
 	if out == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
+		_, err := io.Copy(io.Discard, resp.Body)
 		return err
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
@@ -159,6 +133,45 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	// connection, and the next call a new one.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return nil
+}
+
+// send makes a request of the server (in, when not nil, as its JSON body;
+// accept as its Accept header) and returns the response of one that
+// succeeded, for the caller to read and close. A refused request is an
+// *Error read from the server's problem document.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any, accept string) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("pi-history server at %s: %w", c.base, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return nil, problemOf(resp)
+	}
+	return resp, nil
 }
 
 // problemOf reads an error response as *Error.
@@ -304,27 +317,11 @@ func (c *Client) Reindex(ctx context.Context) (*ReindexResponse, error) {
 // arrives as an *Error too.
 func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func(service.ImportStatus)) (service.ImportSummary, error) {
 	var sum service.ImportSummary
-	b, err := json.Marshal(&ImportRequest{Paths: paths})
+	resp, err := c.send(ctx, http.MethodPost, "/v1/import", nil, &ImportRequest{Paths: paths}, ImportStreamType)
 	if err != nil {
 		return sum, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/import", bytes.NewReader(b))
-	if err != nil {
-		return sum, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", ImportStreamType)
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return sum, fmt.Errorf("pi-history server at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return sum, problemOf(resp)
-	}
 	dec := json.NewDecoder(resp.Body)
 	for {
 		var ev ImportEvent
@@ -456,21 +453,11 @@ func (c *Client) ExportArchive(ctx context.Context, o ArchiveOptions, w io.Write
 			q.Set(name, t.Format(time.RFC3339Nano))
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/export/archive?"+q.Encode(), nil)
+	resp, err := c.send(ctx, http.MethodGet, "/v1/export/archive", q, nil, "*/*")
 	if err != nil {
 		return stats, err
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return stats, fmt.Errorf("pi-history server at %s: %w", c.base, err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return stats, problemOf(resp)
-	}
 	var body io.Reader = resp.Body
 	if progress != nil {
 		body = &progressReader{r: resp.Body, fn: progress}
