@@ -73,36 +73,20 @@ func runImport(g *globals, args []string) error {
 				return err
 			}
 		}
-		if !isTerminal(g.stderr) {
-			sum, err := remote.Import(ctx, abs)
-			if err != nil {
-				return err
+		return importShowing(g, func(show func(service.ImportStatus)) (service.ImportSummary, error) {
+			if show == nil {
+				return remote.Import(ctx, abs)
 			}
-			return printImport(g, sum)
-		}
-		line := newImportLine(g)
-		sum, err := remote.ImportWithProgress(ctx, abs, line.show)
-		fmt.Fprintln(g.stderr)
-		if err != nil {
-			return err
-		}
-		return printImport(g, sum)
+			return remote.ImportWithProgress(ctx, abs, show)
+		})
 	}
 	defer svc.Close()
-	if !isTerminal(g.stderr) {
-		sum, err := svc.Import(ctx, args, nil)
-		if err != nil {
-			return err
+	return importShowing(g, func(show func(service.ImportStatus)) (service.ImportSummary, error) {
+		if show == nil {
+			return svc.Import(ctx, args, nil)
 		}
-		return printImport(g, sum)
-	}
-	line := newImportLine(g)
-	sum, err := svc.ImportWatched(ctx, args, line.show)
-	fmt.Fprintln(g.stderr)
-	if err != nil {
-		return err
-	}
-	return printImport(g, sum)
+		return svc.ImportWatched(ctx, args, show)
+	})
 }
 
 // importLine draws an import's progress line on a terminal: the same
@@ -162,4 +146,22 @@ func pct(a, b int64) int64 {
 		return 100
 	}
 	return a * 100 / b
+}
+
+// importShowing runs an import and prints its summary. On a terminal, run
+// is given the function that draws the progress line (whether this process
+// reads the files or a server does); elsewhere it is given nil.
+func importShowing(g *globals, run func(show func(service.ImportStatus)) (service.ImportSummary, error)) error {
+	var show func(service.ImportStatus)
+	if isTerminal(g.stderr) {
+		show = newImportLine(g).show
+	}
+	sum, err := run(show)
+	if show != nil {
+		fmt.Fprintln(g.stderr) // end the progress line
+	}
+	if err != nil {
+		return err
+	}
+	return printImport(g, sum)
 }
