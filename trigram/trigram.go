@@ -104,11 +104,10 @@ func mix(k uint64) uint64 {
 // against 258, and cut the p99 of first pages of 3-5 and 6-12 character
 // needles 1.8 to 2.7 times (see docs/design.md).
 const (
-	sketchHashes     = 2   // bits each trigram sets; also format 2's byte
-	formatSplit      = 3   // the last byte of a format-3 sketch
-	sketchBitsPerTri = 4   // format 2: bits per distinct trigram, at least
-	splitBitsPerTri  = 3   // format 3: bits per distinct trigram, at least
-	splitBitsPer4    = 1.5 // format 3: bits per distinct 4-gram, at least
+	sketchHashes    = 2   // bits each trigram sets; also format 2's byte
+	formatSplit     = 3   // the last byte of a format-3 sketch
+	splitBitsPerTri = 3   // format 3: bits per distinct trigram, at least
+	splitBitsPer4   = 1.5 // format 3: bits per distinct 4-gram, at least
 )
 
 // Sketch returns the sketch of text, of format 3: its trigrams' bit set
@@ -142,25 +141,6 @@ func Sketch(text []byte) []byte {
 		out = binary.LittleEndian.AppendUint64(out, w)
 	}
 	return append(out, byte(bits.Len(uint(len(tri)*8))-1), formatSplit)
-}
-
-// sketch2 returns the format-2 sketch of text (trigrams only), as stores
-// written before format 3 hold.
-func sketch2(text []byte) []byte {
-	words := make([]uint64, startBits(float64(utf8.RuneCount(text))*sketchBitsPerTri)/64)
-	mask := uint64(len(words)*64 - 1)
-	Each(text, func(key uint64, _, _ int) {
-		h := mix(key)
-		b1, b2 := h&mask, (h>>32)&mask
-		words[b1/64] |= 1 << (b1 % 64)
-		words[b2/64] |= 1 << (b2 % 64)
-	})
-	words = shrink(words, sketchHashes, sketchBitsPerTri)
-	out := make([]byte, 0, len(words)*8+1)
-	for _, w := range words {
-		out = binary.LittleEndian.AppendUint64(out, w)
-	}
-	return append(out, sketchHashes)
 }
 
 // startBits is the size a bit set starts from: a power of two no smaller
