@@ -117,6 +117,29 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	return w, nil
 }
 
+// Reindex rebuilds what search derives from the store: first the trigram
+// sketches an older version wrote, or never wrote, are rewritten in the
+// current format (store.Resketch), then a new index is built beside the
+// one in use and swapped in (index.Index.Reindex). progress, when not nil,
+// is called with the stage ("sketches", then "index") and how far it is.
+// Searches and ingest go on meanwhile.
+func (s *Service) Reindex(ctx context.Context, progress func(stage string, done, last uint64)) (store.ResketchStats, error) {
+	report := func(stage string) func(done, last uint64) {
+		if progress == nil {
+			return nil
+		}
+		return func(done, last uint64) { progress(stage, done, last) }
+	}
+	rs, err := s.Store.Resketch(ctx, report("sketches"))
+	if err != nil {
+		return rs, fmt.Errorf("rewrite the trigram sketches: %w", err)
+	}
+	if err := s.Index.Reindex(ctx, report("index")); err != nil {
+		return rs, err
+	}
+	return rs, nil
+}
+
 // WaitIndexed blocks until the index covers every entry stored so far, or
 // ctx ends.
 func (s *Service) WaitIndexed(ctx context.Context) error {

@@ -432,12 +432,13 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 	}
 	pos := p.SlicePositions()
 	ordered := len(pos) <= 2
+	from := s.sketchFrom.Load()
 	for _, r := range ranges {
 		if r.Lo > r.Hi {
 			continue
 		}
-		if r.Lo < s.sketchFrom {
-			hi := min(r.Hi, s.sketchFrom-1)
+		if r.Lo < from {
+			hi := min(r.Hi, from-1)
 			add(r.Lo, hi)
 			if hi == r.Hi {
 				continue
@@ -537,11 +538,11 @@ type WarmStats struct {
 // the background after it starts.
 func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 	var ws WarmStats
-	last := s.LastSeq()
-	if last < s.sketchFrom {
+	last, from := s.LastSeq(), s.sketchFrom.Load()
+	if last < from {
 		return ws, nil
 	}
-	for c := s.sketchFrom / sketchChunk; c <= last/sketchChunk; c++ {
+	for c := from / sketchChunk; c <= last/sketchChunk; c++ {
 		if err := ctx.Err(); err != nil {
 			return ws, err
 		}

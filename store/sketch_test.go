@@ -72,7 +72,7 @@ func TestMayHoldKeepsEntriesStoredBeforeSketches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st.sketchFrom = 3
+	st.sketchFrom.Store(3)
 	got, _, err := st.MayHold([]SeqRange{{1, 4}}, trigram.NewProbe([]byte("delta")))
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +88,8 @@ func TestSketchStartIsRecordedOnceAndKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.sketchFrom != 1 {
-		t.Errorf("a new store sketches from seq %d, want 1", st.sketchFrom)
+	if st.sketchFrom.Load() != 1 {
+		t.Errorf("a new store sketches from seq %d, want 1", st.sketchFrom.Load())
 	}
 	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{}`)}
 	if _, err := st.Push("s", h, []*journal.Entry{{Type: "message", ID: "a", Raw: []byte(`{}`), Text: "hello", Searchable: true}}); err != nil {
@@ -100,8 +100,8 @@ func TestSketchStartIsRecordedOnceAndKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if st.sketchFrom != 1 {
-		t.Errorf("after reopening, sketches start at %d, want 1", st.sketchFrom)
+	if st.sketchFrom.Load() != 1 {
+		t.Errorf("after reopening, sketches start at %d, want 1", st.sketchFrom.Load())
 	}
 }
 

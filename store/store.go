@@ -84,7 +84,7 @@ type Store struct {
 	// sketchFrom is the first seq from which every searchable entry has a
 	// trigram sketch: stores written before sketches existed have none
 	// below it, and search must read those texts.
-	sketchFrom uint64
+	sketchFrom atomic.Uint64
 	sketches   *sketchCache
 	// dirty holds the sketch chunks whose stored entries the batch being
 	// written changes or deletes (under wmu); notify drops them from the
@@ -168,12 +168,12 @@ func (s *Store) loadSketchFrom() error {
 		return err
 	}
 	if len(v) == 8 {
-		s.sketchFrom = binary.BigEndian.Uint64(v)
+		s.sketchFrom.Store(binary.BigEndian.Uint64(v))
 		return nil
 	}
-	s.sketchFrom = s.nextSeq
+	s.sketchFrom.Store(s.nextSeq)
 	key := append([]byte{tagMeta}, "sketch_from"...)
-	if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, s.sketchFrom), pebble.Sync); err != nil {
+	if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, s.nextSeq), pebble.Sync); err != nil {
 		return fmt.Errorf("store: record sketch start in %s: %w", s.dir, err)
 	}
 	return nil

@@ -173,8 +173,9 @@ type CompactResponse struct {
 
 // ReindexResponse is what POST /v1/maintenance/reindex did.
 type ReindexResponse struct {
-	Entries uint64  `json:"entries"` // the store's last seq when the new index took over
-	Seconds float64 `json:"seconds"`
+	Entries    uint64  `json:"entries"`    // the store's last seq when the new index took over
+	Resketched int     `json:"resketched"` // entries whose trigram sketch was rewritten in the current format
+	Seconds    float64 `json:"seconds"`
 }
 
 // FileStatus is how far one journal file has been read.

@@ -17,15 +17,22 @@ func init() {
 		name:    "reindex",
 		usage:   "",
 		summary: "rebuild the search index from the store",
-		help: `Builds a new index from the store in a directory beside the current one
-and swaps it in when complete. Use it after an upgrade that changes the
-index format, or if the index is damaged. The store is not changed.
+		help: `Rewrites the per-entry trigram sketches that an older version stored
+(or never stored) in the current format, then builds a new index from the
+store in a directory beside the current one and swaps it in when complete.
+Use it after an upgrade that changes the sketch or index format (searches
+over entries stored before then read more texts until it is run), or if
+the index is damaged. Entries themselves are not changed.
 While 'pi-history serve' runs, the server does it (POST
 /v1/maintenance/reindex): searches use the old index until the new one
 takes over.`,
 		run: maintenance("reindex", func(ctx context.Context, g *globals, svc *service.Service) error {
 			start := time.Now()
-			err := svc.Index.Reindex(ctx, func(through, last uint64) {
+			rs, err := svc.Reindex(ctx, func(stage string, through, last uint64) {
+				if stage == "sketches" {
+					fmt.Fprintf(g.stderr, "\r\033[Kreindex: sketches of %d of %d entries", through, last)
+					return
+				}
 				if through >= index.Target(last) {
 					// Reindex ends by compacting the new index.
 					fmt.Fprintf(g.stderr, "\r\033[Kreindex: %d of %d entries; compacting the index", through, last)
@@ -37,7 +44,7 @@ takes over.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "reindexed %d entries in %.1fs\n", svc.Store.LastSeq(), time.Since(start).Seconds())
+			fmt.Fprintf(g.stdout, "reindexed %d entries (%d sketches rewritten) in %.1fs\n", svc.Store.LastSeq(), rs.Rewritten, time.Since(start).Seconds())
 			return nil
 		}, func(ctx context.Context, g *globals, c *client.Client) error {
 			fmt.Fprintf(g.stderr, "reindex: the running server (%s) rebuilds its index and swaps it in; searches go on meanwhile…\n", c.BaseURL())
@@ -45,7 +52,7 @@ takes over.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "reindexed %d entries in %.1fs\n", res.Entries, res.Seconds)
+			fmt.Fprintf(g.stdout, "reindexed %d entries (%d sketches rewritten) in %.1fs\n", res.Entries, res.Resketched, res.Seconds)
 			return nil
 		}),
 	})

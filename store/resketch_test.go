@@ -1,0 +1,188 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pi-history/pi-history/trigram"
+)
+
+// TestResketchBringsEverySketchToTheCurrentFormat: a store holding entries
+// without sketches (stored before they existed), with first-format and
+// format-2 sketches, and with current ones comes out with the current
+// sketch of each text; cached chunks are replaced as they were (with or
+// without columns), MayHold agrees with the new sketches, rules out texts
+// the old ones let through, and a second run has nothing to do.
+func TestResketchBringsEverySketchToTheCurrentFormat(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := []string{"alpha", "beta", "gamma", "delta", "func", "return", "日本語", "🙂", "err", "nil"}
+	var texts []string
+	for i := range 2600 {
+		if i%89 == 7 {
+			texts = append(texts, "")
+			continue
+		}
+		var b strings.Builder
+		for j := range 1 + r.IntN(8) {
+			fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40)*(j%3))
+		}
+		texts = append(texts, b.String())
+	}
+	st := pushTexts(t, texts)
+	searchable := 0
+	for _, s := range texts {
+		if s != "" {
+			searchable++
+		}
+	}
+
+	old := 0 // sketches Resketch must rewrite
+	// Seqs 1-300: stored before sketches existed.
+	for seq := uint64(1); seq <= 300; seq++ {
+		if texts[seq-1] != "" {
+			if err := st.db.Delete(seqKey(tagSketch, seq), nil); err != nil {
+				t.Fatal(err)
+			}
+			old++
+		}
+	}
+	st.sketchFrom.Store(301)
+	// Every 7th after: a first-format sketch that passes every needle;
+	// every 11th: a format-2 sketch (trigrams only).
+	for seq := uint64(301); seq <= uint64(len(texts)); seq++ {
+		text := texts[seq-1]
+		var sk []byte
+		switch {
+		case text == "":
+			continue
+		case seq%7 == 0:
+			sk = bytes.Repeat([]byte{0xFF}, 64)
+		case seq%11 == 0:
+			sk = trigram.Sketch([]byte(text))
+			t3 := 1 << sk[len(sk)-2]
+			sk = append(sk[:t3:t3], 2)
+		default:
+			continue
+		}
+		if err := st.db.Set(seqKey(tagSketch, seq), sk, nil); err != nil {
+			t.Fatal(err)
+		}
+		old++
+	}
+	// "func0 func" is in few texts: the sketches of the first format pass
+	// it everywhere, the current ones almost nowhere else.
+	probe := trigram.NewProbe([]byte("func0 func"))
+	all := []SeqRange{{Lo: 1, Hi: uint64(len(texts))}}
+	before, _, err := st.MayHold(all, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Chunk 0 cached with its columns, chunk 1 without, chunk 2 not at all.
+	for c := uint64(0); c < 3; c++ {
+		st.sketches.drop(c)
+	}
+	ch0, err := st.chunkFor(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch0.columns()
+	if _, err := st.chunkFor(1); err != nil {
+		t.Fatal(err)
+	}
+	var calls []uint64
+	got, err := st.Resketch(context.Background(), func(done, last uint64) {
+		if last != uint64(len(texts)) {
+			t.Errorf("progress reports last seq %d, want %d", last, len(texts))
+		}
+		calls = append(calls, done)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Checked != searchable || got.Rewritten != old {
+		t.Errorf("Resketch = %+v, want %d checked and %d rewritten", got, searchable, old)
+	}
+	if fmt.Sprint(calls) != "[1023 2047 2600]" {
+		t.Errorf("progress called with %v, want [1023 2047 2600]", calls)
+	}
+	for seq := uint64(1); seq <= uint64(len(texts)); seq++ {
+		sk, err := st.get(seqKey(tagSketch, seq))
+		switch {
+		case texts[seq-1] == "":
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("seq %d has no text but a sketch (err %v)", seq, err)
+			}
+		case err != nil:
+			t.Fatalf("seq %d: %v", seq, err)
+		case !bytes.Equal(sk, trigram.Sketch([]byte(texts[seq-1]))):
+			t.Fatalf("seq %d keeps a sketch that is not the current one of its text", seq)
+		}
+	}
+	if st.sketchFrom.Load() != 1 {
+		t.Errorf("sketches start at seq %d after Resketch, want 1", st.sketchFrom.Load())
+	}
+	if v, err := st.getMeta("sketch_from"); err != nil || fmt.Sprint(v) != "[0 0 0 0 0 0 0 1]" {
+		t.Errorf("recorded sketch start = %v (%v), want seq 1", v, err)
+	}
+	for c, wantCols := range map[uint64]bool{0: true, 1: false} {
+		ch, _ := st.sketches.get(c)
+		if ch == nil || ch.sliced.Load() != wantCols {
+			t.Errorf("chunk %d after Resketch: cached %v, columns %v; want cached, columns %v", c, ch != nil, ch != nil && ch.sliced.Load(), wantCols)
+		}
+	}
+	if ch, _ := st.sketches.get(2); ch != nil {
+		t.Error("chunk 2 was not cached before and is after Resketch")
+	}
+	// The cached chunks hold the new sketches: MayHold agrees with each.
+	mayHoldAgrees(t, st, len(texts), [][]SeqRange{all, {{1, 40}, {1020, 1030}, {2040, 2100}}})
+	after, _, err := st.MayHold(all, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := Count(after), Count(before); n*4 > m {
+		t.Errorf("%q: %d candidates after Resketch, %d before; want under a quarter", "func0 func", n, m)
+	}
+	for seq, text := range texts {
+		if strings.Contains(text, "func0 func") && !holds(after, uint64(seq+1)) {
+			t.Errorf("seq %d holds the needle and is no longer a candidate", seq+1)
+		}
+	}
+
+	again, err := st.Resketch(context.Background(), nil)
+	if err != nil || again.Rewritten != 0 || again.Checked != searchable {
+		t.Errorf("second Resketch = %+v, %v; want %d checked, none rewritten", again, err, searchable)
+	}
+}
+
+// TestResketchStopsWhenAsked: a cancelled context stops Resketch before it
+// writes anything, with the context's error.
+func TestResketchStopsWhenAsked(t *testing.T) {
+	st := pushTexts(t, []string{"alpha", "beta"})
+	if err := st.db.Delete(seqKey(tagSketch, 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, err := st.Resketch(ctx, nil)
+	if !errors.Is(err, context.Canceled) || got.Rewritten != 0 {
+		t.Errorf("Resketch on a cancelled context = %+v, %v; want nothing done and context.Canceled", got, err)
+	}
+	if _, err := st.get(seqKey(tagSketch, 1)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a sketch was written after cancellation (err %v)", err)
+	}
+}
+
+func holds(rs []SeqRange, seq uint64) bool {
+	for _, r := range rs {
+		if r.Lo <= seq && seq <= r.Hi {
+			return true
+		}
+	}
+	return false
+}
