@@ -567,15 +567,20 @@ var (
 )
 
 // scanRanges confirms every searchable entry of ranges (ascending,
-// disjoint) in request order, until the page is full. Long scans are read
-// in two halves at once (see scanHalves).
+// disjoint) in request order, until the page is full. Lists of candidates
+// are read by two goroutines taking turns (see scanShared), long scans in
+// two halves at once (see scanHalves).
 func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
-	if c.st.Scanned >= parallelAfter && store.Count(ranges) >= parallelMin {
+	n := store.Count(ranges)
+	switch {
+	case c.st.Scanned >= parallelAfter && n >= parallelMin:
 		first, second := store.Split(ranges)
 		if c.p.req.NewestFirst {
 			first, second = second, first
 		}
 		return c.scanHalves(ctx, first, second)
+	case n >= 2 && n <= sharedMax:
+		return c.scanShared(ctx, ranges)
 	}
 	return c.scanInOrder(ctx, ranges)
 }

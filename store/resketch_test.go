@@ -186,3 +186,26 @@ func holds(rs []SeqRange, seq uint64) bool {
 	}
 	return false
 }
+
+// TestTextReaderReadsChosenSeqs: a text reader answers each seq asked for
+// with its text, stepping, seeking, asking the same seq twice, passing a
+// seq without text and leaving its range.
+func TestTextReaderReadsChosenSeqs(t *testing.T) {
+	texts := []string{"one", "", "three", "four", "", "six", "seven"}
+	st := pushTexts(t, texts)
+	r, err := st.NewTextReader(2, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, seq := range []uint64{3, 4, 4, 6, 2, 5, 3, 1, 7, 6} {
+		got, ok, err := r.Text(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantOK := texts[seq-1], texts[seq-1] != "" && seq >= 2 && seq <= 6
+		if ok != wantOK || ok && string(got) != want {
+			t.Errorf("Text(%d) = %q, %v; want %q, %v", seq, got, ok, want, wantOK)
+		}
+	}
+}

@@ -465,6 +465,57 @@ func (s *Store) ScanTexts(from, to uint64, reverse bool, fn func(seq uint64, tex
 	return it.Error()
 }
 
+// TextReader reads the texts of chosen seqs with one iterator; reading
+// seqs in ascending order costs least (the next seq is a step, a later one
+// a forward seek). It is not safe for concurrent use: give each goroutine
+// its own, and Close it after.
+type TextReader struct {
+	it  *pebble.Iterator
+	key [9]byte
+	at  uint64 // the seq the iterator is on, when on is true
+	on  bool
+}
+
+// NewTextReader returns a reader of the texts of seqs in [lo, hi].
+func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, lo), UpperBound: prefixEnd(seqKey(tagText, hi))})
+	if err != nil {
+		return nil, fmt.Errorf("store: read texts of seqs %d-%d: %w", lo, hi, err)
+	}
+	r := &TextReader{it: it}
+	r.key[0] = tagText
+	return r, nil
+}
+
+// Text returns the searchable text of seq, and false when seq has none (or
+// lies outside the reader's range). The slice is valid until the next call.
+func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
+	var ok bool
+	switch {
+	case r.on && seq == r.at:
+		ok = true
+	case r.on && seq == r.at+1:
+		ok = r.it.Next()
+	default:
+		binary.BigEndian.PutUint64(r.key[1:], seq)
+		ok = r.it.SeekGE(r.key[:])
+	}
+	if r.on = ok; !ok {
+		return nil, false, r.it.Error()
+	}
+	if r.at = binary.BigEndian.Uint64(r.it.Key()[1:]); r.at != seq {
+		return nil, false, nil
+	}
+	v, err := r.it.ValueAndErr()
+	if err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
+// Close releases the reader's iterator.
+func (r *TextReader) Close() error { return r.it.Close() }
+
 // SeqRange is an inclusive range of seqs.
 type SeqRange struct{ Lo, Hi uint64 }
 

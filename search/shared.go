@@ -1,0 +1,148 @@
+package search
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+
+	"github.com/pi-history/pi-history/store"
+)
+
+// A list of candidates (entries whose sketch passed) of at most sharedMax
+// seqs is read by two goroutines at once, each taking the next sharedTake
+// seqs in request order in turn (see scanShared). Longer lists are read in
+// order, split in halves once the search has read parallelAfter texts.
+var (
+	sharedMax  uint64 = 16384
+	sharedTake        = 1
+)
+
+// scanShared confirms the entries of ranges (ascending, disjoint, at most
+// sharedMax seqs) in request order, reading their texts with two
+// goroutines: this one and a helper take the next seqs in turn, so a
+// candidate list is read in about half the time (each text costs Pebble a
+// block to decompress), and when the page fills, at most the texts each
+// goroutine was reading are wasted. This goroutine offers the results in
+// order, so hits, cursor and counts are exactly those of one scan.
+func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) error {
+	seqs := make([]uint64, 0, store.Count(ranges))
+	for _, r := range ranges {
+		for s := r.Lo; s <= r.Hi; s++ {
+			seqs = append(seqs, s)
+		}
+	}
+	if c.p.req.NewestFirst {
+		slices.Reverse(seqs)
+	}
+	lo, hi := ranges[0].Lo, ranges[len(ranges)-1].Hi
+	type slot struct {
+		ready atomic.Bool
+		has   bool   // the seq has a text
+		size  int    // its length
+		hit   []byte // a copy of it, when it holds the needle
+	}
+	slots := make([]slot, len(seqs))
+	var next atomic.Int64 // the first seq not yet taken
+	var stop atomic.Bool
+	// take reads the next seqs not taken yet into their slots, and
+	// reports false once none are left or the scan was stopped.
+	take := func(r *store.TextReader) (bool, error) {
+		if stop.Load() {
+			return false, nil
+		}
+		i := int(next.Add(int64(sharedTake))) - sharedTake
+		if i >= len(seqs) {
+			return false, nil
+		}
+		for j := i; j < min(i+sharedTake, len(seqs)); j++ {
+			text, ok, err := r.Text(seqs[j])
+			if err != nil {
+				return false, err
+			}
+			s := &slots[j]
+			if ok {
+				s.has, s.size = true, len(text)
+				if c.p.find.in(text) {
+					s.hit = slices.Clone(text)
+				}
+			}
+			s.ready.Store(true)
+		}
+		return true, nil
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		r, err := c.e.st.NewTextReader(lo, hi)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer r.Close()
+		for {
+			more, err := take(r)
+			if err != nil || !more {
+				done <- err
+				return
+			}
+		}
+	}()
+	finish := func(err error) error {
+		stop.Store(true)
+		if herr := <-done; err == nil {
+			err = herr
+		}
+		return err
+	}
+	r, err := c.e.st.NewTextReader(lo, hi)
+	if err != nil {
+		return finish(err)
+	}
+	defer r.Close()
+
+	k := 0 // the next slot to offer
+	// offer hands on the ready slots from k in order, and reports false
+	// once the page is full.
+	offer := func() (bool, error) {
+		for ; k < len(slots) && slots[k].ready.Load(); k++ {
+			s := &slots[k]
+			if !s.has {
+				continue
+			}
+			c.n++
+			if c.n%1024 == 0 && ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			c.st.Scanned++
+			c.st.BytesScanned += int64(s.size)
+			if s.hit == nil {
+				continue
+			}
+			if _, err := c.accept(seqs[k], s.hit); err != nil {
+				return false, err
+			}
+			if c.full() {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	for {
+		more, err := take(r)
+		if err != nil {
+			return finish(err)
+		}
+		if !more {
+			break
+		}
+		if ok, err := offer(); err != nil || !ok {
+			return finish(err)
+		}
+	}
+	// Nothing is left to take: wait for the helper's last seqs.
+	if err := <-done; err != nil {
+		return err
+	}
+	_, err = offer()
+	return err
+}
