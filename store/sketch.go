@@ -46,12 +46,15 @@ type chunkSketches struct {
 	// entry i is meta[moff[i]:moff[i+1]], empty when there is none. A
 	// search's hits decode theirs from here instead of a point read
 	// through Pebble each (~130 bytes an entry: ~130 MB at a million).
-	moff     [sketchChunk + 1]uint32
-	meta     []byte
-	used     uint64 // the cache's clock at the last use
-	open     [sketchChunk / 64]uint64
-	has      [sketchChunk / 64]uint64
-	four     [sketchChunk / 64]uint64 // sketches of format 3 (with 4-grams)
+	moff [sketchChunk + 1]uint32
+	meta []byte
+	used uint64 // the cache's clock at the last use
+	open [sketchChunk / 64]uint64
+	has  [sketchChunk / 64]uint64
+	four [sketchChunk / 64]uint64 // sketches of format 3 (with 4-grams)
+	// triLog[i] is trigram.TriLog of entry i's format-3 sketch, kept here
+	// so that testing a sketch does not first read its last bytes.
+	triLog   [sketchChunk]uint8
 	colsOnce sync.Once
 	cols     *[trigram.SliceBits][sketchChunk / 64]uint64
 	sliced   atomic.Bool // cols is built
@@ -65,7 +68,7 @@ const (
 
 // size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
-	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + colsBytes
+	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.triLog) + colsBytes
 }
 
 // record returns the encoded record of entry i, nil when it has none.
@@ -85,16 +88,19 @@ func (c *chunkSketches) mark() {
 		}
 		word, bit := i/64, uint64(1)<<(i%64)
 		c.has[word] |= bit
-		c.markFormat(word, bit, c.data[a:b])
+		c.markFormat(i, c.data[a:b])
 	}
 }
 
-// markFormat records the format of the sketch sk of the entry at word and
-// bit: open when a row cannot stand for it, four when it has 4-grams.
-func (c *chunkSketches) markFormat(word int, bit uint64, sk []byte) {
+// markFormat records the format of the sketch sk of entry i: open when a
+// row cannot stand for it, four when it has 4-grams (and its trigram set's
+// size in triLog).
+func (c *chunkSketches) markFormat(i int, sk []byte) {
+	word, bit := i/64, uint64(1)<<(i%64)
 	switch {
 	case trigram.IsSplit(sk):
 		c.four[word] |= bit
+		c.triLog[i] = trigram.TriLog(sk)
 	case !trigram.IsRowFormat(sk):
 		c.open[word] |= bit
 	}
@@ -243,7 +249,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 	if c.off[first] != c.off[sketchChunk] || c.moff[first] != c.moff[sketchChunk] {
 		return nil
 	}
-	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, data: c.data, moff: c.moff, meta: c.meta}
+	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, triLog: c.triLog, data: c.data, moff: c.moff, meta: c.meta}
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))
@@ -252,9 +258,8 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 			n.meta = append(n.meta, add[j].meta...)
 			if sk := add[j].sketch; len(sk) > 0 {
 				n.data = append(n.data, sk...)
-				word, bit := i/64, uint64(1)<<(i%64)
-				n.has[word] |= bit
-				n.markFormat(word, bit, sk)
+				n.has[i/64] |= uint64(1) << (i % 64)
+				n.markFormat(i, sk)
 			}
 			j++
 		}
@@ -497,10 +502,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 		for v := acc; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
 			a, b := c.off[i], c.off[i+1]
-			// A row is the whole sketch when the sketch is no larger
-			// (and has no 4-grams, which the rows leave out).
-			exact := (c.open[w]|c.four[w])&(1<<(i%64)) == 0 && int(b-a)-1 <= trigram.SliceBits/8
-			if exact || c.pass(p, i, a, b) {
+			if c.passRowed(p, i, a, b) {
 				pass(i)
 				n++
 			}
@@ -510,12 +512,30 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 	return skipped
 }
 
+// passRowed is pass for an entry whose row has passed p's row positions.
+// A row is the whole of a format-2 sketch no larger than it; of a format-3
+// sketch whose trigram set is no larger, it is that set, and only the
+// 4-grams are left to test.
+func (c *chunkSketches) passRowed(p *trigram.Probe, i uint64, a, b uint32) bool {
+	bit := uint64(1) << (i % 64)
+	switch {
+	case c.four[i/64]&bit != 0:
+		t := c.triLog[i]
+		return p.PassSplitAt(c.data[a:b], t, 1<<t > trigram.SliceBits/8)
+	case c.open[i/64]&bit != 0:
+		return p.Pass(c.data[a:b])
+	case int(b-a)-1 <= trigram.SliceBits/8:
+		return true
+	}
+	return p.PassBits(c.data[a : b-1])
+}
+
 // pass tests entry i's sketch, data[a:b], on p. The chunk's marks already
 // say each sketch's format, so its format byte is not read again.
 func (c *chunkSketches) pass(p *trigram.Probe, i uint64, a, b uint32) bool {
 	switch bit := uint64(1) << (i % 64); {
 	case c.four[i/64]&bit != 0:
-		return p.PassSplit(c.data[a:b])
+		return p.PassSplitAt(c.data[a:b], c.triLog[i], true)
 	case c.open[i/64]&bit != 0:
 		return p.Pass(c.data[a:b])
 	}

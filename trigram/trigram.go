@@ -283,9 +283,25 @@ func (p *Probe) PassBits(bits []byte) bool {
 
 // PassSplit is Pass for a sketch the caller knows to be of format 3.
 func (p *Probe) PassSplit(sk []byte) bool {
-	n := len(sk)
-	t := 1 << sk[n-2]
-	return p.passTwo(sk[:t], uint64(t*8-1)) && p.passFour(sk[t:n-2])
+	return p.PassSplitAt(sk, TriLog(sk), true)
+}
+
+// TriLog returns log2 of the size in bytes of a format-3 sketch's trigram
+// set, for PassSplitAt.
+func TriLog(sk []byte) uint8 { return sk[len(sk)-2] }
+
+// PassSplitAt is PassSplit for a format-3 sketch whose trigram set's size
+// the caller keeps (2^triLog bytes, see TriLog), so that the test does not
+// read the sketch's last bytes, a cache miss of their own when sketches
+// are tested by the thousand. When trigrams is false the trigram set is
+// taken as passed (a Row no wider than SliceBits is that set, and the row
+// positions were tested): only the 4-grams are tested.
+func (p *Probe) PassSplitAt(sk []byte, triLog uint8, trigrams bool) bool {
+	t := 1 << triLog
+	if trigrams && !p.passTwo(sk[:t], uint64(t*8-1)) {
+		return false
+	}
+	return p.passFour(sk[t : len(sk)-2])
 }
 
 // passFour tests the bit of each 4-gram in a 4-gram bit set.

@@ -305,6 +305,50 @@ func TestPassBitsAgreesWithPass(t *testing.T) {
 	}
 }
 
+// TestPassSplitAtAgreesWithPass: a format-3 sketch tested with its
+// trigram set's size given (TriLog) gets Pass's answer; with the trigram
+// test left out, it gets Pass's answer whenever the trigrams pass, and
+// then it rules out by 4-grams alone.
+func TestPassSplitAtAgreesWithPass(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	rejected, byFours := 0, 0
+	for i := range 300 {
+		text := randomText(r, 1+r.IntN(3000))
+		sk := Sketch(text)
+		if !IsSplit(sk) {
+			t.Fatalf("text %d: Sketch made a sketch of another format", i)
+		}
+		t3 := 1 << TriLog(sk)
+		runes := []rune(string(text))
+		for range 20 {
+			a := r.IntN(len(runes))
+			needle := string(runes[a:min(len(runes), a+1+r.IntN(20))])
+			if r.IntN(2) == 0 {
+				needle = string(randomText(r, 3+r.IntN(10)))
+			}
+			p := NewProbe([]byte(needle))
+			want := p.Pass(sk)
+			if got := p.PassSplitAt(sk, TriLog(sk), true); got != want {
+				t.Fatalf("text %d, needle %q: PassSplitAt = %v, Pass = %v", i, needle, got, want)
+			}
+			if !want {
+				rejected++
+			}
+			if p.passTwo(sk[:t3], uint64(t3*8-1)) {
+				if got := p.PassSplitAt(sk, TriLog(sk), false); got != want {
+					t.Fatalf("text %d, needle %q, trigrams passing: PassSplitAt without them = %v, Pass = %v", i, needle, got, want)
+				}
+				if !want {
+					byFours++
+				}
+			}
+		}
+	}
+	if rejected == 0 || byFours == 0 {
+		t.Fatalf("%d needles rejected, %d by their 4-grams: the comparison must see both", rejected, byFours)
+	}
+}
+
 // TestFourGramsRuleOutTextsWithEveryTrigram: a text that holds every
 // trigram of a needle, but never two of them in a row as the needle does,
 // passes a format-2 sketch always and a format-3 sketch only when its
