@@ -44,13 +44,6 @@ func main() {
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
 	cold := flag.Bool("cold", false, "do not preload the trigram sketches and current branches first (serve preloads them when it starts)")
 	flag.Parse()
-	if *prof != "" {
-		f, err := os.Create(*prof)
-		if err == nil {
-			pprof.StartCPUProfile(f)
-			defer pprof.StopCPUProfile()
-		}
-	}
 	if *memLimit > 0 {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
@@ -141,6 +134,19 @@ func main() {
 	groups = append(groups, group{"all scope, first page, near-misses (match nothing)", misses, all})
 	groups = append(groups, group{"all scope, first page, 1-2 char needles", short, all})
 
+	if *prof != "" {
+		// From here on: the queries, not the preload or the sampling.
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Printf("\n%-58s %9s %9s %9s %11s %9s\n", "query", "p50 ms", "p99 ms", "rg p50 ms", "rg/ours p50", "hits p50")
 	pick := func(name string) bool { return strings.Contains(name, *only) }
 	for _, g := range groups {
