@@ -779,6 +779,8 @@ func snippets(text, needle string, budget int) ([]Snippet, int) {
 	used := 0
 	from := 0
 	nl := utf8.RuneCountInString(needle)
+	// Offsets are counted in runes from where the last one was.
+	at, atRunes := 0, 0
 	for len(out) < maxSnippets {
 		i := strings.Index(text[from:], needle)
 		if i < 0 {
@@ -802,7 +804,13 @@ func snippets(text, needle string, budget int) ([]Snippet, int) {
 			end += sz
 		}
 		piece := text[s:end]
-		out = append(out, Snippet{Text: piece, MatchStart: i - s, MatchEnd: i - s + len(needle), Offset: utf8.RuneCountInString(text[:s])})
+		if s >= at {
+			atRunes += utf8.RuneCountInString(text[at:s])
+		} else {
+			atRunes -= utf8.RuneCountInString(text[s:at])
+		}
+		at = s
+		out = append(out, Snippet{Text: piece, MatchStart: i - s, MatchEnd: i - s + len(needle), Offset: atRunes})
 		used += utf8.RuneCountInString(piece)
 		from = end
 		if from >= len(text) {
