@@ -369,6 +369,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		st.Plan = "scan (no index)"
 	}
 	c := &collector{e: e, p: p, st: st, plan: &plan}
+	defer c.close()
 	if !useIndex {
 		lo, hi := uint64(1), last
 		if p.hasAfter {
@@ -487,6 +488,32 @@ type collector struct {
 	more  bool
 	last  uint64
 	n     int // entries visited, for checking ctx now and then
+	// readers are the text readers of scanShared (this goroutine's and
+	// its helper's), opened at first use and kept for the whole search:
+	// opening a Pebble iterator costs more than reading a cached text.
+	readers [2]*store.TextReader
+}
+
+// reader returns text reader k (see collector.readers). It is opened
+// after the search took its last seq, so it sees every entry up to it.
+func (c *collector) reader(k int) (*store.TextReader, error) {
+	if c.readers[k] == nil {
+		r, err := c.e.st.NewTextReader(0, math.MaxUint64)
+		if err != nil {
+			return nil, err
+		}
+		c.readers[k] = r
+	}
+	return c.readers[k], nil
+}
+
+// close releases the collector's readers.
+func (c *collector) close() {
+	for _, r := range c.readers {
+		if r != nil {
+			r.Close()
+		}
+	}
 }
 
 func (c *collector) full() bool { return c.p.limit > 0 && len(c.hits) >= c.p.limit }

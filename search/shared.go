@@ -34,7 +34,6 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	if c.p.req.NewestFirst {
 		slices.Reverse(seqs)
 	}
-	lo, hi := ranges[0].Lo, ranges[len(ranges)-1].Hi
 	type slot struct {
 		ready atomic.Bool
 		has   bool   // the seq has a text
@@ -72,13 +71,18 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	}
 
 	done := make(chan error, 1)
+	// Both readers are opened here: the helper must not touch the
+	// collector.
+	helper, err := c.reader(1)
+	if err != nil {
+		return err
+	}
+	r, err := c.reader(0)
+	if err != nil {
+		return err
+	}
 	go func() {
-		r, err := c.e.st.NewTextReader(lo, hi)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer r.Close()
+		r := helper
 		for {
 			more, err := take(r)
 			if err != nil || !more {
@@ -94,11 +98,6 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		}
 		return err
 	}
-	r, err := c.e.st.NewTextReader(lo, hi)
-	if err != nil {
-		return finish(err)
-	}
-	defer r.Close()
 
 	k := 0 // the next slot to offer
 	// offer hands on the ready slots from k in order, and reports false
