@@ -57,6 +57,13 @@ type chunkSketches struct {
 	triLog   [sketchChunk]uint8
 	colsOnce sync.Once
 	cols     *[trigram.SliceBits][sketchChunk / 64]uint64
+	// The wide rows (trigram.WideRow) of the entries whose sketch has
+	// one, built with cols: wide lists those entries in order, and
+	// wideCols[q*len(wideMask)+k] has bit j set when the wide row of
+	// entry wide[64*k+j] has bit q; wideMask[k] marks the valid bits.
+	wide     []uint16
+	wideCols []uint64
+	wideMask []uint64
 	sliced   atomic.Bool // cols is built
 }
 
@@ -68,7 +75,8 @@ const (
 
 // size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
-	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.triLog) + colsBytes
+	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.triLog) + colsBytes +
+		2*cap(c.wide) + 8*cap(c.wideCols) + 8*cap(c.wideMask)
 }
 
 // record returns the encoded record of entry i, nil when it has none.
@@ -144,7 +152,57 @@ func (c *chunkSketches) slice() {
 			}
 		}
 	}
+	c.sliceWide()
 	c.sliced.Store(true)
+}
+
+// sliceWide builds the columns of the chunk's wide rows.
+func (c *chunkSketches) sliceWide() {
+	var row [trigram.WideBits / 64]uint64
+	var rows [][trigram.WideBits / 64]uint64
+	for i := range sketchChunk {
+		if a, b := c.off[i], c.off[i+1]; a < b && trigram.WideRow(c.data[a:b], &row) {
+			c.wide = append(c.wide, uint16(i))
+			rows = append(rows, row)
+		}
+	}
+	if len(c.wide) == 0 {
+		return
+	}
+	nw := (len(c.wide) + 63) / 64
+	c.wideMask = make([]uint64, nw)
+	for j := range c.wide {
+		c.wideMask[j/64] |= 1 << (j % 64)
+	}
+	c.wideCols = make([]uint64, trigram.WideBits*nw)
+	for j := range rows {
+		for w, v := range rows[j] {
+			for v != 0 {
+				q := w*64 + bits.TrailingZeros64(v)
+				c.wideCols[q*nw+j/64] |= 1 << (j % 64)
+				v &= v - 1
+			}
+		}
+	}
+}
+
+// wideFail returns the entries whose wide row lacks one of the positions
+// pos2 (see trigram.Probe.WidePositions): their sketches fail the probe.
+func (c *chunkSketches) wideFail(pos2 []uint16) (fail [sketchChunk / 64]uint64) {
+	nw := len(c.wideMask)
+	for k, m := range c.wideMask {
+		acc := m
+		for _, q := range pos2 {
+			if acc &= c.wideCols[int(q)*nw+k]; acc == 0 {
+				break
+			}
+		}
+		for v := m &^ acc; v != 0; v &= v - 1 {
+			i := c.wide[k*64+bits.TrailingZeros64(v)]
+			fail[i/64] |= 1 << (i % 64)
+		}
+	}
+	return fail
 }
 
 // sketchCache keeps the sketches of recently used chunks in memory, so
@@ -435,7 +493,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 		}
 		out = append(out, SeqRange{Lo: lo, Hi: hi})
 	}
-	pos := p.SlicePositions()
+	pos, pos2 := p.SlicePositions(), p.WidePositions()
 	ordered := len(pos) <= 2
 	from := s.sketchFrom.Load()
 	for _, r := range ranges {
@@ -463,7 +521,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				p, pos = orderProbe(ch.columns(), p)
 				ordered = true
 			}
-			skipped += ch.test(p, pos, lo, hi, func(i uint64) { add(base+i, base+i) })
+			skipped += ch.test(p, pos, pos2, lo, hi, func(i uint64) { add(base+i, base+i) })
 		}
 	}
 	return out, skipped, nil
@@ -471,10 +529,13 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 
 // test calls pass with each entry i in [lo, hi] (indices in the chunk)
 // whose sketch passes p, and returns how many sketched entries it ruled
-// out. pos are p's row positions. Stretches of sliceMin entries or more,
-// and any stretch once the columns are built, are tested on the columns
-// first.
-func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass func(i uint64)) (skipped int) {
+// out. pos are p's row positions, pos2 its wide-row positions. Stretches
+// of sliceMin entries or more, and any stretch once the columns are
+// built, are tested on the columns first; in a long stretch, the entries
+// with a wide row are also tested on the wide rows' columns (wideFail)
+// before any of their sketches is read. (A candidate block's few entries
+// would not repay the wide columns' cost.)
+func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64, pass func(i uint64)) (skipped int) {
 	if hi-lo+1 < sliceMin && !c.sliced.Load() {
 		for i := lo; i <= hi; i++ {
 			if a, b := c.off[i], c.off[i+1]; a < b {
@@ -488,6 +549,10 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 		return skipped
 	}
 	cols := c.columns()
+	var fail [sketchChunk / 64]uint64
+	if hi-lo+1 >= sliceMin && len(c.wideMask) > 0 {
+		fail = c.wideFail(pos2)
+	}
 	for w := lo / 64; w <= hi/64; w++ {
 		first, last := max(lo, w*64), min(hi, w*64+63)
 		m := ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
@@ -498,6 +563,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos []uint16, lo, hi uint64, pass
 			}
 		}
 		acc |= m & c.open[w]
+		acc &^= fail[w]
 		n := 0
 		for v := acc; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
@@ -586,7 +652,11 @@ func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 // warmChunkBytes is the room WarmSketches wants before loading one more
 // chunk: a chunk of larger-than-average sketches (~300 bytes each) with
 // its columns, so that warming never evicts a chunk it loaded.
-const warmChunkBytes = sketchChunk*300 + colsBytes
+const warmChunkBytes = sketchChunk*300 + colsBytes + wideColsBytes
+
+// wideColsBytes is what the wide rows' columns of a chunk take when up to
+// 256 of its entries have one (at a million picorpus entries, 14% do).
+const wideColsBytes = trigram.WideBits * 8 * 4
 
 // room is how many more bytes the cache takes before it starts dropping
 // chunks.

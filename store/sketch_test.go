@@ -281,6 +281,13 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 		for j := range n {
 			fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40)*(j%3))
 		}
+		if i%50 == 0 {
+			// Random letters too: a trigram set wide enough for a
+			// wide row (trigram.WideRow).
+			for range 1500 {
+				b.WriteByte(byte('A' + r.IntN(40)))
+			}
+		}
 		texts = append(texts, b.String())
 	}
 	st := pushTexts(t, texts)
@@ -326,6 +333,8 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 			for c := uint64(0); c < 3; c++ {
 				if ch, _ := st.sketches.get(c); ch == nil || ch.sliced.Load() != sliced {
 					t.Errorf("chunk %d: columns built = %v, want %v", c, ch != nil && ch.sliced.Load(), sliced)
+				} else if sliced && len(ch.wide) == 0 {
+					t.Errorf("chunk %d has no wide rows: the test does not reach them", c)
 				}
 			}
 		})

@@ -252,6 +252,62 @@ func TestRowNeverRejectsWhatTheSketchPassesAndIsExactWhenSmall(t *testing.T) {
 	}
 }
 
+// TestWideRowNeverRejectsWhatTheSketchPasses: sketches whose trigram set
+// has WideBits bits or more get a wide row with every WidePositions bit
+// of each needle they pass, and it rules out some they do not (the point
+// of it); smaller sets and older formats get none.
+func TestWideRowNeverRejectsWhatTheSketchPasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	wide, ruledOut := 0, 0
+	for i := range 200 {
+		text := randomText(r, 1+r.IntN(12000))
+		sk := Sketch(text)
+		if i%2 == 1 {
+			sk = sketch2(text)
+		}
+		triBits := (len(sk) - 1) * 8
+		if IsSplit(sk) {
+			triBits = 8 << TriLog(sk)
+		}
+		var row [WideBits / 64]uint64
+		if got := WideRow(sk, &row); got != (triBits >= WideBits) {
+			t.Fatalf("text %d: WideRow = %v for a trigram set of %d bits", i, got, triBits)
+		}
+		if triBits < WideBits {
+			continue
+		}
+		wide++
+		runes := []rune(string(text))
+		for range 30 {
+			var needle []byte
+			if r.IntN(2) == 0 {
+				a := r.IntN(len(runes))
+				needle = []byte(string(runes[a:min(len(runes), a+1+r.IntN(20))]))
+			} else {
+				needle = randomText(r, 3+r.IntN(10))
+			}
+			p := NewProbe(needle)
+			rp := true
+			for _, q := range p.WidePositions() {
+				rp = rp && row[q/64]&(1<<(q%64)) != 0
+			}
+			if p.Pass(sk) && !rp {
+				t.Fatalf("text %d: the wide row rejects needle %q that the sketch passes", i, needle)
+			}
+			if !rp {
+				ruledOut++
+			}
+		}
+	}
+	if wide == 0 || ruledOut == 0 {
+		t.Fatalf("%d wide sketches, %d needles ruled out by them: the test needs both", wide, ruledOut)
+	}
+	var row [WideBits / 64]uint64
+	if WideRow(oneBitSketch(randomText(r, 5000), 1024), &row) || WideRow(nil, &row) {
+		t.Error("WideRow accepts a sketch of the first format")
+	}
+}
+
 func TestOrderedProbePassesWhatTheProbePasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for range 300 {
