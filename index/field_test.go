@@ -3,8 +3,11 @@ package index
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pi-history/pi-history/trigram"
 )
 
 // TestPrecomputedFieldIndexesWhatTheAnalyzerEmits: the field built for a
@@ -44,6 +47,76 @@ func TestPrecomputedFieldIndexesWhatTheAnalyzerEmits(t *testing.T) {
 		}
 		if f.AnalyzedLength() != len(want) {
 			t.Fatalf("text %d: analysed length %d, want %d", i, f.AnalyzedLength(), len(want))
+		}
+	}
+}
+
+// TestTrigramSetFindsEachDistinctTrigramOnce: one set reused over texts
+// small and large (its table grows within a text and is reused by the
+// next) finds exactly the distinct trigrams, in first-seen order, that a
+// plain map finds, including trigrams that differ only in their first
+// rune.
+func TestTrigramSetFindsEachDistinctTrigramOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	set := &trigramSet{}
+	for i := range 200 {
+		n := r.IntN(300)
+		if i%10 == 0 {
+			n = 20000 + r.IntN(20000)
+		}
+		var b strings.Builder
+		for range n {
+			// Runes varied in the first place of their trigrams.
+			b.WriteRune(rune([]int{'a', 'b', 'é', '日', '🙂', '\n', ' '}[r.IntN(7)] + r.IntN(3)))
+		}
+		text := b.String()
+		var got []string
+		for _, sp := range set.distinct([]byte(text)) {
+			got = append(got, text[sp[0]:sp[1]])
+		}
+		if want := trigram.Distinct(text); !slices.Equal(got, want) {
+			t.Fatalf("text %d (%d bytes): %d trigrams found, want %d", i, len(text), len(got), len(want))
+		}
+	}
+}
+
+// benchBlocks is text shaped like an index block's: 64 blocks of 16
+// lines of code, prose and numbers.
+func benchBlocks() [][]byte {
+	r := rand.New(rand.NewPCG(25, 26))
+	words := []string{"func", "return", "err", "nil", "if", "the", "context", "window", "history", "x := ", "fmt.Errorf(", "}\n", "\t", "0x", "日本語"}
+	var blocks [][]byte
+	for range 64 {
+		var b []byte
+		for range 16 * 80 {
+			b = append(b, words[r.IntN(len(words))]...)
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, int64(r.IntN(100000)), 10)
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// BenchmarkTrigramSet and BenchmarkTrigramMap find the distinct trigrams
+// of the same blocks: the indexer's set, and a Go map as the baseline.
+func BenchmarkTrigramSet(b *testing.B) {
+	blocks := benchBlocks()
+	b.SetBytes(int64(len(slices.Concat(blocks...))))
+	var set trigramSet
+	for b.Loop() {
+		for _, bl := range blocks {
+			set.distinct(bl)
+		}
+	}
+}
+
+func BenchmarkTrigramMap(b *testing.B) {
+	blocks := benchBlocks()
+	b.SetBytes(int64(len(slices.Concat(blocks...))))
+	for b.Loop() {
+		for _, bl := range blocks {
+			trigram.Distinct(string(bl))
 		}
 	}
 }
