@@ -606,7 +606,11 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 			first, second = second, first
 		}
 		return c.scanHalves(ctx, first, second)
-	case n >= 2 && n <= sharedMax:
+	case n >= 2 && n <= sharedMax && !c.p.probe.Empty():
+		// Candidates that passed their sketches: sparse, and most read
+		// through a block of their own. (A needle without trigrams
+		// reads every entry in order, where one iterator stepping on is
+		// cheaper than two seeking.)
 		return c.scanShared(ctx, ranges)
 	}
 	return c.scanInOrder(ctx, ranges)
