@@ -209,3 +209,41 @@ func TestTextReaderReadsChosenSeqs(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkSizeStaysPutWhenColumnsAreBuilt: the cache counts a chunk's
+// size when it takes it and again when it lets it go; building the
+// columns and wide rows in between must not change it, or the count
+// drifts and the cache's bound stops holding.
+func TestChunkSizeStaysPutWhenColumnsAreBuilt(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	var texts []string
+	for i := range 300 {
+		n := 20
+		if i%10 == 0 {
+			n = 3000 // a trigram set wide enough for a wide row
+		}
+		var b strings.Builder
+		for range n {
+			b.WriteByte(byte('A' + r.IntN(50)))
+		}
+		texts = append(texts, b.String())
+	}
+	st := pushTexts(t, texts)
+	st.sketches.drop(0)
+	ch, err := st.chunkFor(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, counted := ch.size(), st.sketches.room()
+	ch.columns()
+	if ch.size() != before || st.sketches.room() != counted {
+		t.Errorf("chunk size %d → %d, cache room %d → %d when the columns were built", before, ch.size(), counted, st.sketches.room())
+	}
+	if ch.nwide == 0 || len(ch.wide) != ch.nwide {
+		t.Errorf("%d entries counted for wide rows, %d built; want the same, more than none", ch.nwide, len(ch.wide))
+	}
+	st.sketches.drop(0)
+	if st.sketches.bytes != 0 {
+		t.Errorf("the cache counts %d bytes with no chunk in it", st.sketches.bytes)
+	}
+}

@@ -64,6 +64,7 @@ type chunkSketches struct {
 	wide     []uint16
 	wideCols []uint64
 	wideMask []uint64
+	nwide    int         // entries with a wide row, counted as sketches are marked
 	sliced   atomic.Bool // cols is built
 }
 
@@ -75,8 +76,11 @@ const (
 
 // size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
+	// The wide rows' columns are counted before they are built, so that
+	// a chunk's size never changes while the cache holds it.
+	nw := (c.nwide + 63) / 64
 	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.triLog) + colsBytes +
-		2*cap(c.wide) + 8*cap(c.wideCols) + 8*cap(c.wideMask)
+		2*c.nwide + 8*nw*(trigram.WideBits+1)
 }
 
 // record returns the encoded record of entry i, nil when it has none.
@@ -111,6 +115,9 @@ func (c *chunkSketches) markFormat(i int, sk []byte) {
 		c.triLog[i] = trigram.TriLog(sk)
 	case !trigram.IsRowFormat(sk):
 		c.open[word] |= bit
+	}
+	if trigram.HasWideRow(sk) {
+		c.nwide++
 	}
 }
 
@@ -159,7 +166,8 @@ func (c *chunkSketches) slice() {
 // sliceWide builds the columns of the chunk's wide rows.
 func (c *chunkSketches) sliceWide() {
 	var row [trigram.WideBits / 64]uint64
-	var rows [][trigram.WideBits / 64]uint64
+	rows := make([][trigram.WideBits / 64]uint64, 0, c.nwide)
+	c.wide = make([]uint16, 0, c.nwide)
 	for i := range sketchChunk {
 		if a, b := c.off[i], c.off[i+1]; a < b && trigram.WideRow(c.data[a:b], &row) {
 			c.wide = append(c.wide, uint16(i))
@@ -307,7 +315,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 	if c.off[first] != c.off[sketchChunk] || c.moff[first] != c.moff[sketchChunk] {
 		return nil
 	}
-	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, triLog: c.triLog, data: c.data, moff: c.moff, meta: c.meta}
+	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, triLog: c.triLog, nwide: c.nwide, data: c.data, moff: c.moff, meta: c.meta}
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))

@@ -383,14 +383,8 @@ const WideBits = 4096
 // format). An entry whose sketch passes a probe has every one of the
 // probe's WidePositions set in its wide row.
 func WideRow(sk []byte, row *[WideBits / 64]uint64) bool {
-	if !IsRowFormat(sk) {
-		return false
-	}
-	n := len(sk) - 1
-	if tri, _, ok := split(sk); ok {
-		n = len(tri)
-	}
-	if n < WideBits/8 {
+	n := wideSet(sk)
+	if n == 0 {
 		return false
 	}
 	*row = [WideBits / 64]uint64{}
@@ -398,6 +392,25 @@ func WideRow(sk []byte, row *[WideBits / 64]uint64) bool {
 		row[i%len(row)] |= binary.LittleEndian.Uint64(sk[i*8:])
 	}
 	return true
+}
+
+// HasWideRow reports whether WideRow gives sk a wide row.
+func HasWideRow(sk []byte) bool { return wideSet(sk) > 0 }
+
+// wideSet returns the size in bytes of sk's trigram set when it is large
+// enough for a wide row, else 0.
+func wideSet(sk []byte) int {
+	if !IsRowFormat(sk) {
+		return 0
+	}
+	n := len(sk) - 1
+	if tri, _, ok := split(sk); ok {
+		n = len(tri)
+	}
+	if n < WideBits/8 {
+		return 0
+	}
+	return n
 }
 
 // WidePositions returns the wide-row positions (see WideRow) that every
