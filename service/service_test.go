@@ -42,7 +42,8 @@ func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
 }
 
 // TestWarmPreloadsSketchesAndEveryBranch: a service's warm-up covers the
-// stored sketches and every session's current branch.
+// stored sketches, every session's current branch and (a small history
+// fitting the cache) every text.
 func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	svc, err := Open(Options{DataDir: t.TempDir()})
 	if err != nil {
@@ -60,7 +61,7 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Sketches.Chunks != 1 || w.Branches != 3 {
-		t.Errorf("Warm = %+v; want the one chunk of sketches and 3 sessions' branches", w)
+	if w.Sketches.Chunks != 1 || w.Branches != 3 || w.Texts != 3 || w.TextBytes != int64(3*len("hello s1")) {
+		t.Errorf("Warm = %+v; want the one chunk of sketches, 3 sessions' branches and 3 texts of 8 bytes", w)
 	}
 }

@@ -247,3 +247,25 @@ func TestChunkSizeStaysPutWhenColumnsAreBuilt(t *testing.T) {
 		t.Errorf("the cache counts %d bytes with no chunk in it", st.sketches.bytes)
 	}
 }
+
+// TestWarmTextsReadsTheNewestFirstUpToItsBudget: texts are read newest
+// first and the reading stops at the text that reaches the budget; a
+// cancelled context stops it with its error.
+func TestWarmTextsReadsTheNewestFirstUpToItsBudget(t *testing.T) {
+	st := pushTexts(t, []string{"0123456789", "", "abcdefghij", "ABCDEFGHIJ", "klmnopqrst"})
+	for _, c := range []struct {
+		max   int64
+		texts int
+		bytes int64
+	}{{0, 0, 0}, {1, 1, 10}, {25, 3, 30}, {1 << 20, 4, 40}} {
+		n, b, err := st.WarmTexts(context.Background(), c.max)
+		if err != nil || n != c.texts || b != c.bytes {
+			t.Errorf("WarmTexts(%d) = %d texts, %d bytes, %v; want %d, %d", c.max, n, b, err, c.texts, c.bytes)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := st.WarmTexts(ctx, 1<<20); !errors.Is(err, context.Canceled) {
+		t.Errorf("WarmTexts on a cancelled context: %v", err)
+	}
+}

@@ -68,8 +68,9 @@ type FileState struct {
 
 // Store is an open store. It is safe for concurrent use; writes are serialized.
 type Store struct {
-	db  *pebble.DB
-	dir string
+	db         *pebble.DB
+	dir        string
+	cacheBytes int64 // the block cache's size
 
 	wmu     sync.Mutex // serializes writers
 	nextSeq uint64
@@ -139,7 +140,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pebble at %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, changed: make(chan struct{}), trees: newTreeCache(300_000),
+	s := &Store{db: db, dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
 		sketches: newSketchCache(sketchCacheBytes), dirty: map[uint64]struct{}{}}
 	v, err := s.getMeta("seq")
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -186,6 +187,33 @@ func (s *Store) Close() error {
 		return err
 	}
 	return s.db.Close()
+}
+
+// CacheBytes is the size of the store's block cache.
+func (s *Store) CacheBytes() int64 { return s.cacheBytes }
+
+// WarmTexts reads the texts of the newest entries, newest first, until it
+// has read max bytes of text or all of them, so that Pebble's block cache
+// holds their blocks decompressed: a search confirming a candidate whose
+// block is not cached decompresses 32 KiB (~70-100 µs), one whose block is
+// cached reads it in a few µs. It returns how many texts and bytes it read;
+// it stops when ctx ends.
+func (s *Store) WarmTexts(ctx context.Context, max int64) (texts int, bytes int64, err error) {
+	last := s.LastSeq()
+	if last == 0 || max <= 0 {
+		return 0, 0, nil
+	}
+	err = s.ScanTexts(1, last, true, func(_ uint64, text []byte) bool {
+		if texts++; texts%1024 == 0 && ctx.Err() != nil {
+			return false
+		}
+		bytes += int64(len(text))
+		return bytes < max
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	return texts, bytes, err
 }
 
 // Dir is the store's directory.
