@@ -109,14 +109,15 @@ func (c *chunkSketches) mark() {
 // size in triLog).
 func (c *chunkSketches) markFormat(i int, sk []byte) {
 	word, bit := i/64, uint64(1)<<(i%64)
-	switch {
-	case trigram.IsSplit(sk):
+	format, triBytes := trigram.Layout(sk)
+	switch format {
+	case 3:
 		c.four[word] |= bit
-		c.triLog[i] = trigram.TriLog(sk)
-	case !trigram.IsRowFormat(sk):
+		c.triLog[i] = uint8(bits.Len(uint(triBytes)) - 1)
+	case 1:
 		c.open[word] |= bit
 	}
-	if trigram.HasWideRow(sk) {
+	if triBytes >= trigram.WideBits/8 { // as trigram.WideRow decides
 		c.nwide++
 	}
 }
@@ -547,7 +548,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64
 	if hi-lo+1 < sliceMin && !c.sliced.Load() {
 		for i := lo; i <= hi; i++ {
 			if a, b := c.off[i], c.off[i+1]; a < b {
-				if c.pass(p, i, a, b) {
+				if c.pass(p, i, a, b, false) {
 					pass(i)
 				} else {
 					skipped++
@@ -576,7 +577,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64
 		for v := acc; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
 			a, b := c.off[i], c.off[i+1]
-			if c.passRowed(p, i, a, b) {
+			if c.pass(p, i, a, b, true) {
 				pass(i)
 				n++
 			}
@@ -586,32 +587,21 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64
 	return skipped
 }
 
-// passRowed is pass for an entry whose row has passed p's row positions.
-// A row is the whole of a format-2 sketch no larger than it; of a format-3
-// sketch whose trigram set is no larger, it is that set, and only the
-// 4-grams are left to test.
-func (c *chunkSketches) passRowed(p *trigram.Probe, i uint64, a, b uint32) bool {
+// pass tests entry i's sketch, data[a:b], on p. The chunk's marks already
+// say each sketch's format, so its last bytes are not read. rowed says the
+// entry's row has passed p's row positions: a row is the whole of a
+// format-2 sketch no larger than it and, of a format-3 sketch whose
+// trigram set is no larger, that set, so only the 4-grams are left.
+func (c *chunkSketches) pass(p *trigram.Probe, i uint64, a, b uint32, rowed bool) bool {
 	bit := uint64(1) << (i % 64)
 	switch {
 	case c.four[i/64]&bit != 0:
 		t := c.triLog[i]
-		return p.PassSplitAt(c.data[a:b], t, 1<<t > trigram.SliceBits/8)
+		return p.PassSplitAt(c.data[a:b], t, !rowed || 1<<t > trigram.SliceBits/8)
 	case c.open[i/64]&bit != 0:
 		return p.Pass(c.data[a:b])
-	case int(b-a)-1 <= trigram.SliceBits/8:
+	case rowed && int(b-a)-1 <= trigram.SliceBits/8:
 		return true
-	}
-	return p.PassBits(c.data[a : b-1])
-}
-
-// pass tests entry i's sketch, data[a:b], on p. The chunk's marks already
-// say each sketch's format, so its format byte is not read again.
-func (c *chunkSketches) pass(p *trigram.Probe, i uint64, a, b uint32) bool {
-	switch bit := uint64(1) << (i % 64); {
-	case c.four[i/64]&bit != 0:
-		return p.PassSplitAt(c.data[a:b], c.triLog[i], true)
-	case c.open[i/64]&bit != 0:
-		return p.Pass(c.data[a:b])
 	}
 	return p.PassBits(c.data[a : b-1])
 }

@@ -281,11 +281,6 @@ func (p *Probe) PassBits(bits []byte) bool {
 	return p.passTwo(bits, uint64(len(bits)*8-1))
 }
 
-// PassSplit is Pass for a sketch the caller knows to be of format 3.
-func (p *Probe) PassSplit(sk []byte) bool {
-	return p.PassSplitAt(sk, TriLog(sk), true)
-}
-
 // TriLog returns log2 of the size in bytes of a format-3 sketch's trigram
 // set, for PassSplitAt.
 func TriLog(sk []byte) uint8 { return sk[len(sk)-2] }
@@ -344,18 +339,33 @@ const SliceBits = 1024
 // sketch, its trigram set. Row reports false, leaving row unspecified, for
 // a sketch of the first format, which a row cannot stand for.
 func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
-	if !IsRowFormat(sk) {
-		return false
+	set, ok := triSet(sk)
+	if ok {
+		fold(set, row[:])
+	}
+	return ok
+}
+
+// triSet returns the trigram bit set of a sketch of format 2 or 3, and
+// false for the first format (or what is no sketch).
+func triSet(sk []byte) ([]byte, bool) {
+	if tri, _, ok := split(sk); ok {
+		return tri, true
 	}
 	n := len(sk) - 1
-	if tri, _, ok := split(sk); ok {
-		n = len(tri) // the row stands for the trigrams only
+	if n >= minSketchBits/8 && n <= maxSketchBits/8 && n&(n-1) == 0 && sk[n] == sketchHashes {
+		return sk[:n], true
 	}
-	sk = sk[:n]
-	*row = [SliceBits / 64]uint64{}
-	words := n / 8
+	return nil, false
+}
+
+// fold writes set (a power of two of bytes) into row: ORed onto it a row's
+// width at a time when larger, repeated to fill it when smaller.
+func fold(set []byte, row []uint64) {
+	clear(row)
+	words := len(set) / 8
 	for i := range words {
-		w := binary.LittleEndian.Uint64(sk[i*8:])
+		w := binary.LittleEndian.Uint64(set[i*8:])
 		if words >= len(row) {
 			row[i%len(row)] |= w
 		} else {
@@ -364,7 +374,6 @@ func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
 			}
 		}
 	}
-	return true
 }
 
 // WideBits is the width of the second, wider rows that sketches whose
@@ -383,60 +392,36 @@ const WideBits = 4096
 // format). An entry whose sketch passes a probe has every one of the
 // probe's WidePositions set in its wide row.
 func WideRow(sk []byte, row *[WideBits / 64]uint64) bool {
-	n := wideSet(sk)
-	if n == 0 {
+	set, ok := triSet(sk)
+	if !ok || len(set) < WideBits/8 {
 		return false
 	}
-	*row = [WideBits / 64]uint64{}
-	for i := range n / 8 {
-		row[i%len(row)] |= binary.LittleEndian.Uint64(sk[i*8:])
-	}
+	fold(set, row[:])
 	return true
-}
-
-// HasWideRow reports whether WideRow gives sk a wide row.
-func HasWideRow(sk []byte) bool { return wideSet(sk) > 0 }
-
-// wideSet returns the size in bytes of sk's trigram set when it is large
-// enough for a wide row, else 0.
-func wideSet(sk []byte) int {
-	if !IsRowFormat(sk) {
-		return 0
-	}
-	n := len(sk) - 1
-	if tri, _, ok := split(sk); ok {
-		n = len(tri)
-	}
-	if n < WideBits/8 {
-		return 0
-	}
-	return n
 }
 
 // WidePositions returns the wide-row positions (see WideRow) that every
 // entry passing the probe has set: both bits of each of the needle's
 // trigrams, taken modulo WideBits.
-func (p *Probe) WidePositions() []uint16 {
-	var seen [WideBits / 64]uint64
-	var out []uint16
-	for _, k := range p.keys {
-		for _, b := range [2]uint16{uint16(k & (WideBits - 1)), uint16((k >> 32) & (WideBits - 1))} {
-			if bit := uint64(1) << (b % 64); seen[b/64]&bit == 0 {
-				seen[b/64] |= bit
-				out = append(out, b)
-			}
-		}
-	}
-	return out
-}
+func (p *Probe) WidePositions() []uint16 { return p.positions(WideBits) }
 
 // IsRowFormat reports whether Row can fold sk: a sketch of format 2 or 3.
 func IsRowFormat(sk []byte) bool {
-	if IsSplit(sk) {
-		return true
+	_, ok := triSet(sk)
+	return ok
+}
+
+// Layout describes a sketch for a caller that tests many: its format (1,
+// 2 or 3) and the size in bytes of its trigram set (0 for the first
+// format), read once so that each test need not read it again.
+func Layout(sk []byte) (format int, triBytes int) {
+	if tri, _, ok := split(sk); ok {
+		return 3, len(tri)
 	}
-	n := len(sk) - 1
-	return n >= minSketchBits/8 && n <= maxSketchBits/8 && n&(n-1) == 0 && sk[n] == sketchHashes
+	if tri, ok := triSet(sk); ok {
+		return 2, len(tri)
+	}
+	return 1, 0
 }
 
 // rowBits returns the two row positions of the trigram with mixed key k:
@@ -448,12 +433,16 @@ func rowBits(k uint64) (uint16, uint16) {
 
 // SlicePositions returns the row positions (see Row) that every entry
 // passing the probe has set: both bits of each of the needle's trigrams.
-func (p *Probe) SlicePositions() []uint16 {
-	var seen [SliceBits / 64]uint64
+func (p *Probe) SlicePositions() []uint16 { return p.positions(SliceBits) }
+
+// positions returns, once each, both bits of each of the needle's trigrams
+// taken modulo width (a power of two no larger than 65,536).
+func (p *Probe) positions(width int) []uint16 {
+	seen := make([]uint64, width/64)
 	var out []uint16
+	mask := uint64(width - 1)
 	for _, k := range p.keys {
-		q1, q2 := rowBits(k)
-		for _, b := range [2]uint16{q1, q2} {
+		for _, b := range [2]uint16{uint16(k & mask), uint16((k >> 32) & mask)} {
 			if bit := uint64(1) << (b % 64); seen[b/64]&bit == 0 {
 				seen[b/64] |= bit
 				out = append(out, b)

@@ -61,8 +61,8 @@ func TestSketchNeverRejectsAContainedNeedle(t *testing.T) {
 			b := min(len(runes), a+1+r.IntN(40))
 			needle := []byte(string(runes[a:b]))
 			p := NewProbe(needle)
-			if !p.Pass(sk) || !p.PassSplit(sk) || !p.Pass(sk2) {
-				t.Fatalf("text %d: needle %q is in the text but a sketch rejects it (format 3: %v, %v; format 2: %v)", i, needle, p.Pass(sk), p.PassSplit(sk), p.Pass(sk2))
+			if !p.Pass(sk) || !p.PassSplitAt(sk, TriLog(sk), true) || !p.Pass(sk2) {
+				t.Fatalf("text %d: needle %q is in the text but a sketch rejects it (format 3: %v, %v; format 2: %v)", i, needle, p.Pass(sk), p.PassSplitAt(sk, TriLog(sk), true), p.Pass(sk2))
 			}
 		}
 	}
@@ -443,8 +443,11 @@ func TestFourGramsRuleOutTextsWithEveryTrigram(t *testing.T) {
 // read as one; anything else is of another format (or none).
 func TestSplitRejectsMalformedSketches(t *testing.T) {
 	good := Sketch([]byte("some text with enough trigrams to fill a set"))
-	if !IsSplit(good) || !IsRowFormat(good) {
-		t.Fatalf("Sketch's own output is not read as format 3")
+	if f, tb := Layout(good); !IsSplit(good) || !IsRowFormat(good) || f != 3 || tb != 1<<TriLog(good) {
+		t.Fatalf("Sketch's own output is not read as format 3 (Layout %d, %d bytes)", f, tb)
+	}
+	if f, tb := Layout(sketch2([]byte("some text"))); f != 2 || tb != 8 {
+		t.Errorf("Layout of a format-2 sketch = %d, %d bytes; want 2, 8", f, tb)
 	}
 	for name, sk := range map[string][]byte{
 		"nil":                   nil,
@@ -455,7 +458,7 @@ func TestSplitRejectsMalformedSketches(t *testing.T) {
 		"trigram set too large": append(bytes.Repeat([]byte{0}, 16), 4, formatSplit),
 		"format 2":              sketch2([]byte("some text")),
 	} {
-		if IsSplit(sk) {
+		if f, _ := Layout(sk); IsSplit(sk) || f == 3 {
 			t.Errorf("%s: read as a format-3 sketch", name)
 		}
 	}
