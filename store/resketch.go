@@ -59,55 +59,30 @@ func (s *Store) Resketch(ctx context.Context, progress func(done, last uint64)) 
 func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	lo, hi := c*sketchChunk, (c+1)*sketchChunk
-	var current [sketchChunk / 64]uint64 // entries whose sketch is of the current format
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagSketch, lo), UpperBound: seqKey(tagSketch, hi)})
+	// The chunk as the cache loads it: its records say which entries are
+	// searchable (each has a text), its marks which sketches are of the
+	// current format; only the texts of the others are read.
+	ch, err := s.loadChunk(c)
 	if err != nil {
 		return err
 	}
-	for ok := it.First(); ok; ok = it.Next() {
-		i := binary.BigEndian.Uint64(it.Key()[1:]) - lo
-		v, err := it.ValueAndErr()
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if trigram.IsSplit(v) {
-			current[i/64] |= 1 << (i % 64)
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-
-	// The records say which entries are searchable (each has a text);
-	// only the texts whose sketch is missing or old are read.
 	var stale []uint64
-	it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagEntry, lo), UpperBound: seqKey(tagEntry, hi)})
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		seq := binary.BigEndian.Uint64(it.Key()[1:])
-		v, err := it.ValueAndErr()
+	for i := range uint64(sketchChunk) {
+		rec := ch.record(i)
+		if rec == nil {
+			continue
+		}
+		m, err := decodeMeta(rec)
 		if err != nil {
-			it.Close()
-			return err
+			return fmt.Errorf("entry seq %d: %w", c*sketchChunk+i, err)
 		}
-		if len(v) < 2 || v[0] != metaVersion {
-			it.Close()
-			return fmt.Errorf("entry seq %d: %w", seq, errCorruptMeta)
-		}
-		if v[1]&FlagSearchable == 0 {
+		if !m.Searchable() {
 			continue
 		}
 		st.Checked++
-		if i := seq - lo; current[i/64]&(1<<(i%64)) == 0 {
-			stale = append(stale, seq)
+		if ch.four[i/64]&(1<<(i%64)) == 0 {
+			stale = append(stale, c*sketchChunk+i)
 		}
-	}
-	if err := it.Close(); err != nil {
-		return err
 	}
 
 	b := s.db.NewBatch()
