@@ -9,13 +9,10 @@ import (
 )
 
 // A list of candidates (entries whose sketch passed) of at most sharedMax
-// seqs is read by two goroutines at once, each taking the next sharedTake
-// seqs in request order in turn (see scanShared). Longer lists are read in
-// order, split in halves once the search has read parallelAfter texts.
-var (
-	sharedMax  uint64 = 16384
-	sharedTake        = 1
-)
+// seqs is read by two goroutines at once, each taking the next seq in
+// request order in turn (see scanShared). Longer lists are read in order,
+// split in halves once the search has read parallelAfter texts.
+const sharedMax = 16384
 
 // scanShared confirms the entries of ranges (ascending, disjoint, at most
 // sharedMax seqs) in request order, reading their texts with two
@@ -43,30 +40,28 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	slots := make([]slot, len(seqs))
 	var next atomic.Int64 // the first seq not yet taken
 	var stop atomic.Bool
-	// take reads the next seqs not taken yet into their slots, and
-	// reports false once none are left or the scan was stopped.
+	// take reads the next seq not taken yet into its slot, and reports
+	// false once none is left or the scan was stopped.
 	take := func(r *store.TextReader) (bool, error) {
 		if stop.Load() {
 			return false, nil
 		}
-		i := int(next.Add(int64(sharedTake))) - sharedTake
-		if i >= len(seqs) {
+		j := int(next.Add(1)) - 1
+		if j >= len(seqs) {
 			return false, nil
 		}
-		for j := i; j < min(i+sharedTake, len(seqs)); j++ {
-			text, ok, err := r.Text(seqs[j])
-			if err != nil {
-				return false, err
-			}
-			s := &slots[j]
-			if ok {
-				s.has, s.size = true, len(text)
-				if c.p.find.in(text) {
-					s.hit = slices.Clone(text)
-				}
-			}
-			s.ready.Store(true)
+		text, ok, err := r.Text(seqs[j])
+		if err != nil {
+			return false, err
 		}
+		s := &slots[j]
+		if ok {
+			s.has, s.size = true, len(text)
+			if c.p.find.in(text) {
+				s.hit = slices.Clone(text)
+			}
+		}
+		s.ready.Store(true)
 		return true, nil
 	}
 
@@ -82,9 +77,8 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		return err
 	}
 	go func() {
-		r := helper
 		for {
-			more, err := take(r)
+			more, err := take(helper)
 			if err != nil || !more {
 				done <- err
 				return

@@ -128,9 +128,10 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 
 // textWarmShare is the share of the block cache, in percent, that Warm
 // fills with the newest texts; the rest is left to what searches read.
-// At a million entries with a 1 GB cache (935 MB of text, all of it read,
-// 2.7 s), first pages' p99 of 3-5 / 6-12 / 13-40 characters went from
-// 113-194 / 70-96 / 37-45 ms to 42 / 42-48 / 25-29 ms.
+// At a million entries with a 1 GB cache (768 of 935 MB of text read in
+// 2.5-2.7 s), two alternating pairs of `bench/search -only chars -rg 0`
+// gave first pages' p99 of 3-5 / 6-12 / 13-40 characters 89, 69 / 44, 44
+// / 27, 24 ms against 135, 113 / 84, 83 / 35, 35 without.
 const textWarmShare = 75
 
 // Reindex rebuilds what search derives from the store: first the trigram
