@@ -226,13 +226,7 @@ func TestRowNeverRejectsWhatTheSketchPassesAndIsExactWhenSmall(t *testing.T) {
 		}
 		runes := []rune(string(text))
 		for range 30 {
-			var needle []byte
-			if r.IntN(2) == 0 {
-				a := r.IntN(len(runes))
-				needle = []byte(string(runes[a:min(len(runes), a+1+r.IntN(20))]))
-			} else {
-				needle = randomText(r, 3+r.IntN(10))
-			}
+			needle := someNeedle(r, runes)
 			p := NewProbe(needle)
 			sp, rp := p.Pass(sk), rowPasses(p, &row)
 			if sp && !rp {
@@ -279,13 +273,7 @@ func TestWideRowNeverRejectsWhatTheSketchPasses(t *testing.T) {
 		wide++
 		runes := []rune(string(text))
 		for range 30 {
-			var needle []byte
-			if r.IntN(2) == 0 {
-				a := r.IntN(len(runes))
-				needle = []byte(string(runes[a:min(len(runes), a+1+r.IntN(20))]))
-			} else {
-				needle = randomText(r, 3+r.IntN(10))
-			}
+			needle := someNeedle(r, runes)
 			p := NewProbe(needle)
 			rp := true
 			for _, q := range p.WidePositions() {
@@ -341,12 +329,8 @@ func TestPassBitsAgreesWithPass(t *testing.T) {
 		}
 		runes := []rune(string(text))
 		for range 20 {
-			a := r.IntN(len(runes))
-			needle := string(runes[a:min(len(runes), a+1+r.IntN(20))])
-			if r.IntN(2) == 0 {
-				needle = string(randomText(r, 3+r.IntN(10)))
-			}
-			p := NewProbe([]byte(needle))
+			needle := someNeedle(r, runes)
+			p := NewProbe(needle)
 			want := p.Pass(sk)
 			if got := p.PassBits(sk[:len(sk)-1]); got != want {
 				t.Fatalf("text %d, needle %q: PassBits = %v, Pass = %v", i, needle, got, want)
@@ -377,12 +361,8 @@ func TestPassSplitAtAgreesWithPass(t *testing.T) {
 		t3 := 1 << TriLog(sk)
 		runes := []rune(string(text))
 		for range 20 {
-			a := r.IntN(len(runes))
-			needle := string(runes[a:min(len(runes), a+1+r.IntN(20))])
-			if r.IntN(2) == 0 {
-				needle = string(randomText(r, 3+r.IntN(10)))
-			}
-			p := NewProbe([]byte(needle))
+			needle := someNeedle(r, runes)
+			p := NewProbe(needle)
 			want := p.Pass(sk)
 			if got := p.PassSplitAt(sk, TriLog(sk), true); got != want {
 				t.Fatalf("text %d, needle %q: PassSplitAt = %v, Pass = %v", i, needle, got, want)
@@ -466,4 +446,15 @@ func TestSplitRejectsMalformedSketches(t *testing.T) {
 	if !NewProbe([]byte("abcd")).Pass(append(bytes.Repeat([]byte{0}, 16), 20, formatSplit)) {
 		t.Error("an unreadable sketch rejected a needle")
 	}
+}
+
+// someNeedle returns, as often as not, a piece of up to 20 runes of the
+// text (which its sketch must pass) or random text of 3 to 12 bytes
+// (which it mostly should not).
+func someNeedle(r *rand.Rand, runes []rune) []byte {
+	if r.IntN(2) == 0 {
+		a := r.IntN(len(runes))
+		return []byte(string(runes[a:min(len(runes), a+1+r.IntN(20))]))
+	}
+	return randomText(r, 3+r.IntN(10))
 }
