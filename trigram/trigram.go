@@ -436,9 +436,9 @@ func rowBits(k uint64) (uint16, uint16) {
 func (p *Probe) SlicePositions() []uint16 { return p.positions(SliceBits) }
 
 // positions returns, once each, both bits of each of the needle's trigrams
-// taken modulo width (a power of two no larger than 65,536).
+// taken modulo width (a power of two, 64 to WideBits).
 func (p *Probe) positions(width int) []uint16 {
-	seen := make([]uint64, width/64)
+	var seen [WideBits / 64]uint64 // on the stack: a search asks per window
 	var out []uint16
 	mask := uint64(width - 1)
 	for _, k := range p.keys {
