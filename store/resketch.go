@@ -80,7 +80,7 @@ func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 			continue
 		}
 		st.Checked++
-		if ch.four[i/64]&(1<<(i%64)) == 0 {
+		if ch.four[i/64]&(1<<(i%64)) == 0 || !trigram.ShapeIsCurrent(ch.shape[i]) {
 			stale = append(stale, c*sketchChunk+i)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // TestResketchBringsEverySketchToTheCurrentFormat: a store holding entries
-// without sketches (stored before they existed), with first-format and
-// format-2 sketches, and with current ones comes out with the current
+// without sketches (stored before they existed), with first-format,
+// format-2 and format-3 sketches, and with current ones comes out with the current
 // sketch of each text; cached chunks are replaced as they were (with or
 // without columns), MayHold agrees with the new sketches, rules out texts
 // the old ones let through, and a second run has nothing to do.
@@ -53,7 +53,8 @@ func TestResketchBringsEverySketchToTheCurrentFormat(t *testing.T) {
 	}
 	st.sketchFrom.Store(301)
 	// Every 7th after: a first-format sketch that passes every needle;
-	// every 11th: a format-2 sketch (trigrams only).
+	// every 11th: a format-2 sketch (trigrams only); every 13th: a format-3
+	// sketch (4-grams one bit each) whose 4-gram set passes every needle.
 	for seq := uint64(301); seq <= uint64(len(texts)); seq++ {
 		text := texts[seq-1]
 		var sk []byte
@@ -66,6 +67,13 @@ func TestResketchBringsEverySketchToTheCurrentFormat(t *testing.T) {
 			sk = trigram.Sketch([]byte(text))
 			t3 := 1 << sk[len(sk)-2]
 			sk = append(sk[:t3:t3], 2)
+		case seq%13 == 0:
+			sk = trigram.Sketch([]byte(text))
+			t3 := 1 << sk[len(sk)-2]
+			sk = append(append(sk[:t3:t3], bytes.Repeat([]byte{0xFF}, 8)...), sk[len(sk)-2], 3)
+			if f, _ := trigram.Layout(sk); f != 3 {
+				t.Fatalf("seq %d: the test's format-3 sketch reads as format %d", seq, f)
+			}
 		default:
 			continue
 		}
@@ -248,16 +256,21 @@ func TestChunkSizeStaysPutWhenColumnsAreBuilt(t *testing.T) {
 	}
 }
 
-// TestWarmTextsReadsTheNewestFirstUpToItsBudget: texts are read newest
-// first and the reading stops at the text that reaches the budget; a
+// TestWarmTextsReadsFromBothEndsUpToItsBudget: texts are read a stretch
+// of the oldest, then one of the newest (newest first), towards the
+// middle, and the reading stops at the text that reaches the budget; a
 // cancelled context stops it with its error.
-func TestWarmTextsReadsTheNewestFirstUpToItsBudget(t *testing.T) {
-	st := pushTexts(t, []string{"0123456789", "", "abcdefghij", "ABCDEFGHIJ", "klmnopqrst"})
+func TestWarmTextsReadsFromBothEndsUpToItsBudget(t *testing.T) {
+	st := pushTexts(t, []string{"0123456789", "", "abcdefghij", "ABCDEFGHIJ", "klmnopqrst", "uvwxyz"})
+	defer func(s uint64) { warmStretch = s }(warmStretch)
+	warmStretch = 2
+	// Seqs 1-2 (one text, 10 bytes), then 6 (6) and 5 (10), then 3-4
+	// (10 and 10).
 	for _, c := range []struct {
 		max   int64
 		texts int
 		bytes int64
-	}{{0, 0, 0}, {1, 1, 10}, {25, 3, 30}, {1 << 20, 4, 40}} {
+	}{{0, 0, 0}, {1, 1, 10}, {11, 2, 16}, {16, 2, 16}, {17, 3, 26}, {27, 4, 36}, {1 << 20, 5, 46}} {
 		n, b, err := st.WarmTexts(context.Background(), c.max)
 		if err != nil || n != c.texts || b != c.bytes {
 			t.Errorf("WarmTexts(%d) = %d texts, %d bytes, %v; want %d, %d", c.max, n, b, err, c.texts, c.bytes)
@@ -267,5 +280,39 @@ func TestWarmTextsReadsTheNewestFirstUpToItsBudget(t *testing.T) {
 	cancel()
 	if _, _, err := st.WarmTexts(ctx, 1<<20); !errors.Is(err, context.Canceled) {
 		t.Errorf("WarmTexts on a cancelled context: %v", err)
+	}
+}
+
+// TestWarmStretchesAlternateEndsAndCoverEverySeqOnce: the stretches cover
+// 1..last exactly once, oldest and newest in turn, meeting in the middle.
+func TestWarmStretchesAlternateEndsAndCoverEverySeqOnce(t *testing.T) {
+	for _, c := range []struct {
+		last, stretch uint64
+		want          string
+	}{
+		{0, 4, ""},
+		{1, 4, "1-1"},
+		{5, 2, "1-2 4-5n 3-3"},
+		{8, 2, "1-2 7-8n 3-4 5-6n"},
+		{9, 4, "1-4 6-9n 5-5"},
+		{3, 8, "1-3"},
+	} {
+		var got []string
+		warmStretches(c.last, c.stretch, func(lo, hi uint64, newest bool) bool {
+			s := fmt.Sprintf("%d-%d", lo, hi)
+			if newest {
+				s += "n"
+			}
+			got = append(got, s)
+			return true
+		})
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("warmStretches(%d, %d) = %q, want %q", c.last, c.stretch, g, c.want)
+		}
+	}
+	n := 0
+	warmStretches(100, 3, func(lo, hi uint64, newest bool) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Errorf("warmStretches went on after fn returned false (%d calls)", n)
 	}
 }

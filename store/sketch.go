@@ -51,10 +51,10 @@ type chunkSketches struct {
 	used uint64 // the cache's clock at the last use
 	open [sketchChunk / 64]uint64
 	has  [sketchChunk / 64]uint64
-	four [sketchChunk / 64]uint64 // sketches of format 3 (with 4-grams)
-	// triLog[i] is trigram.TriLog of entry i's format-3 sketch, kept here
-	// so that testing a sketch does not first read its last bytes.
-	triLog   [sketchChunk]uint8
+	four [sketchChunk / 64]uint64 // sketches of format 3 or 4 (with 4-grams)
+	// shape[i] is trigram.Shape of entry i's sketch of format 3 or 4, kept
+	// here so that testing a sketch does not first read its last bytes.
+	shape    [sketchChunk]uint8
 	colsOnce sync.Once
 	cols     *[trigram.SliceBits][sketchChunk / 64]uint64
 	// The wide rows (trigram.WideRow) of the entries whose sketch has
@@ -79,7 +79,7 @@ func (c *chunkSketches) size() int {
 	// The wide rows' columns are counted before they are built, so that
 	// a chunk's size never changes while the cache holds it.
 	nw := (c.nwide + 63) / 64
-	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.triLog) + colsBytes +
+	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.shape) + colsBytes +
 		2*c.nwide + 8*nw*(trigram.WideBits+1)
 }
 
@@ -105,15 +105,14 @@ func (c *chunkSketches) mark() {
 }
 
 // markFormat records the format of the sketch sk of entry i: open when a
-// row cannot stand for it, four when it has 4-grams (and its trigram set's
-// size in triLog).
+// row cannot stand for it, four when it has 4-grams (and its shape).
 func (c *chunkSketches) markFormat(i int, sk []byte) {
 	word, bit := i/64, uint64(1)<<(i%64)
 	format, triBytes := trigram.Layout(sk)
 	switch format {
-	case 3:
+	case 3, 4:
 		c.four[word] |= bit
-		c.triLog[i] = uint8(bits.Len(uint(triBytes)) - 1)
+		c.shape[i] = trigram.Shape(sk)
 	case 1:
 		c.open[word] |= bit
 	}
@@ -316,7 +315,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 	if c.off[first] != c.off[sketchChunk] || c.moff[first] != c.moff[sketchChunk] {
 		return nil
 	}
-	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, triLog: c.triLog, nwide: c.nwide, data: c.data, moff: c.moff, meta: c.meta}
+	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, shape: c.shape, nwide: c.nwide, data: c.data, moff: c.moff, meta: c.meta}
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))
@@ -590,14 +589,14 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64
 // pass tests entry i's sketch, data[a:b], on p. The chunk's marks already
 // say each sketch's format, so its last bytes are not read. rowed says the
 // entry's row has passed p's row positions: a row is the whole of a
-// format-2 sketch no larger than it and, of a format-3 sketch whose
+// format-2 sketch no larger than it and, of a format-3 or -4 sketch whose
 // trigram set is no larger, that set, so only the 4-grams are left.
 func (c *chunkSketches) pass(p *trigram.Probe, i uint64, a, b uint32, rowed bool) bool {
 	bit := uint64(1) << (i % 64)
 	switch {
 	case c.four[i/64]&bit != 0:
-		t := c.triLog[i]
-		return p.PassSplitAt(c.data[a:b], t, !rowed || 1<<t > trigram.SliceBits/8)
+		sh := c.shape[i]
+		return p.PassShaped(c.data[a:b], sh, !rowed || trigram.ShapeTriBytes(sh) > trigram.SliceBits/8)
 	case c.open[i/64]&bit != 0:
 		return p.Pass(c.data[a:b])
 	case rowed && int(b-a)-1 <= trigram.SliceBits/8:

@@ -7,11 +7,12 @@
 // of an entry's distinct trigrams, four to eight bits per trigram: an entry
 // whose sketch lacks any trigram of the needle cannot contain the needle,
 // while one whose sketch has them all may (it is confirmed against the
-// text). A sketch also keeps a smaller one-hash Bloom filter of the
+// text). A sketch also keeps a smaller two-hash Bloom filter of the
 // entry's 4-grams (two overlapping trigrams), which rules out the texts
 // that hold every trigram of a needle but not its 4-grams: most of the
 // texts a needle of common trigrams (an English phrase) used to read in
-// vain. The older formats (trigrams only, two bits or one) are still read.
+// vain. The older formats (4-grams with one bit each; trigrams only, two
+// bits or one) are still read.
 package trigram
 
 import (
@@ -95,44 +96,46 @@ func mix(k uint64) uint64 {
 //     one bit per trigram, about one bit per distinct trigram;
 //   - 2 (sketchHashes): a bit set of a power-of-two number of bytes, two
 //     bits per trigram, at least four bits per distinct trigram;
-//   - 3 (formatSplit, what Sketch writes): a trigram bit set as in format 2
-//     (at least three bits per distinct trigram), then a bit set of the
-//     4-grams (one bit each, at least 1.5 bits per distinct 4-gram), then
-//     a byte holding log2 of the trigram set's size in bytes.
+//   - 3 (formatSplit): a trigram bit set as in format 2 (at least three
+//     bits per distinct trigram), then a bit set of the 4-grams (one bit
+//     each, at least 1.5 bits per distinct 4-gram), then a byte holding
+//     log2 of the trigram set's size in bytes;
+//   - 4 (formatFour2, what Sketch writes): as format 3, but each 4-gram
+//     sets two bits, at least two bits per distinct 4-gram.
 //
-// On the benchmark's million entries, format 3 takes 317 bytes an entry
-// against 258, and cut the p99 of first pages of 3-5 and 6-12 character
-// needles 1.8 to 2.7 times (see docs/design.md).
+// On the benchmark's million entries, format 3 took 317 bytes an entry
+// against 258 and cut the p99 of first pages of 3-5 and 6-12 character
+// needles 1.8 to 2.7 times; format 4 takes about 40 bytes more and cut
+// the texts read in vain by a quarter more (see docs/design.md).
 const (
-	sketchHashes    = 2   // bits each trigram sets; also format 2's byte
-	formatSplit     = 3   // the last byte of a format-3 sketch
-	splitBitsPerTri = 3   // format 3: bits per distinct trigram, at least
-	splitBitsPer4   = 1.5 // format 3: bits per distinct 4-gram, at least
+	sketchHashes    = 2 // bits each trigram sets; also format 2's byte
+	formatSplit     = 3 // the last byte of a format-3 sketch
+	formatFour2     = 4 // the last byte of a format-4 sketch
+	splitBitsPerTri = 3 // formats 3 and 4: bits per distinct trigram, at least
+	bitsPer4        = 2 // format 4: bits per distinct 4-gram, at least
 )
 
-// Sketch returns the sketch of text, of format 3: its trigrams' bit set
-// (two bits each) and its 4-grams' (one bit each), each a power of two
-// between 64 and 65,536 bits holding at least splitBitsPerTri or
-// splitBitsPer4 bits per distinct item where that fits. A text with no
-// trigrams gets empty sets, which no needle of three characters or more
-// passes.
+// Sketch returns the sketch of text, of format 4: its trigrams' bit set
+// and its 4-grams', two bits each, each a power of two between 64 and
+// 65,536 bits holding at least splitBitsPerTri or bitsPer4 bits per
+// distinct item where that fits. A text with no trigrams gets empty sets,
+// which no needle of three characters or more passes.
 func Sketch(text []byte) []byte {
 	runes := float64(utf8.RuneCount(text))
 	tri := make([]uint64, startBits(runes*splitBitsPerTri)/64)
-	four := make([]uint64, startBits(runes*splitBitsPer4)/64)
+	four := make([]uint64, startBits(runes*bitsPer4)/64)
 	tmask, fmask := uint64(len(tri)*64-1), uint64(len(four)*64-1)
 	each4(text, func(h uint64, is4 bool) {
+		set, mask := tri, tmask
 		if is4 {
-			b := h & fmask
-			four[b/64] |= 1 << (b % 64)
-			return
+			set, mask = four, fmask
 		}
-		b1, b2 := h&tmask, (h>>32)&tmask
-		tri[b1/64] |= 1 << (b1 % 64)
-		tri[b2/64] |= 1 << (b2 % 64)
+		b1, b2 := h&mask, (h>>32)&mask
+		set[b1/64] |= 1 << (b1 % 64)
+		set[b2/64] |= 1 << (b2 % 64)
 	})
 	tri = shrink(tri, sketchHashes, splitBitsPerTri)
-	four = shrink(four, 1, splitBitsPer4)
+	four = shrink(four, 2, bitsPer4)
 	out := make([]byte, 0, 8*(len(tri)+len(four))+2)
 	for _, w := range tri {
 		out = binary.LittleEndian.AppendUint64(out, w)
@@ -140,7 +143,7 @@ func Sketch(text []byte) []byte {
 	for _, w := range four {
 		out = binary.LittleEndian.AppendUint64(out, w)
 	}
-	return append(out, byte(bits.Len(uint(len(tri)*8))-1), formatSplit)
+	return append(out, byte(bits.Len(uint(len(tri)*8))-1), formatFour2)
 }
 
 // startBits is the size a bit set starts from: a power of two no smaller
@@ -195,24 +198,25 @@ func each4(b []byte, fn func(h uint64, is4 bool)) {
 	})
 }
 
-// split returns the trigram and 4-gram bit sets of a format-3 sketch.
-func split(sk []byte) (tri, four []byte, ok bool) {
+// split returns the trigram and 4-gram bit sets of a sketch of format 3 or
+// 4, and whether its 4-grams set two bits each (format 4).
+func split(sk []byte) (tri, four []byte, two4, ok bool) {
 	n := len(sk)
-	if n < 2 || sk[n-1] != formatSplit || sk[n-2] > 13 {
-		return nil, nil, false
+	if n < 2 || (sk[n-1] != formatSplit && sk[n-1] != formatFour2) || sk[n-2] > 13 {
+		return nil, nil, false, false
 	}
 	t := 1 << sk[n-2]
 	f := n - 2 - t
 	if t < minSketchBits/8 || f < minSketchBits/8 || f > maxSketchBits/8 || f&(f-1) != 0 {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
-	return sk[:t], sk[t : n-2], true
+	return sk[:t], sk[t : n-2], sk[n-1] == formatFour2, true
 }
 
-// IsSplit reports whether sk is a sketch of format 3 (trigrams and
+// IsSplit reports whether sk is a sketch of format 3 or 4 (trigrams and
 // 4-grams).
 func IsSplit(sk []byte) bool {
-	_, _, ok := split(sk)
+	_, _, _, ok := split(sk)
 	return ok
 }
 
@@ -247,8 +251,8 @@ func (p *Probe) Empty() bool { return len(p.keys) == 0 }
 // false means it certainly does not. A sketch of a form Sketch never makes
 // passes (it cannot be read, so it cannot rule anything out).
 func (p *Probe) Pass(sk []byte) bool {
-	if tri, four, ok := split(sk); ok {
-		return p.passTwo(tri, uint64(len(tri)*8-1)) && p.passFour(four)
+	if tri, four, two4, ok := split(sk); ok {
+		return p.passTwo(tri, uint64(len(tri)*8-1)) && p.passFour(four, two4)
 	}
 	hashes := 1
 	if IsRowFormat(sk) {
@@ -281,29 +285,48 @@ func (p *Probe) PassBits(bits []byte) bool {
 	return p.passTwo(bits, uint64(len(bits)*8-1))
 }
 
-// TriLog returns log2 of the size in bytes of a format-3 sketch's trigram
-// set, for PassSplitAt.
-func TriLog(sk []byte) uint8 { return sk[len(sk)-2] }
+// shapeTwo4 is the bit of a Shape that says the 4-grams set two bits each.
+const shapeTwo4 = 0x80
 
-// PassSplitAt is PassSplit for a format-3 sketch whose trigram set's size
-// the caller keeps (2^triLog bytes, see TriLog), so that the test does not
-// read the sketch's last bytes, a cache miss of their own when sketches
-// are tested by the thousand. When trigrams is false the trigram set is
-// taken as passed (a Row no wider than SliceBits is that set, and the row
-// positions were tested): only the 4-grams are tested.
-func (p *Probe) PassSplitAt(sk []byte, triLog uint8, trigrams bool) bool {
-	t := 1 << triLog
+// Shape describes a sketch of format 3 or 4 in one byte, for PassShaped:
+// log2 of its trigram set's size in bytes, plus a bit when it is of
+// format 4.
+func Shape(sk []byte) uint8 {
+	if sk[len(sk)-1] == formatFour2 {
+		return sk[len(sk)-2] | shapeTwo4
+	}
+	return sk[len(sk)-2]
+}
+
+// ShapeTriBytes returns the size in bytes of the trigram set of a sketch
+// of the given Shape.
+func ShapeTriBytes(shape uint8) int { return 1 << (shape &^ shapeTwo4) }
+
+// ShapeIsCurrent reports whether a sketch of the given Shape is of the
+// format Sketch writes now.
+func ShapeIsCurrent(shape uint8) bool { return shape&shapeTwo4 != 0 }
+
+// PassShaped is Pass for a sketch of format 3 or 4 whose Shape the caller
+// keeps, so that the test does not read the sketch's last bytes, a cache
+// miss of their own when sketches are tested by the thousand. When
+// trigrams is false the trigram set is taken as passed (a Row no wider
+// than SliceBits is that set, and the row positions were tested): only
+// the 4-grams are tested.
+func (p *Probe) PassShaped(sk []byte, shape uint8, trigrams bool) bool {
+	t := ShapeTriBytes(shape)
 	if trigrams && !p.passTwo(sk[:t], uint64(t*8-1)) {
 		return false
 	}
-	return p.passFour(sk[t : len(sk)-2])
+	return p.passFour(sk[t:len(sk)-2], shape&shapeTwo4 != 0)
 }
 
-// passFour tests the bit of each 4-gram in a 4-gram bit set.
-func (p *Probe) passFour(four []byte) bool {
+// passFour tests each 4-gram's bits in a 4-gram bit set: two each when
+// two is true (format 4), else one.
+func (p *Probe) passFour(four []byte, two bool) bool {
 	mask := uint64(len(four)*8 - 1)
 	for _, k := range p.keys4 {
-		if b := k & mask; four[b/8]&(1<<(b%8)) == 0 {
+		b1, b2 := k&mask, (k>>32)&mask
+		if four[b1/8]&(1<<(b1%8)) == 0 || (two && four[b2/8]&(1<<(b2%8)) == 0) {
 			return false
 		}
 	}
@@ -335,9 +358,10 @@ const SliceBits = 1024
 // entry whose sketch passes a probe has every one of the probe's
 // SlicePositions set in its row: a sketch of n ≥ SliceBits bits is folded
 // (bit q of the row is the OR of the sketch's bits q, q+SliceBits, …), a
-// smaller one repeated (bit q is the sketch's bit q mod n); of a format-3
-// sketch, its trigram set. Row reports false, leaving row unspecified, for
-// a sketch of the first format, which a row cannot stand for.
+// smaller one repeated (bit q is the sketch's bit q mod n); of a sketch
+// of format 3 or 4, its trigram set. Row reports false, leaving row
+// unspecified, for a sketch of the first format, which a row cannot stand
+// for.
 func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
 	set, ok := triSet(sk)
 	if ok {
@@ -346,10 +370,10 @@ func Row(sk []byte, row *[SliceBits / 64]uint64) bool {
 	return ok
 }
 
-// triSet returns the trigram bit set of a sketch of format 2 or 3, and
+// triSet returns the trigram bit set of a sketch of format 2, 3 or 4, and
 // false for the first format (or what is no sketch).
 func triSet(sk []byte) ([]byte, bool) {
-	if tri, _, ok := split(sk); ok {
+	if tri, _, _, ok := split(sk); ok {
 		return tri, true
 	}
 	n := len(sk) - 1
@@ -405,17 +429,21 @@ func WideRow(sk []byte, row *[WideBits / 64]uint64) bool {
 // trigrams, taken modulo WideBits.
 func (p *Probe) WidePositions() []uint16 { return p.positions(WideBits) }
 
-// IsRowFormat reports whether Row can fold sk: a sketch of format 2 or 3.
+// IsRowFormat reports whether Row can fold sk: a sketch of format 2, 3 or
+// 4.
 func IsRowFormat(sk []byte) bool {
 	_, ok := triSet(sk)
 	return ok
 }
 
-// Layout describes a sketch for a caller that tests many: its format (1,
-// 2 or 3) and the size in bytes of its trigram set (0 for the first
+// Layout describes a sketch for a caller that tests many: its format (1
+// to 4) and the size in bytes of its trigram set (0 for the first
 // format), read once so that each test need not read it again.
 func Layout(sk []byte) (format int, triBytes int) {
-	if tri, _, ok := split(sk); ok {
+	if tri, _, two4, ok := split(sk); ok {
+		if two4 {
+			return 4, len(tri)
+		}
 		return 3, len(tri)
 	}
 	if tri, ok := triSet(sk); ok {

@@ -54,15 +54,16 @@ func TestSketchNeverRejectsAContainedNeedle(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 400 {
 		text := randomText(r, 1+r.IntN(5000))
-		sk, sk2 := Sketch(text), sketch2(text)
+		sk, sk3, sk2 := Sketch(text), sketch3(text), sketch2(text)
 		runes := []rune(string(text))
 		for range 20 {
 			a := r.IntN(len(runes))
 			b := min(len(runes), a+1+r.IntN(40))
 			needle := []byte(string(runes[a:b]))
 			p := NewProbe(needle)
-			if !p.Pass(sk) || !p.PassSplitAt(sk, TriLog(sk), true) || !p.Pass(sk2) {
-				t.Fatalf("text %d: needle %q is in the text but a sketch rejects it (format 3: %v, %v; format 2: %v)", i, needle, p.Pass(sk), p.PassSplitAt(sk, TriLog(sk), true), p.Pass(sk2))
+			if !p.Pass(sk) || !p.PassShaped(sk, Shape(sk), true) || !p.Pass(sk3) || !p.PassShaped(sk3, Shape(sk3), true) || !p.Pass(sk2) {
+				t.Fatalf("text %d: needle %q is in the text but a sketch rejects it (format 4: %v, %v; format 3: %v, %v; format 2: %v)",
+					i, needle, p.Pass(sk), p.PassShaped(sk, Shape(sk), true), p.Pass(sk3), p.PassShaped(sk3, Shape(sk3), true), p.Pass(sk2))
 			}
 		}
 	}
@@ -79,19 +80,19 @@ func TestSketchSizeFollowsDistinctTrigrams(t *testing.T) {
 		name       string
 		text       []byte
 		min, max   int // bytes of the trigram set (format 2: the sketch)
-		min4, max4 int // bytes of the 4-gram set (format 3)
+		min4, max4 int // bytes of the 4-gram set (format 4)
 	}{
 		{"empty", nil, 8, 8, 8, 8},
 		{"short", []byte("hello"), 8, 8, 8, 8},
 		{"one repeated trigram", bytes.Repeat([]byte("a"), 100000), 8, 8, 8, 8},
-		{"varied 10k runes", randomText(r, 10000), 512, 8192, 256, 8192},
+		{"varied 10k runes", randomText(r, 10000), 512, 8192, 512, 8192},
 		{"huge text is capped", []byte(strings.Repeat(string(bigText), 4)), 8192, 8192, 8192, 8192},
 	} {
 		sk := Sketch(tc.text)
-		tri, four, ok := split(sk)
-		if !ok || sk[len(sk)-1] != formatSplit || !pow2In(len(tri), tc.min, tc.max) || !pow2In(len(four), tc.min4, tc.max4) {
+		tri, four, two4, ok := split(sk)
+		if !ok || !two4 || sk[len(sk)-1] != formatFour2 || !pow2In(len(tri), tc.min, tc.max) || !pow2In(len(four), tc.min4, tc.max4) {
 			t.Errorf("%s: sketch of %d bytes (split %v: %d + %d), want format %d with powers of two in [%d, %d] and [%d, %d]",
-				tc.name, len(sk), ok, len(tri), len(four), formatSplit, tc.min, tc.max, tc.min4, tc.max4)
+				tc.name, len(sk), ok, len(tri), len(four), formatFour2, tc.min, tc.max, tc.min4, tc.max4)
 		}
 		sk2 := sketch2(tc.text)
 		if n := len(sk2) - 1; !pow2In(n, tc.min, tc.max) || sk2[n] != sketchHashes {
@@ -256,12 +257,15 @@ func TestWideRowNeverRejectsWhatTheSketchPasses(t *testing.T) {
 	for i := range 200 {
 		text := randomText(r, 1+r.IntN(12000))
 		sk := Sketch(text)
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			sk = sketch2(text)
+		case 2:
+			sk = sketch3(text)
 		}
 		triBits := (len(sk) - 1) * 8
 		if IsSplit(sk) {
-			triBits = 8 << TriLog(sk)
+			triBits = 8 * ShapeTriBytes(Shape(sk))
 		}
 		var row [WideBits / 64]uint64
 		if got := WideRow(sk, &row); got != (triBits >= WideBits) {
@@ -345,53 +349,59 @@ func TestPassBitsAgreesWithPass(t *testing.T) {
 	}
 }
 
-// TestPassSplitAtAgreesWithPass: a format-3 sketch tested with its
-// trigram set's size given (TriLog) gets Pass's answer; with the trigram
-// test left out, it gets Pass's answer whenever the trigrams pass, and
-// then it rules out by 4-grams alone.
-func TestPassSplitAtAgreesWithPass(t *testing.T) {
+// TestPassShapedAgreesWithPass: a sketch of format 3 or 4 tested with its
+// Shape given gets Pass's answer; with the trigram test left out, it gets
+// Pass's answer whenever the trigrams pass, and then it rules out by
+// 4-grams alone.
+func TestPassShapedAgreesWithPass(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
-	rejected, byFours := 0, 0
-	for i := range 300 {
-		text := randomText(r, 1+r.IntN(3000))
-		sk := Sketch(text)
-		if !IsSplit(sk) {
-			t.Fatalf("text %d: Sketch made a sketch of another format", i)
-		}
-		t3 := 1 << TriLog(sk)
-		runes := []rune(string(text))
-		for range 20 {
-			needle := someNeedle(r, runes)
-			p := NewProbe(needle)
-			want := p.Pass(sk)
-			if got := p.PassSplitAt(sk, TriLog(sk), true); got != want {
-				t.Fatalf("text %d, needle %q: PassSplitAt = %v, Pass = %v", i, needle, got, want)
+	for _, tc := range []struct {
+		format int
+		sketch func([]byte) []byte
+	}{{4, Sketch}, {3, sketch3}} {
+		rejected, byFours := 0, 0
+		for i := range 300 {
+			text := randomText(r, 1+r.IntN(3000))
+			sk := tc.sketch(text)
+			f, tb := Layout(sk)
+			if f != tc.format || ShapeTriBytes(Shape(sk)) != tb || ShapeIsCurrent(Shape(sk)) != (tc.format == 4) {
+				t.Fatalf("format %d, text %d: Layout %d (%d bytes), Shape %#x", tc.format, i, f, tb, Shape(sk))
 			}
-			if !want {
-				rejected++
-			}
-			if p.passTwo(sk[:t3], uint64(t3*8-1)) {
-				if got := p.PassSplitAt(sk, TriLog(sk), false); got != want {
-					t.Fatalf("text %d, needle %q, trigrams passing: PassSplitAt without them = %v, Pass = %v", i, needle, got, want)
+			runes := []rune(string(text))
+			for range 20 {
+				needle := someNeedle(r, runes)
+				p := NewProbe(needle)
+				want := p.Pass(sk)
+				if got := p.PassShaped(sk, Shape(sk), true); got != want {
+					t.Fatalf("format %d, text %d, needle %q: PassShaped = %v, Pass = %v", tc.format, i, needle, got, want)
 				}
 				if !want {
-					byFours++
+					rejected++
+				}
+				if p.passTwo(sk[:tb], uint64(tb*8-1)) {
+					if got := p.PassShaped(sk, Shape(sk), false); got != want {
+						t.Fatalf("format %d, text %d, needle %q, trigrams passing: PassShaped without them = %v, Pass = %v", tc.format, i, needle, got, want)
+					}
+					if !want {
+						byFours++
+					}
 				}
 			}
 		}
-	}
-	if rejected == 0 || byFours == 0 {
-		t.Fatalf("%d needles rejected, %d by their 4-grams: the comparison must see both", rejected, byFours)
+		if rejected == 0 || byFours == 0 {
+			t.Fatalf("format %d: %d needles rejected, %d by their 4-grams: the comparison must see both", tc.format, rejected, byFours)
+		}
 	}
 }
 
 // TestFourGramsRuleOutTextsWithEveryTrigram: a text that holds every
 // trigram of a needle, but never two of them in a row as the needle does,
-// passes a format-2 sketch always and a format-3 sketch only when its
-// 4-gram bits collide (at 1.5 bits per 4-gram, well under half the time).
+// passes a format-2 sketch always, a format-3 sketch only when its 4-gram
+// bit collides (at 1.5 bits per 4-gram, well under half the time) and a
+// format-4 sketch when both its bits do (less often than format 3).
 func TestFourGramsRuleOutTextsWithEveryTrigram(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	passed3, tried := 0, 0
+	passed3, passed4, tried := 0, 0, 0
 	for range 400 {
 		// The needle "abcd" (random runes) has the trigrams abc and bcd;
 		// the text holds both, apart, among filler.
@@ -410,36 +420,49 @@ func TestFourGramsRuleOutTextsWithEveryTrigram(t *testing.T) {
 		if !p.Pass(sketch2([]byte(text))) {
 			t.Fatalf("needle %q: a format-2 sketch of a text with both its trigrams rejects it", needle)
 		}
-		if p.Pass(Sketch([]byte(text))) {
+		if p.Pass(sketch3([]byte(text))) {
 			passed3++
 		}
+		if p.Pass(Sketch([]byte(text))) {
+			passed4++
+		}
 	}
+	t.Logf("of %d texts holding every trigram but no 4-gram of the needle, format 3 passed %d, format 4 %d", tried, passed3, passed4)
 	if tried < 300 || passed3*2 >= tried {
 		t.Errorf("format 3 let through %d of %d texts holding every trigram but no 4-gram of the needle; want under half", passed3, tried)
 	}
+	if passed4*4 >= passed3*3 {
+		t.Errorf("format 4 let through %d of %d such texts, format 3 %d: want at most three quarters as many", passed4, tried, passed3)
+	}
 }
 
-// TestSplitRejectsMalformedSketches: only a well-formed format-3 sketch is
-// read as one; anything else is of another format (or none).
+// TestSplitRejectsMalformedSketches: only a well-formed sketch of format 3
+// or 4 is read as one; anything else is of another format (or none).
 func TestSplitRejectsMalformedSketches(t *testing.T) {
 	good := Sketch([]byte("some text with enough trigrams to fill a set"))
-	if f, tb := Layout(good); !IsSplit(good) || !IsRowFormat(good) || f != 3 || tb != 1<<TriLog(good) {
-		t.Fatalf("Sketch's own output is not read as format 3 (Layout %d, %d bytes)", f, tb)
+	if f, tb := Layout(good); !IsSplit(good) || !IsRowFormat(good) || f != 4 || tb != ShapeTriBytes(Shape(good)) {
+		t.Fatalf("Sketch's own output is not read as format 4 (Layout %d, %d bytes)", f, tb)
+	}
+	old := sketch3([]byte("some text with enough trigrams to fill a set"))
+	if f, tb := Layout(old); !IsSplit(old) || f != 3 || tb != ShapeTriBytes(Shape(old)) {
+		t.Fatalf("a format-3 sketch is not read as one (Layout %d, %d bytes)", f, tb)
 	}
 	if f, tb := Layout(sketch2([]byte("some text"))); f != 2 || tb != 8 {
 		t.Errorf("Layout of a format-2 sketch = %d, %d bytes; want 2, 8", f, tb)
 	}
 	for name, sk := range map[string][]byte{
-		"nil":                   nil,
-		"format byte only":      {formatSplit},
-		"size byte too large":   append(bytes.Repeat([]byte{0}, 16), 20, formatSplit),
-		"4-gram set not pow2":   append(bytes.Repeat([]byte{0}, 8+24), 3, formatSplit),
-		"trigram set too small": append(bytes.Repeat([]byte{0}, 4+8), 2, formatSplit),
-		"trigram set too large": append(bytes.Repeat([]byte{0}, 16), 4, formatSplit),
-		"format 2":              sketch2([]byte("some text")),
+		"nil":                           nil,
+		"format byte only":              {formatSplit},
+		"size byte too large":           append(bytes.Repeat([]byte{0}, 16), 20, formatSplit),
+		"4-gram set not pow2":           append(bytes.Repeat([]byte{0}, 8+24), 3, formatSplit),
+		"trigram set too small":         append(bytes.Repeat([]byte{0}, 4+8), 2, formatSplit),
+		"trigram set too large":         append(bytes.Repeat([]byte{0}, 16), 4, formatSplit),
+		"format 4, size too large":      append(bytes.Repeat([]byte{0}, 16), 20, formatFour2),
+		"format 4, 4-gram set not pow2": append(bytes.Repeat([]byte{0}, 8+24), 3, formatFour2),
+		"format 2":                      sketch2([]byte("some text")),
 	} {
-		if f, _ := Layout(sk); IsSplit(sk) || f == 3 {
-			t.Errorf("%s: read as a format-3 sketch", name)
+		if f, _ := Layout(sk); IsSplit(sk) || f >= 3 {
+			t.Errorf("%s: read as a sketch of format 3 or 4 (Layout %d)", name, f)
 		}
 	}
 	// A sketch Pass cannot read passes every needle.
