@@ -137,7 +137,7 @@ const (
 	tagText    = 'T' // T<seq:8>                    → searchable text
 	tagRaw     = 'R' // R<seq:8>                    → raw JSON line
 	tagSketch  = 'K' // K<seq:8>                    → trigram sketch of the text (package trigram)
-	tagOrder   = 'O' // O<sid>\x00<seq:8>           → Meta (a session's entries in file order)
+	tagOrder   = 'O' // O<sid>\x00<seq:8>           → nothing (older stores: Meta); a session's entries in file order
 	tagID      = 'I' // I<sid>\x00<entry id>        → seq:8
 	tagSession = 'S' // S<sid>                      → SessionInfo (JSON)
 	tagFile    = 'F' // F<path>                     → FileState (JSON)

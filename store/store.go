@@ -13,6 +13,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -192,28 +193,58 @@ func (s *Store) Close() error {
 // CacheBytes is the size of the store's block cache.
 func (s *Store) CacheBytes() int64 { return s.cacheBytes }
 
-// WarmTexts reads the texts of the newest entries, newest first, until it
-// has read max bytes of text or all of them, so that Pebble's block cache
-// holds their blocks decompressed: a search confirming a candidate whose
-// block is not cached decompresses 32 KiB (~70-100 µs), one whose block is
-// cached reads it in a few µs. It returns how many texts and bytes it read;
-// it stops when ctx ends.
+// WarmTexts reads texts from both ends of the store's history, a stretch
+// of the oldest entries, then one of the newest, and so on towards the
+// middle, until it has read max bytes of text or all of them, so that
+// Pebble's block cache holds their blocks decompressed: a search
+// confirming a candidate whose block is not cached decompresses 32 KiB
+// (~70-100 µs), one whose block is cached reads it in a few µs. Both ends,
+// because a first page in chronological order (the default) starts at the
+// oldest entries and one newest first at the newest. It returns how many
+// texts and bytes it read; it stops when ctx ends.
 func (s *Store) WarmTexts(ctx context.Context, max int64) (texts int, bytes int64, err error) {
-	last := s.LastSeq()
-	if last == 0 || max <= 0 {
+	if max <= 0 {
 		return 0, 0, nil
 	}
-	err = s.ScanTexts(1, last, true, func(_ uint64, text []byte) bool {
-		if texts++; texts%1024 == 0 && ctx.Err() != nil {
-			return false
-		}
-		bytes += int64(len(text))
-		return bytes < max
+	warmStretches(s.LastSeq(), warmStretch, func(lo, hi uint64, newest bool) bool {
+		err = s.ScanTexts(lo, hi, newest, func(_ uint64, text []byte) bool {
+			if texts++; texts%1024 == 0 && ctx.Err() != nil {
+				return false
+			}
+			bytes += int64(len(text))
+			return bytes < max
+		})
+		return err == nil && bytes < max && ctx.Err() == nil
 	})
 	if err == nil {
 		err = ctx.Err()
 	}
 	return texts, bytes, err
+}
+
+// warmStretch is the number of seqs WarmTexts reads from one end before it
+// turns to the other.
+var warmStretch uint64 = 8192
+
+// warmStretches calls fn with the seq ranges [lo, hi] that cover 1..last,
+// stretch seqs at a time, alternately from the oldest end (newest false)
+// and the newest (true, to be read newest first), until they meet or fn
+// returns false.
+func warmStretches(last, stretch uint64, fn func(lo, hi uint64, newest bool) bool) {
+	lo, hi := uint64(1), last
+	for newest := false; lo <= hi && hi > 0; newest = !newest {
+		n := min(stretch, hi-lo+1)
+		a, b := lo, lo+n-1
+		if newest {
+			a, b = hi-n+1, hi
+			hi -= n
+		} else {
+			lo += n
+		}
+		if !fn(a, b, newest) {
+			return
+		}
+	}
 }
 
 // Dir is the store's directory.
@@ -400,21 +431,64 @@ func (s *Store) Lookup(sid, id string) (uint64, error) {
 
 // SessionMetas returns a session's entries in file order.
 func (s *Store) SessionMetas(sid string) ([]*Meta, error) {
+	// A session's order keys name its seqs; since 2026-11-30 they
+	// hold no copy of the record, which is read from the entry's own key
+	// (older stores keep the copy, read as it is). One snapshot serves
+	// both, so a session dropped meanwhile is seen whole or not at all.
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
 	p := sessionKey(tagOrder, sid)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
+	var recs *pebble.Iterator // the entries' records, opened when first needed
+	defer func() {
+		if recs != nil {
+			recs.Close()
+		}
+	}()
 	var out []*Meta
 	for it.First(); it.Valid(); it.Next() {
-		m, err := decodeMeta(it.Value())
+		v := it.Value()
+		if len(v) == 0 {
+			if len(it.Key()) != len(p)+8 {
+				return nil, fmt.Errorf("session %s: malformed order key %q", sid, it.Key())
+			}
+			seq := binary.BigEndian.Uint64(it.Key()[len(p):])
+			if recs == nil {
+				if recs, err = snap.NewIter(&pebble.IterOptions{LowerBound: []byte{tagEntry}, UpperBound: []byte{tagEntry + 1}}); err != nil {
+					return nil, err
+				}
+			}
+			if v, err = recordAt(recs, seq); err != nil {
+				return nil, fmt.Errorf("session %s: %w", sid, err)
+			}
+		}
+		m, err := decodeMeta(v)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, m)
 	}
 	return out, it.Error()
+}
+
+// recordAt moves it (an iterator over the entries' records) to the record
+// of seq and returns it: one step on from where it is when seqs come in a
+// run, as a session's mostly do, else a seek.
+func recordAt(it *pebble.Iterator, seq uint64) ([]byte, error) {
+	k := seqKey(tagEntry, seq)
+	if !it.Valid() || !it.Next() || !bytes.Equal(it.Key(), k) {
+		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
+			if err := it.Error(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("entry seq %d is listed in its session but has no record: the store is damaged; import the journals into a new data directory", seq)
+		}
+	}
+	return it.Value(), nil
 }
 
 // ScanMetas calls fn for every entry with from <= seq <= to, in seq order,

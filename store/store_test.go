@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -151,5 +152,87 @@ func testMetaIsNeverStale(t *testing.T, chunk bool) {
 	}
 	if m, err = meta(1); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("after dropping the session, Meta(1) = %+v, %v; want ErrNotFound", m, err)
+	}
+}
+
+// TestSessionMetasReadsRecordsThroughOrderKeys: a session's order keys hold
+// no copy of its records (they are read from the entries' own keys), the
+// records come back in file order when other sessions' entries sit between
+// them, order keys of older stores that still hold the record are read as
+// they are, and an order key whose record is missing is an error naming
+// the seq, not a short list.
+func TestSessionMetasReadsRecordsThroughOrderKeys(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	push := func(sid string, ids ...string) {
+		t.Helper()
+		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+		var es []*journal.Entry
+		for _, id := range ids {
+			es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, Raw: []byte(`{"id":"` + id + `"}`), Text: "text of " + id, Searchable: true})
+		}
+		if _, err := st.Push(sid, h, es); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("a", "a1", "a2", "a3") // seqs 1-3
+	push("b", "b1", "b2")       // 4-5
+	push("a", "a4")             // 6
+	push("b", "b3")             // 7
+	push("a", "a5", "a6")       // 8-9
+	ids := func(sid string) string {
+		t.Helper()
+		ms, err := st.SessionMetas(sid)
+		if err != nil {
+			t.Fatalf("SessionMetas(%s): %v", sid, err)
+		}
+		var out []string
+		for _, m := range ms {
+			if m.Session != sid {
+				t.Errorf("SessionMetas(%s) returned entry %s of session %s", sid, m.ID, m.Session)
+			}
+			out = append(out, fmt.Sprintf("%s@%d", m.ID, m.Seq))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := ids("a"), "a1@1 a2@2 a3@3 a4@6 a5@8 a6@9"; got != want {
+		t.Errorf("session a = %s, want %s", got, want)
+	}
+	if got, want := ids("b"), "b1@4 b2@5 b3@7"; got != want {
+		t.Errorf("session b = %s, want %s", got, want)
+	}
+	for seq := uint64(1); seq <= 9; seq++ {
+		m, err := st.Meta(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := st.get(orderKey(m.Session, seq)); err != nil || len(v) != 0 {
+			t.Errorf("order key of seq %d holds %d bytes (%v), want none", seq, len(v), err)
+		}
+	}
+
+	// An older store's order key holds the record; a changed copy shows it
+	// is the one read.
+	m, err := st.Meta(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := *m
+	old.ID = "a4-as-stored-before"
+	if err := st.db.Set(orderKey("a", 6), old.encode(nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids("a"), "a1@1 a2@2 a3@3 a4-as-stored-before@6 a5@8 a6@9"; got != want {
+		t.Errorf("session a with an older order key = %s, want %s", got, want)
+	}
+
+	if err := st.db.Delete(seqKey(tagEntry, 8), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SessionMetas("a"); err == nil || !strings.Contains(err.Error(), "seq 8") {
+		t.Errorf("SessionMetas with a record missing = %v, want an error naming seq 8", err)
 	}
 }

@@ -336,7 +336,7 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	if err := b.Set(seqKey(tagEntry, m.Seq), enc, nil); err != nil {
 		return err
 	}
-	if err := b.Set(orderKey(m.Session, m.Seq), enc, nil); err != nil {
+	if err := b.Set(orderKey(m.Session, m.Seq), nil, nil); err != nil {
 		return err
 	}
 	if err := b.Set(idKey(m.Session, m.ID), binary.BigEndian.AppendUint64(nil, m.Seq), nil); err != nil {

@@ -72,7 +72,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; newest %d texts, %d MB, %.1f s\n",
+		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts (oldest and newest), %d MB, %.1f s\n",
 			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
 			w.Texts, w.TextBytes>>20, w.TextTime.Seconds())
 	}
