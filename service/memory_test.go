@@ -6,7 +6,7 @@ import (
 )
 
 // TestCacheForTakesASixteenthWithinBounds: a sixteenth of the memory,
-// never below 256 MB or above 1 GB, and 512 MB when the memory is unknown.
+// never below 256 MB or above 2 GB, and 512 MB when the memory is unknown.
 func TestCacheForTakesASixteenthWithinBounds(t *testing.T) {
 	const mb = 1 << 20
 	for _, tc := range []struct {
@@ -17,8 +17,9 @@ func TestCacheForTakesASixteenthWithinBounds(t *testing.T) {
 		{2048 * mb, 256 * mb},
 		{8192 * mb, 512 * mb},
 		{12288 * mb, 768 * mb},
-		{24576 * mb, 1024 * mb},
-		{256 << 30, 1024 * mb},
+		{24576 * mb, 1536 * mb},
+		{32768 * mb, 2048 * mb},
+		{256 << 30, 2048 * mb},
 	} {
 		if got := cacheFor(tc.total); got != tc.want {
 			t.Errorf("cacheFor(%d MB) = %d MB, want %d MB", tc.total/mb, got/mb, tc.want/mb)

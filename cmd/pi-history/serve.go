@@ -52,13 +52,16 @@ Search confirms every candidate against the stored text; --cache-mb is the
 memory that keeps decompressed text blocks for the next search (a million
 entries hold about 1 GB of text). It is taken only as blocks are read. By
 default it is a sixteenth of the machine's memory (or of the cgroup's
-limit), between 256 and 1024 MB; the "serving" line of the log says what was taken.
-At a million entries, 1024 instead of 512 cut the p99 of first pages of
-13-40 character needles from about 200 to 60 ms.
+limit), between 256 and 2048 MB; the "serving" line of the log says what was
+taken. At a million entries, 1024 instead of 512 cut the p99 of first pages
+of 13-40 character needles from about 200 to 60 ms, and 1536 (every text
+cached) the p99 of 3-12 character needles from 20-50 to 14-24 ms.
 
-On start, the trigram sketches (about 370 MB per million entries) and each
-session's current branch are loaded in the background (a few seconds), so
-that the first searches need not read them from disk.
+On start, the trigram sketches (about 700 MB per million entries, with
+the records and bit-sliced rows kept beside them), each session's current
+branch and then texts, up to three quarters of the cache, are loaded in
+the background (10-15 s at a million entries), so that the first searches
+need not read them from disk.
 
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
@@ -70,7 +73,7 @@ Examples:
 			fs.StringVar(&serveFlags.addr, "addr", api.DefaultAddr, "address to listen on (HOST:PORT)")
 			fs.StringVar(&serveFlags.allowHosts, "allow-host", "", "further names clients may use in the Host header, comma-separated (for a non-loopback --addr)")
 			fs.BoolVar(&serveFlags.noWatch, "no-watch", false, "do not watch Pi's sessions directories (serve what is stored)")
-			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 0, "MB of memory for decompressed store blocks, filled as searches read them (0: a sixteenth of the machine's memory, 256-1024)")
+			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 0, "MB of memory for decompressed store blocks, filled as searches read them (0: a sixteenth of the machine's memory, 256-2048)")
 		},
 		run: runServe,
 	})
