@@ -716,7 +716,9 @@ func intersect(ctx context.Context, rd bindex.IndexReader, tfrs []bindex.TermFie
 		started[i], cur[i] = true, d.ID.Value()
 		return cur[i], true, nil
 	}
-	var out []uint64
+	// At most the rarest reader's documents match: sized once instead of
+	// grown (growing was a tenth of the CPU of index-planned searches).
+	out := make([]uint64, 0, min(rs[0].Count(), 1<<16))
 	t := uint64(0)
 	for steps := 0; ; steps++ {
 		if steps%256 == 255 {
@@ -772,7 +774,8 @@ func (p *Plan) Window(lo, hi uint64) []Block {
 	}
 	first, _ := blockOf(lo)
 	i, _ := slices.BinarySearch(p.Blocks, first)
-	var out []Block
+	j, _ := slices.BinarySearch(p.Blocks[i:], hi+1)
+	out := make([]Block, 0, j)
 	for ; i < len(p.Blocks) && p.Blocks[i] <= hi; i++ {
 		b := p.Blocks[i]
 		blk := Block{Lo: max(b, lo), Hi: min(b+BlockSize-1, hi)}
