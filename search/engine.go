@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -85,11 +86,32 @@ type prepared struct {
 	probe *trigram.Probe
 }
 
-// found is the confirmed hits of a search in request order, with the text
-// each was confirmed in (nil texts when counting only).
+// found is the confirmed hits of a search in request order, with what
+// each keeps of the text it was confirmed in (nil texts when counting
+// only).
 type found struct {
 	metas []*store.Meta
-	texts []string
+	texts []hitText
+}
+
+// hitText is what a hit keeps of the text it was confirmed in: as much as
+// its snippets can reach (see snippetCut) and how often the needle occurs
+// in the whole text. Hits in large texts (tool output of tens of KB) used
+// to copy the whole text, twice when read by scanShared's helper: 61
+// first pages of 6-12 character needles allocated 305 KB each, now 143 KB
+// (their time is the same within noise).
+type hitText struct {
+	text    string
+	matches int
+}
+
+// keep returns what a hit keeps of text, and nothing when only hits are
+// counted. It reads only the prepared query, so any goroutine may call it.
+func (p *prepared) keep(text []byte) hitText {
+	if p.countOnly {
+		return hitText{}
+	}
+	return hitText{text: string(text[:snippetCut(text, p.find.needle)]), matches: bytes.Count(text, p.find.needle)}
 }
 
 func (e *Engine) prepare(req *Request) (*prepared, error) {
@@ -306,12 +328,11 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 			return found{}, 0, false, ctx.Err()
 		}
 		ok := false
-		var text string
+		var text hitText
 		if _, err := e.st.TextBytes(seq, func(b []byte) {
 			st.BytesScanned += int64(len(b))
-			ok = p.find.in(b)
-			if ok && !p.countOnly {
-				text = string(b)
+			if ok = p.find.in(b); ok {
+				text = p.keep(b)
 			}
 		}); err != nil {
 			return found{}, 0, false, err
@@ -484,7 +505,7 @@ type collector struct {
 	st    *Stats
 	plan  *index.Plan
 	hits  []*store.Meta
-	texts []string // parallel to hits: the text each was confirmed in
+	texts []hitText // parallel to hits: what each keeps of its text
 	more  bool
 	last  uint64
 	n     int // entries visited, for checking ctx now and then
@@ -531,12 +552,12 @@ func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 	if !c.p.find.in(text) {
 		return false, nil
 	}
-	return c.accept(seq, text)
+	return c.accept(seq, c.p.keep(text))
 }
 
 // accept takes a seq whose text holds the needle, if its record passes the
 // filters.
-func (c *collector) accept(seq uint64, text []byte) (bool, error) {
+func (c *collector) accept(seq uint64, text hitText) (bool, error) {
 	m, err := c.e.st.Meta(seq)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -554,7 +575,7 @@ func (c *collector) accept(seq uint64, text []byte) (bool, error) {
 	}
 	c.hits = append(c.hits, m)
 	if !c.p.countOnly {
-		c.texts = append(c.texts, string(text))
+		c.texts = append(c.texts, text)
 	}
 	c.last = seq
 	if c.full() {
@@ -648,7 +669,7 @@ func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) er
 func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRange) error {
 	type find struct {
 		seq  uint64
-		text []byte
+		text hitText
 	}
 	var (
 		stop    atomic.Bool
@@ -666,7 +687,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 			scanned++
 			nbytes += int64(len(text))
 			if c.p.find.in(text) {
-				finds = append(finds, find{seq, slices.Clone(text)})
+				finds = append(finds, find{seq, c.p.keep(text)})
 			}
 			return true
 		})
@@ -779,8 +800,8 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 		} else if cur, err := e.st.CurrentBranchSeqs(m.Session); err == nil {
 			_, h.OnCurrentBranch = slices.BinarySearch(cur, m.Seq)
 		}
-		text := hits.texts[i]
-		h.Matches = strings.Count(text, p.req.Needle)
+		text := hits.texts[i].text
+		h.Matches = hits.texts[i].matches
 		share := budget / max(len(metas)-i, 1)
 		share = min(share, 600)
 		if share < 40 {
@@ -803,6 +824,40 @@ func Ref(id string) string { return "[history entry=" + id + "]" }
 
 const maxSnippets = 3
 
+// snippetCut returns how much of text, from its start, snippets can reach
+// with any budget. It finds matches as snippets does, each search starting
+// where the widest context of the last one ends (80 runes past the
+// match): snippets, whose contexts are never wider, finds each of its
+// matches at or before the one found here, or in a stretch skipped here,
+// so every match it shows starts before where this search stopped, and
+// its context ends at most a needle and 80 runes after that.
+// snippets(text[:cut]) then equals snippets(text).
+func snippetCut(text, needle []byte) int {
+	from := 0
+	for range maxSnippets {
+		i := bytes.Index(text[from:], needle)
+		if i < 0 {
+			break
+		}
+		if from = runesOn(text, from+i+len(needle), maxContext); from >= len(text) {
+			return len(text)
+		}
+	}
+	return runesOn(text, min(len(text), from+len(needle)), maxContext)
+}
+
+// runesOn returns the byte offset n runes after at in text (or its end).
+func runesOn(text []byte, at, n int) int {
+	for k := 0; k < n && at < len(text); k++ {
+		_, sz := utf8.DecodeRune(text[at:])
+		at += sz
+	}
+	return at
+}
+
+// maxContext is the most runes a snippet shows on either side of a match.
+const maxContext = 80
+
 // snippets cuts up to three pieces of text around matches of needle, within
 // budget characters in all. It returns the pieces and the characters used.
 func snippets(text, needle string, budget int) ([]Snippet, int) {
@@ -823,7 +878,7 @@ func snippets(text, needle string, budget int) ([]Snippet, int) {
 			break
 		}
 		ctxChars := (room/max(maxSnippets-len(out), 1) - nl) / 2
-		ctxChars = max(min(ctxChars, 80), 5)
+		ctxChars = max(min(ctxChars, maxContext), 5)
 		s := i
 		for k := 0; k < ctxChars && s > 0; k++ {
 			_, sz := utf8.DecodeLastRuneInString(text[:s])

@@ -33,9 +33,10 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	}
 	type slot struct {
 		ready atomic.Bool
-		has   bool   // the seq has a text
-		size  int    // its length
-		hit   []byte // a copy of it, when it holds the needle
+		has   bool    // the seq has a text
+		size  int     // its length
+		isHit bool    // it holds the needle
+		hit   hitText // what the hit keeps of it
 	}
 	slots := make([]slot, len(seqs))
 	var next atomic.Int64 // the first seq not yet taken
@@ -58,7 +59,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		if ok {
 			s.has, s.size = true, len(text)
 			if c.p.find.in(text) {
-				s.hit = slices.Clone(text)
+				s.isHit, s.hit = true, c.p.keep(text)
 			}
 		}
 		s.ready.Store(true)
@@ -108,7 +109,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 			}
 			c.st.Scanned++
 			c.st.BytesScanned += int64(s.size)
-			if s.hit == nil {
+			if !s.isHit {
 				continue
 			}
 			if _, err := c.accept(seqs[k], s.hit); err != nil {

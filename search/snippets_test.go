@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -53,5 +54,40 @@ func TestSnippetsMarkTheNeedleAtTheirRuneOffsets(t *testing.T) {
 	}
 	if cases < 1000 {
 		t.Fatalf("only %d snippets checked", cases)
+	}
+}
+
+// TestSnippetCutKeepsWhatSnippetsReach: a hit keeps only the start of its
+// text (snippetCut), and over texts with matches near and far apart,
+// multi-byte runes and every budget, snippets of that start are exactly
+// the snippets of the whole text.
+func TestSnippetCutKeepsWhatSnippetsReach(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	words := []string{"ab", "é", "日本", "🙂", "x", " ", "\n", "needle", "nee", strings.Repeat("filler ", 12)}
+	cut := 0
+	for range 3000 {
+		var b strings.Builder
+		for range r.IntN(200) {
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		needle := []string{"needle", "日本", "🙂 ", "e", "ab", "ller f"}[r.IntN(6)]
+		text := b.String()
+		if !strings.Contains(text, needle) {
+			continue
+		}
+		k := snippetCut([]byte(text), []byte(needle))
+		if k < len(text) {
+			cut++
+		}
+		for _, budget := range []int{20, 60, 150, 600, 10000} {
+			want, wantUsed := snippets(text, needle, budget)
+			got, gotUsed := snippets(text[:k], needle, budget)
+			if fmt.Sprint(got) != fmt.Sprint(want) || gotUsed != wantUsed {
+				t.Fatalf("needle %q, budget %d, text cut at %d of %d bytes:\n got %v\nwant %v\ntext %q", needle, budget, k, len(text), got, want, text)
+			}
+		}
+	}
+	if cut < 500 {
+		t.Fatalf("only %d texts were cut: the test must cut many", cut)
 	}
 }
