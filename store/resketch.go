@@ -2,9 +2,9 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/trigram"
@@ -21,7 +21,9 @@ type ResketchStats struct {
 // keep the sketch it wrote (still read, but it rules out fewer texts, so
 // searches read more of them), and entries stored before sketches existed
 // have none (search reads every one of their texts). Their sketches are
-// rebuilt from the stored texts; nothing else changes. It works through the
+// rebuilt from the stored texts. The session-order keys of entries stored
+// by a version that copied the record there are emptied (SessionMetas
+// reads the record from the entry's key); nothing else changes. It works through the
 // store one chunk at a time under the write lock, so writers wait at most
 // one chunk's work, and searches go on meanwhile (an old and a new sketch
 // of the same text are equally correct). Cached chunks it changes are
@@ -43,13 +45,16 @@ func (s *Store) Resketch(ctx context.Context, progress func(done, last uint64)) 
 			progress(min(last, (c+1)*sketchChunk-1), last)
 		}
 	}
-	if s.sketchFrom.Load() > 1 {
-		// Every searchable entry has a sketch now.
-		key := append([]byte{tagMeta}, "sketch_from"...)
-		if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, 1), pebble.Sync); err != nil {
-			return st, fmt.Errorf("store: record that every entry is sketched in %s: %w", s.dir, err)
+	// Every searchable entry has a sketch now, and no order key a copy.
+	for _, m := range []struct {
+		name string
+		mark *atomic.Uint64
+	}{{"sketch_from", &s.sketchFrom}, {"order_copies_below", &s.copiesBelow}} {
+		if m.mark.Load() > 1 {
+			if err := s.setSeqMark(m.name, m.mark, 1); err != nil {
+				return st, err
+			}
 		}
-		s.sketchFrom.Store(1)
 	}
 	return st, nil
 }
@@ -66,7 +71,10 @@ func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 	if err != nil {
 		return err
 	}
+	b := s.db.NewBatch()
+	defer b.Close()
 	var stale []uint64
+	copies := s.copiesBelow.Load()
 	for i := range uint64(sketchChunk) {
 		rec := ch.record(i)
 		if rec == nil {
@@ -75,6 +83,13 @@ func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 		m, err := decodeMeta(rec)
 		if err != nil {
 			return fmt.Errorf("entry seq %d: %w", c*sketchChunk+i, err)
+		}
+		if m.Seq < copies {
+			// Stored by a version that copied the record under the
+			// session-order key (see SessionMetas): drop the copy.
+			if err := b.Set(orderKey(m.Session, m.Seq), nil, nil); err != nil {
+				return err
+			}
 		}
 		if !m.Searchable() {
 			continue
@@ -85,8 +100,6 @@ func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 		}
 	}
 
-	b := s.db.NewBatch()
-	defer b.Close()
 	for _, seq := range stale {
 		text, err := s.get(seqKey(tagText, seq))
 		if errors.Is(err, ErrNotFound) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -314,5 +315,64 @@ func TestWarmStretchesAlternateEndsAndCoverEverySeqOnce(t *testing.T) {
 	warmStretches(100, 3, func(lo, hi uint64, newest bool) bool { n++; return n < 2 })
 	if n != 2 {
 		t.Errorf("warmStretches went on after fn returned false (%d calls)", n)
+	}
+}
+
+// TestResketchEmptiesTheOrderKeyCopiesOfOlderVersions: a store first
+// opened by this version records that entries below its next seq may hold
+// a copy of their record under the session-order key (older versions
+// wrote one); Resketch empties those keys, leaves the session's entries as
+// they were, and records that none is left. A new store has none to begin
+// with.
+func TestResketchEmptiesTheOrderKeyCopiesOfOlderVersions(t *testing.T) {
+	var texts []string
+	for i := range 2500 {
+		texts = append(texts, fmt.Sprintf("text %d", i))
+	}
+	st := pushTexts(t, texts)
+	if got := st.copiesBelow.Load(); got != 1 {
+		t.Fatalf("a new store marks copies below seq %d, want 1 (none)", got)
+	}
+	// As an older version left it: copies under the first 1,500 order
+	// keys, and no mark (the next open records one).
+	for seq := uint64(1); seq <= 1500; seq++ {
+		rec, err := st.get(seqKey(tagEntry, seq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.db.Set(orderKey("s", seq), rec, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.db.Delete(append([]byte{tagMeta}, "order_copies_below"...), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.loadSeqMark("order_copies_below", &st.copiesBelow); err != nil { // as Open does
+		t.Fatal(err)
+	}
+	if got := st.copiesBelow.Load(); got != 2501 {
+		t.Fatalf("an older store first opened marks copies below seq %d, want 2501", got)
+	}
+	before, err := st.SessionMetas("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Resketch(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 2500; seq++ {
+		if v, err := st.get(orderKey("s", seq)); err != nil || len(v) != 0 {
+			t.Fatalf("order key of seq %d holds %d bytes after Resketch (%v), want none", seq, len(v), err)
+		}
+	}
+	after, err := st.SessionMetas("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 2500 || !reflect.DeepEqual(after, before) {
+		t.Errorf("the session's entries changed: %d before, %d after", len(before), len(after))
+	}
+	if v, err := st.getMeta("order_copies_below"); err != nil || fmt.Sprint(v) != "[0 0 0 0 0 0 0 1]" || st.copiesBelow.Load() != 1 {
+		t.Errorf("after Resketch the mark is %v (%v), %d in memory; want seq 1", v, err, st.copiesBelow.Load())
 	}
 }

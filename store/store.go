@@ -87,7 +87,11 @@ type Store struct {
 	// trigram sketch: stores written before sketches existed have none
 	// below it, and search must read those texts.
 	sketchFrom atomic.Uint64
-	sketches   *sketchCache
+	// copiesBelow: the entries below this seq were stored by a version
+	// that copied each record under its session-order key; Resketch empties
+	// those keys and sets it to 1 (nothing left to do).
+	copiesBelow atomic.Uint64
+	sketches    *sketchCache
 	// dirty holds the sketch chunks whose stored entries the batch being
 	// written changes or deletes (under wmu); notify drops them from the
 	// cache once the batch is committed. fresh holds the sketches of the
@@ -159,25 +163,39 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.loadSeqMark("order_copies_below", &s.copiesBelow); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
 // loadSketchFrom reads the first sketched seq, recording it on the first
 // open by a binary that writes sketches.
-func (s *Store) loadSketchFrom() error {
-	v, err := s.getMeta("sketch_from")
+func (s *Store) loadSketchFrom() error { return s.loadSeqMark("sketch_from", &s.sketchFrom) }
+
+// loadSeqMark reads the seq kept under the meta key name into mark; on the
+// first open by a binary that knows the key, the next seq to be given is
+// recorded (what this binary writes from then on needs no fixing).
+func (s *Store) loadSeqMark(name string, mark *atomic.Uint64) error {
+	v, err := s.getMeta(name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	if len(v) == 8 {
-		s.sketchFrom.Store(binary.BigEndian.Uint64(v))
+		mark.Store(binary.BigEndian.Uint64(v))
 		return nil
 	}
-	s.sketchFrom.Store(s.nextSeq)
-	key := append([]byte{tagMeta}, "sketch_from"...)
-	if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, s.nextSeq), pebble.Sync); err != nil {
-		return fmt.Errorf("store: record sketch start in %s: %w", s.dir, err)
+	return s.setSeqMark(name, mark, s.nextSeq)
+}
+
+// setSeqMark records seq under the meta key name and in mark.
+func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
+	key := append([]byte{tagMeta}, name...)
+	if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, seq), pebble.Sync); err != nil {
+		return fmt.Errorf("store: record %s in %s: %w", name, s.dir, err)
 	}
+	mark.Store(seq)
 	return nil
 }
 

@@ -22,7 +22,9 @@ func init() {
 store in a directory beside the current one and swaps it in when complete.
 Use it after an upgrade that changes the sketch or index format (searches
 over entries stored before then read more texts until it is run), or if
-the index is damaged. Entries themselves are not changed.
+the index is damaged. Entries themselves are not changed; the copies of
+their records that versions before 2026-11-30 kept beside each session's
+list of entries are dropped (about 40 MB per million entries).
 While 'pi-history serve' runs, the server does it (POST
 /v1/maintenance/reindex): searches use the old index until the new one
 takes over.`,
