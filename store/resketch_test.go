@@ -74,7 +74,8 @@ func TestResketchBringsEverySketchToTheCurrentFormat(t *testing.T) {
 			t3 := 1 << sk[len(sk)-2]
 			four := make([]byte, 16)
 			for k := range four {
-				four[k] = byte(r.Uint32()) | byte(r.Uint32()) // 3/4 of the bits set
+				x := r.Uint32()
+				four[k] = byte(x) | byte(x>>8) // 3/4 of the bits set
 			}
 			sk = append(append(sk[:t3:t3], four...), sk[len(sk)-2], 3)
 			if f, _ := trigram.Layout(sk); f != 3 {
