@@ -114,6 +114,7 @@ const heapLimit = 768 << 20
 // current branches, cached trees), so under heapLimit the collector ran
 // whenever ~60 MB had been allocated, marking the whole heap each time;
 // with this limit it runs at the usual pace (heap twice the live part).
+// serve adds its block cache to it (see runServe).
 const serveHeapLimit = 2 << 30
 
 func main() {

@@ -83,9 +83,6 @@ func runServe(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(serveHeapLimit)
-	}
 	if _, _, err := net.SplitHostPort(serveFlags.addr); err != nil {
 		return usagef("--addr %q: want HOST:PORT, like 127.0.0.1:7314", serveFlags.addr)
 	}
@@ -103,6 +100,11 @@ func runServe(g *globals, args []string) error {
 		cache = service.ServeCacheBytes()
 	case serveFlags.cacheMB < 8:
 		return usagef("--cache-mb %d: want at least 8, or 0 for the default", serveFlags.cacheMB)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Built without cgo, Pebble keeps its block cache in the Go heap:
+		// the limit must leave it room on top of what the server keeps.
+		debug.SetMemoryLimit(serveHeapLimit + cache)
 	}
 	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache})
 	if err != nil {
