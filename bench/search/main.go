@@ -228,9 +228,13 @@ var scanned search.Stats
 // each prints every query (-each).
 var each bool
 
+// plans holds the plan of each query of the last group (its kind: the
+// plan's text up to its first parenthesis), parallel to its times.
+var plans []string
+
 func run(eng *search.Engine, needles []string, mk func(string) search.Request) ([]float64, []float64) {
 	var ts, hits []float64
-	scanned = search.Stats{}
+	scanned, plans = search.Stats{}, nil
 	for _, nd := range needles {
 		req := mk(nd)
 		t0 := time.Now()
@@ -241,6 +245,8 @@ func run(eng *search.Engine, needles []string, mk func(string) search.Request) (
 			os.Exit(1)
 		}
 		ts = append(ts, float64(el.Microseconds())/1000)
+		kind, _, _ := strings.Cut(resp.Stats.Plan, " (")
+		plans = append(plans, kind)
 		if each {
 			fmt.Printf("  %8.2f ms %4d hits  %-50q plan %s; %d candidate blocks, %d skipped, %d compared\n",
 				float64(el.Microseconds())/1000, len(resp.Hits), nd, resp.Stats.Plan, resp.Stats.Candidates, resp.Stats.Skipped, resp.Stats.Scanned)
@@ -305,4 +311,31 @@ func report(name string, ours, rg, hits []float64) {
 	n := float64(max(len(ours), 1))
 	fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB)\n", name, pct(ours, 0.5), pct(ours, 0.99), rgs, ratio, pct(hits, 0.5),
 		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6)
+	if len(plans) == len(ours) {
+		reportPlans(ours)
+	}
+}
+
+// reportPlans prints, under a group of several plans, how many queries
+// each kind of plan served and their median: a group's p50 can sit where
+// two kinds meet (needles the index narrows, needles made of common
+// trigrams that scan every sketch).
+func reportPlans(ours []float64) {
+	byKind := map[string][]float64{}
+	var kinds []string
+	for i, k := range plans {
+		if byKind[k] == nil {
+			kinds = append(kinds, k)
+		}
+		byKind[k] = append(byKind[k], ours[i])
+	}
+	if len(kinds) < 2 {
+		return
+	}
+	slices.Sort(kinds)
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s: %d, p50 %.2f ms", k, len(byKind[k]), pct(byKind[k], 0.5)))
+	}
+	fmt.Printf("    by plan: %s\n", strings.Join(parts, "; "))
 }
