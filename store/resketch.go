@@ -95,7 +95,7 @@ func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 			continue
 		}
 		st.Checked++
-		if ch.four[i/64]&(1<<(i%64)) == 0 || !trigram.ShapeIsCurrent(ch.shape[i]) {
+		if !trigram.ShapeIsCurrent(ch.shape[i]) { // 0 (no 4-grams) is not current either
 			stale = append(stale, c*sketchChunk+i)
 		}
 	}

@@ -51,9 +51,9 @@ type chunkSketches struct {
 	used uint64 // the cache's clock at the last use
 	open [sketchChunk / 64]uint64
 	has  [sketchChunk / 64]uint64
-	four [sketchChunk / 64]uint64 // sketches of format 3 or 4 (with 4-grams)
-	// shape[i] is trigram.Shape of entry i's sketch of format 3 or 4, kept
-	// here so that testing a sketch does not first read its last bytes.
+	// shape[i] is trigram.Shape of entry i's sketch of format 3 or 4 (with
+	// 4-grams; never 0), 0 for another format, kept here so that testing a
+	// sketch does not first read its last bytes.
 	shape    [sketchChunk]uint8
 	colsOnce sync.Once
 	cols     *[trigram.SliceBits][sketchChunk / 64]uint64
@@ -79,7 +79,7 @@ func (c *chunkSketches) size() int {
 	// The wide rows' columns are counted before they are built, so that
 	// a chunk's size never changes while the cache holds it.
 	nw := (c.nwide + 63) / 64
-	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.shape) + colsBytes +
+	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 16*len(c.open) + len(c.shape) + colsBytes +
 		2*c.nwide + 8*nw*(trigram.WideBits+1)
 }
 
@@ -105,13 +105,12 @@ func (c *chunkSketches) mark() {
 }
 
 // markFormat records the format of the sketch sk of entry i: open when a
-// row cannot stand for it, four when it has 4-grams (and its shape).
+// row cannot stand for it, its shape when it has 4-grams.
 func (c *chunkSketches) markFormat(i int, sk []byte) {
 	word, bit := i/64, uint64(1)<<(i%64)
 	format, triBytes := trigram.Layout(sk)
 	switch format {
 	case 3, 4:
-		c.four[word] |= bit
 		c.shape[i] = trigram.Shape(sk)
 	case 1:
 		c.open[word] |= bit
@@ -315,7 +314,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 	if c.off[first] != c.off[sketchChunk] || c.moff[first] != c.moff[sketchChunk] {
 		return nil
 	}
-	n := &chunkSketches{off: c.off, open: c.open, has: c.has, four: c.four, shape: c.shape, nwide: c.nwide, data: c.data, moff: c.moff, meta: c.meta}
+	n := &chunkSketches{off: c.off, open: c.open, has: c.has, shape: c.shape, nwide: c.nwide, data: c.data, moff: c.moff, meta: c.meta}
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))
@@ -594,7 +593,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64
 func (c *chunkSketches) pass(p *trigram.Probe, i uint64, a, b uint32, rowed bool) bool {
 	bit := uint64(1) << (i % 64)
 	switch {
-	case c.four[i/64]&bit != 0:
+	case c.shape[i] != 0:
 		sh := c.shape[i]
 		return p.PassShaped(c.data[a:b], sh, !rowed || trigram.ShapeTriBytes(sh) > trigram.SliceBits/8)
 	case c.open[i/64]&bit != 0:
