@@ -552,27 +552,53 @@ func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 	if !c.p.find.in(text) {
 		return false, nil
 	}
-	return c.accept(seq, c.p.keep(text))
+	return c.accept(seq, text)
 }
 
-// accept takes a seq whose text holds the needle, if its record passes the
-// filters.
-func (c *collector) accept(seq uint64, text hitText) (bool, error) {
-	m, err := c.e.st.Meta(seq)
+// accept takes a seq whose text, in hand, holds the needle, if its record
+// passes the filters; only then is the text kept (see prepared.keep).
+func (c *collector) accept(seq uint64, text []byte) (bool, error) {
+	m, ok, err := c.admit(seq)
+	if m != nil {
+		c.add(seq, m, c.p.keep(text))
+	}
+	return ok, err
+}
+
+// acceptKept is accept for a hit whose text was kept already (by a helper
+// goroutine, before its reader moved on).
+func (c *collector) acceptKept(seq uint64, text hitText) (bool, error) {
+	m, ok, err := c.admit(seq)
+	if m != nil {
+		c.add(seq, m, text)
+	}
+	return ok, err
+}
+
+// admit reads the record of a seq whose text holds the needle: ok when it
+// passes the filters (and counts as confirmed), m when the page still has
+// room for it.
+func (c *collector) admit(seq uint64) (m *store.Meta, ok bool, err error) {
+	m, err = c.e.st.Meta(seq)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return false, nil // dropped since the index saw it
+			return nil, false, nil // dropped since the index saw it
 		}
-		return false, err
+		return nil, false, err
 	}
 	if !c.p.filter.match(m) {
-		return false, nil
+		return nil, false, nil
 	}
 	c.st.Confirmed++
 	if c.full() {
 		c.more = true
-		return true, nil
+		return nil, true, nil
 	}
+	return m, true, nil
+}
+
+// add puts the admitted hit seq on the page.
+func (c *collector) add(seq uint64, m *store.Meta, text hitText) {
 	c.hits = append(c.hits, m)
 	if !c.p.countOnly {
 		c.texts = append(c.texts, text)
@@ -581,7 +607,6 @@ func (c *collector) accept(seq uint64, text hitText) (bool, error) {
 	if c.full() {
 		c.more = true // possibly; the next page may come back empty
 	}
-	return true, nil
 }
 
 // scan confirms every searchable entry in [lo, hi] in request order. The
@@ -708,7 +733,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	c.st.Scanned += scanned
 	c.st.BytesScanned += nbytes
 	for _, f := range finds {
-		if _, err := c.accept(f.seq, f.text); err != nil {
+		if _, err := c.acceptKept(f.seq, f.text); err != nil {
 			return err
 		}
 		if c.full() {

@@ -112,7 +112,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 			if !s.isHit {
 				continue
 			}
-			if _, err := c.accept(seqs[k], s.hit); err != nil {
+			if _, err := c.acceptKept(seqs[k], s.hit); err != nil {
 				return false, err
 			}
 			if c.full() {
