@@ -52,3 +52,15 @@ func sketch3(text []byte) []byte {
 	}
 	return append(out, byte(bits.Len(uint(len(tri)*8))-1), formatSplit)
 }
+
+// sketchOf returns a sketch of text of one of the formats a store may hold
+// with a row: the current one (i%3 == 0), format 2 or format 3.
+func sketchOf(i int, text []byte) []byte {
+	switch i % 3 {
+	case 1:
+		return sketch2(text)
+	case 2:
+		return sketch3(text)
+	}
+	return Sketch(text)
+}

@@ -209,17 +209,16 @@ func TestRowNeverRejectsWhatTheSketchPassesAndIsExactWhenSmall(t *testing.T) {
 	small, large := 0, 0
 	for i := range 300 {
 		text := randomText(r, 1+r.IntN(3000))
-		// Both formats a store may hold; a row stands for a format-3
-		// sketch's trigrams only, so it is never the whole of one.
-		sk := Sketch(text)
-		if i%2 == 1 {
-			sk = sketch2(text)
-		}
+		// Every format a store may hold with a row; a row stands for the
+		// trigrams only of a sketch of format 3 or 4, so it is never the
+		// whole of one.
+		sk := sketchOf(i, text)
 		var row [SliceBits / 64]uint64
 		if !Row(sk, &row) {
-			t.Fatalf("text %d: Row cannot read a sketch Sketch made", i)
+			t.Fatalf("text %d: Row cannot read a sketch of %d bytes", i, len(sk))
 		}
-		exact := !IsSplit(sk) && len(sk)-1 <= SliceBits/8
+		format, triBytes := Layout(sk)
+		exact := format == 2 && triBytes <= SliceBits/8
 		if exact {
 			small++
 		} else {
@@ -256,17 +255,9 @@ func TestWideRowNeverRejectsWhatTheSketchPasses(t *testing.T) {
 	wide, ruledOut := 0, 0
 	for i := range 200 {
 		text := randomText(r, 1+r.IntN(12000))
-		sk := Sketch(text)
-		switch i % 3 {
-		case 1:
-			sk = sketch2(text)
-		case 2:
-			sk = sketch3(text)
-		}
-		triBits := (len(sk) - 1) * 8
-		if IsSplit(sk) {
-			triBits = 8 * ShapeTriBytes(Shape(sk))
-		}
+		sk := sketchOf(i, text)
+		_, triBytes := Layout(sk)
+		triBits := 8 * triBytes
 		var row [WideBits / 64]uint64
 		if got := WideRow(sk, &row); got != (triBits >= WideBits) {
 			t.Fatalf("text %d: WideRow = %v for a trigram set of %d bits", i, got, triBits)
