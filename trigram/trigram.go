@@ -213,13 +213,6 @@ func split(sk []byte) (tri, four []byte, two4, ok bool) {
 	return sk[:t], sk[t : n-2], sk[n-1] == formatFour2, true
 }
 
-// IsSplit reports whether sk is a sketch of format 3 or 4 (trigrams and
-// 4-grams).
-func IsSplit(sk []byte) bool {
-	_, _, _, ok := split(sk)
-	return ok
-}
-
 // Probe tests sketches for one needle.
 type Probe struct {
 	keys  []uint64 // mixed keys of the needle's distinct trigrams
@@ -254,9 +247,8 @@ func (p *Probe) Pass(sk []byte) bool {
 	if tri, four, two4, ok := split(sk); ok {
 		return p.passFour(four, two4) && p.passTwo(tri, uint64(len(tri)*8-1))
 	}
-	hashes := 1
-	if IsRowFormat(sk) {
-		sk, hashes = sk[:len(sk)-1], sketchHashes
+	if set, ok := triSet(sk); ok { // format 2
+		return p.passTwo(set, uint64(len(set)*8-1))
 	}
 	// Otherwise the first format, whose length is a power of two.
 	n := len(sk) * 8
@@ -264,16 +256,12 @@ func (p *Probe) Pass(sk []byte) bool {
 		return true
 	}
 	mask := uint64(n - 1)
-	if hashes == 1 {
-		for _, k := range p.keys {
-			b := k & mask
-			if sk[b/8]&(1<<(b%8)) == 0 {
-				return false
-			}
+	for _, k := range p.keys {
+		if b := k & mask; sk[b/8]&(1<<(b%8)) == 0 {
+			return false
 		}
-		return true
 	}
-	return p.passTwo(sk, mask)
+	return true
 }
 
 // PassBits is Pass for a sketch the caller knows to be of format 2, given
@@ -432,13 +420,6 @@ func WideRow(sk []byte, row *[WideBits / 64]uint64) bool {
 // entry passing the probe has set: both bits of each of the needle's
 // trigrams, taken modulo WideBits.
 func (p *Probe) WidePositions() []uint16 { return p.positions(WideBits) }
-
-// IsRowFormat reports whether Row can fold sk: a sketch of format 2, 3 or
-// 4.
-func IsRowFormat(sk []byte) bool {
-	_, ok := triSet(sk)
-	return ok
-}
 
 // Layout describes a sketch for a caller that tests many: its format (1
 // to 4) and the size in bytes of its trigram set (0 for the first

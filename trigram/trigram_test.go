@@ -319,8 +319,8 @@ func TestPassBitsAgreesWithPass(t *testing.T) {
 	for i := range 300 {
 		text := randomText(r, 1+r.IntN(3000))
 		sk := sketch2(text) // PassBits reads format 2 only
-		if !IsRowFormat(sk) || IsSplit(sk) {
-			t.Fatalf("text %d: sketch2 made a sketch of another format", i)
+		if f, _ := Layout(sk); f != 2 {
+			t.Fatalf("text %d: sketch2 made a sketch of format %d", i, f)
 		}
 		runes := []rune(string(text))
 		for range 20 {
@@ -431,11 +431,11 @@ func TestFourGramsRuleOutTextsWithEveryTrigram(t *testing.T) {
 // or 4 is read as one; anything else is of another format (or none).
 func TestSplitRejectsMalformedSketches(t *testing.T) {
 	good := Sketch([]byte("some text with enough trigrams to fill a set"))
-	if f, tb := Layout(good); !IsSplit(good) || !IsRowFormat(good) || f != 4 || tb != ShapeTriBytes(Shape(good)) {
+	if f, tb := Layout(good); f != 4 || tb != ShapeTriBytes(Shape(good)) {
 		t.Fatalf("Sketch's own output is not read as format 4 (Layout %d, %d bytes)", f, tb)
 	}
 	old := sketch3([]byte("some text with enough trigrams to fill a set"))
-	if f, tb := Layout(old); !IsSplit(old) || f != 3 || tb != ShapeTriBytes(Shape(old)) {
+	if f, tb := Layout(old); f != 3 || tb != ShapeTriBytes(Shape(old)) {
 		t.Fatalf("a format-3 sketch is not read as one (Layout %d, %d bytes)", f, tb)
 	}
 	if f, tb := Layout(sketch2([]byte("some text"))); f != 2 || tb != 8 {
@@ -452,7 +452,7 @@ func TestSplitRejectsMalformedSketches(t *testing.T) {
 		"format 4, 4-gram set not pow2": append(bytes.Repeat([]byte{0}, 8+24), 3, formatFour2),
 		"format 2":                      sketch2([]byte("some text")),
 	} {
-		if f, _ := Layout(sk); IsSplit(sk) || f >= 3 {
+		if f, _ := Layout(sk); f >= 3 {
 			t.Errorf("%s: read as a sketch of format 3 or 4 (Layout %d)", name, f)
 		}
 	}
