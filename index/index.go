@@ -717,7 +717,8 @@ func intersect(ctx context.Context, rd bindex.IndexReader, tfrs []bindex.TermFie
 		return cur[i], true, nil
 	}
 	// At most the rarest reader's documents match: sized once instead of
-	// grown (growing was a tenth of the CPU of index-planned searches).
+	// grown (growing them was ~8% of the CPU of slow index-planned
+	// first pages, in a profile of 50 of them).
 	out := make([]uint64, 0, min(rs[0].Count(), 1<<16))
 	t := uint64(0)
 	for steps := 0; ; steps++ {
