@@ -83,7 +83,8 @@ type Index struct {
 	through atomic.Uint64
 	wmu     sync.Mutex // one indexing pass at a time
 	common  atomic.Pointer[commonSet]
-	ct      counter // guarded by wmu
+	starts  blockStarts // block starts of documents, per segment
+	ct      counter     // guarded by wmu
 	// legacy is set for an index made by an analyzer version before
 	// common trigrams: it keeps every trigram, so that the binaries that
 	// made it can still read it ('pi-history reindex' upgrades it).
@@ -684,7 +685,7 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 	if p.Rarest > directMax {
 		return p, nil
 	}
-	blocks, err := intersect(ctx, rd, tfrs)
+	blocks, err := intersect(ctx, x.starts.forSnapshot(rd), tfrs)
 	if err != nil {
 		return p, fmt.Errorf("index: search: %w", err)
 	}
@@ -694,8 +695,9 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 
 // intersect returns, ascending, the block starts of the documents in every
 // postings list of tfrs, leapfrogging from the rarest list as Bleve's
-// conjunction does, without the search machinery around it.
-func intersect(ctx context.Context, rd bindex.IndexReader, tfrs []bindex.TermFieldReader) ([]uint64, error) {
+// conjunction does, without the search machinery around it; ids turns
+// document numbers into block starts.
+func intersect(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader) ([]uint64, error) {
 	rs := slices.Clone(tfrs)
 	slices.SortStableFunc(rs, func(a, b bindex.TermFieldReader) int { return cmp.Compare(a.Count(), b.Count()) })
 	n := len(rs)
@@ -752,12 +754,11 @@ func intersect(ctx context.Context, rd bindex.IndexReader, tfrs []bindex.TermFie
 		if !all {
 			continue
 		}
-		target.SetValue(t)
-		id, err := rd.ExternalID(target)
+		b, ok, err := ids.start(t)
 		if err != nil {
 			return nil, err
 		}
-		if b, err := parseDocID(id); err == nil {
+		if ok {
 			out = append(out, b)
 		}
 		t++

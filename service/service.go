@@ -97,6 +97,8 @@ type Warmed struct {
 	Texts      int   // texts read into the block cache, newest first
 	TextBytes  int64 // their bytes
 	TextTime   time.Duration
+	Blocks     int // index documents whose block start was read
+	BlockTime  time.Duration
 }
 
 // Warm brings into memory what the first searches would otherwise load
@@ -123,6 +125,11 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 		return w, fmt.Errorf("preload texts: %w", err)
 	}
 	w.TextTime = time.Since(t0)
+	t0 = time.Now()
+	if w.Blocks, err = s.Index.WarmBlockStarts(ctx); err != nil {
+		return w, fmt.Errorf("preload the index's block starts: %w", err)
+	}
+	w.BlockTime = time.Since(t0)
 	return w, nil
 }
 

@@ -2,11 +2,14 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 )
 
@@ -42,8 +45,8 @@ func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
 }
 
 // TestWarmPreloadsSketchesAndEveryBranch: a service's warm-up covers the
-// stored sketches, every session's current branch and (a small history
-// fitting the cache) every text.
+// stored sketches, every session's current branch, (a small history
+// fitting the cache) every text, and the block of each index document.
 func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	svc, err := Open(Options{DataDir: t.TempDir()})
 	if err != nil {
@@ -57,11 +60,27 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var more []*journal.Entry
+	for i := range index.BlockSize * 2 {
+		id := fmt.Sprintf("s4-%02d", i)
+		more = append(more, &journal.Entry{Type: "message", Role: "user", ID: id, Raw: []byte(`{"id":"` + id + `"}`), Text: "hello " + id, Searchable: true})
+	}
+	if _, err := svc.Store.Push("s4", &journal.Header{ID: "s4", Version: 3, Raw: []byte(`{"type":"session","id":"s4"}`)}, more); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := svc.WaitIndexed(ctx); err != nil {
+		t.Fatal(err)
+	}
 	w, err := svc.Warm(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Sketches.Chunks != 1 || w.Branches != 3 || w.Texts != 3 || w.TextBytes != int64(3*len("hello s1")) {
-		t.Errorf("Warm = %+v; want the one chunk of sketches, 3 sessions' branches and 3 texts of 8 bytes", w)
+	texts := 3 + 2*index.BlockSize
+	bytes := int64(3*len("hello s1") + 2*index.BlockSize*len("hello s4-00"))
+	// 35 entries: two blocks are indexed, the third is not complete.
+	if w.Sketches.Chunks != 1 || w.Branches != 4 || w.Texts != texts || w.TextBytes != bytes || w.Blocks != 2 {
+		t.Errorf("Warm = %+v; want the one chunk of sketches, 4 sessions' branches, %d texts of %d bytes and 2 index blocks", w, texts, bytes)
 	}
 }

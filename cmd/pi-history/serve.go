@@ -192,7 +192,8 @@ func runServe(g *globals, args []string) error {
 			g.log.Info("preloaded for search", "sketchChunks", w.Sketches.Chunks, "sketchMB", w.Sketches.Bytes>>20,
 				"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
 				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
-				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond))
+				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
+				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond))
 		}
 	}()
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "cacheMB", cache>>20)
