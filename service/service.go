@@ -105,7 +105,8 @@ type Warmed struct {
 // piece by piece from disk: every chunk's trigram sketches with their
 // columns (see store.WarmSketches), every session's current branch
 // (store.WarmBranches), then texts from both ends of the history, up to
-// three quarters of the block cache (store.WarmTexts). A server calls it
+// three quarters of the block cache (store.WarmTexts), and the block start
+// of every index document (index.Index.WarmBlockStarts). A server calls it
 // once in the background after it starts; it stops when ctx ends.
 func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	var w Warmed
