@@ -33,9 +33,8 @@ type segStarts struct {
 // resolver answers block starts for the documents of one index snapshot.
 type resolver struct {
 	rd      bindex.IndexReader
-	offsets []uint64 // first global document number of each segment
-	segs    []segment.Segment
-	starts  []*segStarts
+	offsets []uint64     // first global document number of each segment
+	starts  []*segStarts // per segment, in the snapshot's order
 }
 
 // forSnapshot returns a resolver for rd. For a reader that is not a Scorch
@@ -46,32 +45,30 @@ func (b *blockStarts) forSnapshot(rd bindex.IndexReader) *resolver {
 	if !ok {
 		return r
 	}
-	var running uint64
-	for _, ss := range is.Segments() {
-		seg := ss.Segment()
-		r.offsets = append(r.offsets, running)
-		r.segs = append(r.segs, seg)
-		running += seg.Count()
-	}
+	segs := is.Segments()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.segs == nil {
 		b.segs = map[segment.Segment]*segStarts{}
 	}
-	for _, seg := range r.segs {
+	var running uint64
+	for _, ss := range segs {
+		seg := ss.Segment()
 		st := b.segs[seg]
 		if st == nil {
 			st = &segStarts{v: make([]atomic.Uint64, seg.Count())}
 			b.segs[seg] = st
 		}
+		r.offsets = append(r.offsets, running)
 		r.starts = append(r.starts, st)
+		running += seg.Count()
 	}
-	if len(b.segs) > 2*len(r.segs)+16 {
+	if len(b.segs) > 2*len(segs)+16 {
 		// Segments merged away since: keep only this snapshot's. A
 		// search on an older snapshot still holds its own entries.
-		keep := make(map[segment.Segment]*segStarts, len(r.segs))
-		for i, seg := range r.segs {
-			keep[seg] = r.starts[i]
+		keep := make(map[segment.Segment]*segStarts, len(segs))
+		for i, ss := range segs {
+			keep[ss.Segment()] = r.starts[i]
 		}
 		b.segs = keep
 	}
@@ -125,7 +122,7 @@ func (x *Index) WarmBlockStarts(ctx context.Context) (int, error) {
 	n := 0
 	for i, st := range r.starts {
 		for local := range st.v {
-			if n%4096 == 0 {
+			if local%4096 == 0 {
 				if err := ctx.Err(); err != nil {
 					return n, err
 				}

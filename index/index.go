@@ -828,6 +828,7 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	}
 	defer sr.Close()
 	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(sr.DocumentMatchPoolSize(), 0)}
+	ids := x.starts.forSnapshot(rd)
 	var out []Block
 	for n := 0; ; n++ {
 		if n%1024 == 1023 {
@@ -842,13 +843,12 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 		if dm == nil {
 			break
 		}
-		id, err := rd.ExternalID(dm.IndexInternalID)
+		b, ok, err := ids.start(dm.IndexInternalID.Value())
 		sctx.DocumentMatchPool.Put(dm)
 		if err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
-		b, err := parseDocID(id)
-		if err != nil {
+		if !ok {
 			continue
 		}
 		if blk := (Block{Lo: max(b, lo), Hi: min(b+BlockSize-1, hi)}); blk.Lo <= blk.Hi {
