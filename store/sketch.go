@@ -78,9 +78,10 @@ const (
 // size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
 	// The wide rows' columns are counted before they are built, so that
-	// a chunk's size never changes while the cache holds it.
+	// a chunk's size never changes while the cache holds it; 24 bytes a
+	// word of entries are the open, has and wideAt bitmaps.
 	nw := (c.nwide + 63) / 64
-	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 16*len(c.open) + len(c.shape) + colsBytes +
+	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.shape) + colsBytes +
 		2*c.nwide + 8*nw*(trigram.WideBits+1)
 }
 

@@ -159,7 +159,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		s.nextSeq = 1
 	}
 	s.lastSeq.Store(s.nextSeq - 1)
-	if err := s.loadSketchFrom(); err != nil {
+	if err := s.loadSeqMark("sketch_from", &s.sketchFrom); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -169,10 +169,6 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	}
 	return s, nil
 }
-
-// loadSketchFrom reads the first sketched seq, recording it on the first
-// open by a binary that writes sketches.
-func (s *Store) loadSketchFrom() error { return s.loadSeqMark("sketch_from", &s.sketchFrom) }
 
 // loadSeqMark reads the seq kept under the meta key name into mark; on the
 // first open by a binary that knows the key, the next seq to be given is
