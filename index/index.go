@@ -607,6 +607,10 @@ type Plan struct {
 	// before the call. Window selects from it what Candidates would return.
 	Direct bool
 	Blocks []uint64
+	// Broad is set instead of Direct when the intersection found more
+	// blocks than the bound given to PlanNeedleWithin: it stopped there,
+	// and the caller is to scan rather than test that many blocks.
+	Broad bool
 }
 
 // directMax bounds the document frequency of a needle's rarest trigram for
@@ -639,6 +643,12 @@ func (x *Index) PlanNeedle(needle string) (Plan, error) {
 
 // PlanNeedleContext is PlanNeedle with a context for the intersection.
 func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, error) {
+	return x.PlanNeedleWithin(ctx, needle, 0)
+}
+
+// PlanNeedleWithin is PlanNeedleContext that stops intersecting once more
+// than maxBlocks blocks hold every trigram and answers Broad (0: no bound).
+func (x *Index) PlanNeedleWithin(ctx context.Context, needle string, maxBlocks int) (Plan, error) {
 	p := Plan{Trigrams: trigram.Distinct(needle)}
 	if len(p.Trigrams) == 0 {
 		return p, ErrNoTrigrams
@@ -685,9 +695,13 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 	if p.Rarest > directMax {
 		return p, nil
 	}
-	blocks, err := intersect(ctx, x.starts.forSnapshot(rd), tfrs)
+	blocks, err := intersect(ctx, x.starts.forSnapshot(rd), tfrs, maxBlocks)
 	if err != nil {
 		return p, fmt.Errorf("index: search: %w", err)
+	}
+	if maxBlocks > 0 && len(blocks) > maxBlocks {
+		p.Broad = true
+		return p, nil
 	}
 	p.Direct, p.Blocks = true, blocks
 	return p, nil
@@ -696,8 +710,9 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 // intersect returns, ascending, the block starts of the documents in every
 // postings list of tfrs, leapfrogging from the rarest list as Bleve's
 // conjunction does, without the search machinery around it; ids turns
-// document numbers into block starts.
-func intersect(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader) ([]uint64, error) {
+// document numbers into block starts. With limit > 0 it stops at limit+1
+// blocks.
+func intersect(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader, limit int) ([]uint64, error) {
 	rs := slices.Clone(tfrs)
 	slices.SortStableFunc(rs, func(a, b bindex.TermFieldReader) int { return cmp.Compare(a.Count(), b.Count()) })
 	n := len(rs)
@@ -759,7 +774,9 @@ func intersect(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader
 			return nil, err
 		}
 		if ok {
-			out = append(out, b)
+			if out = append(out, b); limit > 0 && len(out) > limit {
+				break
+			}
 		}
 		t++
 	}

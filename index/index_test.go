@@ -184,6 +184,16 @@ func testDirectPlanAgreesWithCandidates(t *testing.T, bulk bool) {
 		if !p.Direct {
 			t.Fatalf("%q: rarest %d, want a direct plan", n, p.Rarest)
 		}
+		// Bounded: one block short of the intersection is too broad, its
+		// size exactly is the same plan.
+		if k := len(p.Blocks); k > 1 { // (a bound of 0 is none)
+			if b, err := x.PlanNeedleWithin(context.Background(), n, k-1); err != nil || !b.Broad || b.Direct || b.Blocks != nil {
+				t.Fatalf("%q bounded at %d of %d blocks: broad %v, direct %v, %d blocks (%v); want broad alone", n, k-1, k, b.Broad, b.Direct, len(b.Blocks), err)
+			}
+			if b, err := x.PlanNeedleWithin(context.Background(), n, k); err != nil || b.Broad || !reflect.DeepEqual(b.Blocks, p.Blocks) {
+				t.Fatalf("%q bounded at its %d blocks: broad %v, blocks %v (%v); want %v", n, k, b.Broad, b.Blocks, err, p.Blocks)
+			}
+		}
 		for k := 0; k < 30; k++ {
 			lo := 1 + uint64(r.IntN(int(mark)))
 			hi := lo + uint64(r.IntN(int(mark)))

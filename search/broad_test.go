@@ -11,26 +11,21 @@ import (
 	"github.com/pi-history/pi-history/index"
 )
 
-func TestTooBroadPlansAreThoseOverOneBlockInTwentyForLongNeedles(t *testing.T) {
+func TestBroadBoundIsOneBlockInTwentyForLongNeedles(t *testing.T) {
 	const million = 1_000_000 // 62,500 blocks of 16
 	for _, c := range []struct {
-		blocks  int
 		through uint64
 		runes   int
-		want    bool
+		want    int
 	}{
-		{3125, million, 20, false}, // one in twenty exactly
-		{3126, million, 20, true},
-		{3126, million, 9, true},
-		{3126, million, 8, false}, // short needles keep the index
-		{100, million, 40, false},
-		{62500, million, 9, true},
-		{1000, index.BlockSize * 4095, 20, false}, // below the smallest index the rule applies to
-		{205, index.BlockSize * 4096, 20, true},
-		{204, index.BlockSize * 4096, 20, false},
+		{million, 20, 3125},
+		{million, 9, 3125},
+		{million, 8, 0},                 // short needles keep the index
+		{index.BlockSize * 4095, 20, 0}, // below the smallest index the rule applies to
+		{index.BlockSize * 4096, 20, 204},
 	} {
-		if got := tooBroad(c.blocks, c.through, c.runes); got != c.want {
-			t.Errorf("tooBroad(%d blocks, mark %d, %d characters) = %v, want %v", c.blocks, c.through, c.runes, got, c.want)
+		if got := broadBound(c.through, c.runes); got != c.want {
+			t.Errorf("broadBound(mark %d, %d characters) = %d, want %d", c.through, c.runes, got, c.want)
 		}
 	}
 }

@@ -387,12 +387,16 @@ const (
 // million. (A variable for tests.)
 var broadMinBlocks uint64 = 4096
 
-// tooBroad reports whether a direct plan's candidate blocks are too many
-// for the index to pay for a needle of runes characters (see broadShare),
-// through being the index's mark.
-func tooBroad(blocks int, through uint64, runes int) bool {
+// broadBound returns the most candidate blocks the index may leave a
+// needle of runes characters before a scan pays better (see broadShare),
+// through being the index's mark; 0 when the index is to be used however
+// many it leaves.
+func broadBound(through uint64, runes int) int {
 	n := through / index.BlockSize
-	return runes >= broadMinRunes && n >= broadMinBlocks && uint64(blocks)*broadShare > n
+	if runes < broadMinRunes || n < broadMinBlocks {
+		return 0
+	}
+	return int(n / broadShare)
 }
 
 // searchAll answers an all-scope search: index windows for what is indexed,
@@ -405,7 +409,8 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	if e.ix != nil {
 		through = min(e.ix.IndexedThrough(), last)
 		var err error
-		plan, err = e.ix.PlanNeedleContext(ctx, p.req.Needle)
+		bound := broadBound(through, utf8.RuneCountInString(p.req.Needle))
+		plan, err = e.ix.PlanNeedleWithin(ctx, p.req.Needle, bound)
 		switch {
 		case errors.Is(err, index.ErrNoTrigrams):
 			st.Plan = "scan (needle shorter than 3 characters)"
@@ -416,8 +421,8 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		case plan.Zero != "":
 			st.Plan = fmt.Sprintf("index: trigram %q occurs nowhere", plan.Zero)
 			useIndex = true
-		case plan.Direct && tooBroad(len(plan.Blocks), through, utf8.RuneCountInString(p.req.Needle)):
-			st.Plan = fmt.Sprintf("scan through sketches, the index too broad (%d of %d blocks are candidates)", len(plan.Blocks), through/index.BlockSize)
+		case plan.Broad:
+			st.Plan = fmt.Sprintf("scan through sketches, the index too broad (more than %d of %d blocks are candidates)", bound, through/index.BlockSize)
 		default:
 			st.Plan = fmt.Sprintf("index (rarest trigram in %d blocks)", plan.Rarest)
 			useIndex = true
