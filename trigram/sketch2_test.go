@@ -2,7 +2,6 @@ package trigram
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"unicode/utf8"
 )
 
@@ -29,29 +28,7 @@ func sketch2(text []byte) []byte {
 // sketch3 returns the format-3 sketch of text (4-grams one bit each, at
 // least 1.5 bits per distinct 4-gram), as stores written before format 4
 // hold: the tests read it too.
-func sketch3(text []byte) []byte {
-	runes := float64(utf8.RuneCount(text))
-	tri := make([]uint64, startBits(runes*splitBitsPerTri)/64)
-	four := make([]uint64, startBits(runes*1.5)/64)
-	tmask, fmask := uint64(len(tri)*64-1), uint64(len(four)*64-1)
-	each4(text, func(h uint64, is4 bool) {
-		if is4 {
-			b := h & fmask
-			four[b/64] |= 1 << (b % 64)
-			return
-		}
-		b1, b2 := h&tmask, (h>>32)&tmask
-		tri[b1/64] |= 1 << (b1 % 64)
-		tri[b2/64] |= 1 << (b2 % 64)
-	})
-	tri = shrink(tri, sketchHashes, splitBitsPerTri)
-	four = shrink(four, 1, 1.5)
-	var out []byte
-	for _, w := range append(tri, four...) {
-		out = binary.LittleEndian.AppendUint64(out, w)
-	}
-	return append(out, byte(bits.Len(uint(len(tri)*8))-1), formatSplit)
-}
+func sketch3(text []byte) []byte { return sketchSplit(text, 1.5, 1, formatSplit) }
 
 // sketchOf returns a sketch of text of one of the formats a store may hold
 // with a row: the current one (i%3 == 0), format 2 or format 3.

@@ -120,22 +120,29 @@ const (
 // 65,536 bits holding at least splitBitsPerTri or bitsPer4 bits per
 // distinct item where that fits. A text with no trigrams gets empty sets,
 // which no needle of three characters or more passes.
-func Sketch(text []byte) []byte {
+func Sketch(text []byte) []byte { return sketchSplit(text, bitsPer4, 2, formatFour2) }
+
+// sketchSplit writes a sketch of format 3 or 4 (the format byte given):
+// the trigram set as Sketch does, then the 4-gram set, hashes4 bits each
+// and at least per4 bits per distinct 4-gram where that fits.
+func sketchSplit(text []byte, per4 float64, hashes4 int, format byte) []byte {
 	runes := float64(utf8.RuneCount(text))
 	tri := make([]uint64, startBits(runes*splitBitsPerTri)/64)
-	four := make([]uint64, startBits(runes*bitsPer4)/64)
+	four := make([]uint64, startBits(runes*per4)/64)
 	tmask, fmask := uint64(len(tri)*64-1), uint64(len(four)*64-1)
 	each4(text, func(h uint64, is4 bool) {
-		set, mask := tri, tmask
+		set, mask, two := tri, tmask, true
 		if is4 {
-			set, mask = four, fmask
+			set, mask, two = four, fmask, hashes4 == 2
 		}
 		b1, b2 := h&mask, (h>>32)&mask
 		set[b1/64] |= 1 << (b1 % 64)
-		set[b2/64] |= 1 << (b2 % 64)
+		if two {
+			set[b2/64] |= 1 << (b2 % 64)
+		}
 	})
 	tri = shrink(tri, sketchHashes, splitBitsPerTri)
-	four = shrink(four, 2, bitsPer4)
+	four = shrink(four, hashes4, per4)
 	out := make([]byte, 0, 8*(len(tri)+len(four))+2)
 	for _, w := range tri {
 		out = binary.LittleEndian.AppendUint64(out, w)
@@ -143,7 +150,7 @@ func Sketch(text []byte) []byte {
 	for _, w := range four {
 		out = binary.LittleEndian.AppendUint64(out, w)
 	}
-	return append(out, byte(bits.Len(uint(len(tri)*8))-1), formatFour2)
+	return append(out, byte(bits.Len(uint(len(tri)*8))-1), format)
 }
 
 // startBits is the size a bit set starts from: a power of two no smaller
