@@ -228,8 +228,8 @@ var scanned search.Stats
 // each prints every query (-each).
 var each bool
 
-// plans holds the plan of each query of the last group (its kind: the
-// plan's text up to its first parenthesis), parallel to its times.
+// plans holds the plan of each query of the last group (its kind, see
+// planKind), parallel to its times.
 var plans []string
 
 func run(eng *search.Engine, needles []string, mk func(string) search.Request) ([]float64, []float64) {
