@@ -51,22 +51,28 @@ func TestBlockStartsStayRightAcrossSegmentsMergesAndDeletions(t *testing.T) {
 	testMergePlan = map[string]interface{}{"MaxSegmentsPerTier": 1000, "SegmentsPerMergeTask": 10,
 		"FloorSegmentSize": 1, "TierGrowth": 10.0, "MaxSegmentSize": 5_000_000}
 	dir, st := newStore(t)
-	x := openIndex(t, dir, st, Options{})
-	defer x.Close()
 	ctx := context.Background()
 	// More segments than the cache keeps once they are merged away
-	// (twice the current ones plus 16).
+	// (twice the current ones plus 16); one index opening per session
+	// gives one segment on disk each (within one, Bleve may merge them
+	// before they are written).
 	const sessions = 20
 	for s := range sessions {
+		x := openIndex(t, dir, st, Options{})
 		var texts []string
 		for i := range BlockSize*(s%4+1) + 3 {
 			texts = append(texts, fmt.Sprintf("session %d entry %d", s, i))
 		}
 		pushTexts(t, st, fmt.Sprintf("s%d", s), texts)
-		if _, err := x.CatchUp(ctx, nil); err != nil { // a segment a session
+		if _, err := x.CatchUp(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
+	x := openIndex(t, dir, st, Options{})
+	defer x.Close()
 	n, err := x.WarmBlockStarts(ctx)
 	if err != nil {
 		t.Fatal(err)
