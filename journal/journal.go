@@ -107,28 +107,6 @@ type State struct {
 // HeaderSeen reports whether the header has been read.
 func (p *Parser) HeaderSeen() bool { return p.Version != 0 }
 
-// rawEntry mirrors the fields of an entry line that pi-history reads.
-type rawEntry struct {
-	Type                string          `json:"type"`
-	ID                  *string         `json:"id"`
-	ParentID            *string         `json:"parentId"`
-	Timestamp           json.RawMessage `json:"timestamp"`
-	Version             *int            `json:"version"`
-	Cwd                 string          `json:"cwd"`
-	ParentSession       string          `json:"parentSession"`
-	Message             json.RawMessage `json:"message"`
-	CustomType          string          `json:"customType"`
-	Content             json.RawMessage `json:"content"`
-	Data                json.RawMessage `json:"data"`
-	Summary             *string         `json:"summary"`
-	FirstKeptEntryID    string          `json:"firstKeptEntryId"`
-	FirstKeptEntryIndex *int            `json:"firstKeptEntryIndex"`
-	FromHook            bool            `json:"fromHook"`
-	TargetID            string          `json:"targetId"`
-	Label               *string         `json:"label"`
-	Name                *string         `json:"name"`
-}
-
 // Message is the part of a message entry pi-history reads.
 type Message struct {
 	Role               string          `json:"role"`
@@ -166,21 +144,27 @@ func (p *Parser) Line(line []byte) (*Header, *Entry, error) {
 	if len(trimmed) == 0 {
 		return nil, nil, &LineError{Line: n, Reason: "empty line"}
 	}
-	var r rawEntry
-	if err := json.Unmarshal(trimmed, &r); err != nil {
-		return nil, nil, &LineError{Line: n, Reason: "not a JSON object: " + shortErr(err)}
+	var r lineFields
+	if err := r.parse(trimmed); err != nil {
+		if _, ok := err.(*typeError); ok {
+			return nil, nil, &LineError{Line: n, Reason: "not a journal entry: " + err.Error()}
+		}
+		return nil, nil, &LineError{Line: n, Reason: "not valid JSON: " + err.Error()}
+	}
+	if r.typeErr != nil {
+		return nil, nil, &LineError{Line: n, Reason: "not a journal entry: " + r.typeErr.Error()}
 	}
 	if !p.HeaderSeen() {
-		if r.Type != "session" || r.ID == nil || *r.ID == "" {
+		if r.typ != "session" || !r.id.set || r.id.v == "" {
 			// Pi treats such a file as invalid; so do we, but we keep reading
 			// to say so only once.
 			p.State.Line = 0
 			return nil, nil, ErrNoHeader
 		}
-		h := &Header{ID: *r.ID, Version: 1, Timestamp: jsonString(r.Timestamp), Cwd: r.Cwd,
-			ParentSession: r.ParentSession, Raw: append([]byte(nil), line...)}
-		if r.Version != nil {
-			h.Version = *r.Version
+		h := &Header{ID: r.id.v, Version: 1, Timestamp: rawString(r.timestamp), Cwd: r.cwd,
+			ParentSession: r.parentSession, Raw: append([]byte(nil), line...)}
+		if r.version.set {
+			h.Version = r.version.v
 		}
 		if h.Version < 1 {
 			h.Version = 1
@@ -188,38 +172,38 @@ func (p *Parser) Line(line []byte) (*Header, *Entry, error) {
 		p.SessionID, p.Version = h.ID, h.Version
 		return h, nil, nil
 	}
-	if r.Type == "" {
+	if r.typ == "" {
 		return nil, nil, &LineError{Line: n, Reason: `entry has no "type"`}
 	}
-	if r.Type == "session" {
+	if r.typ == "session" {
 		return nil, nil, &LineError{Line: n, Reason: "a second session header in the middle of the file"}
 	}
-	e := &Entry{Type: r.Type, Line: n, Timestamp: jsonString(r.Timestamp), Raw: append([]byte(nil), line...),
-		CustomType: r.CustomType, FirstKeptEntryID: r.FirstKeptEntryID, FromHook: r.FromHook, TargetID: r.TargetID}
+	e := &Entry{Type: r.typ, Line: n, Timestamp: rawString(r.timestamp), Raw: append([]byte(nil), line...),
+		CustomType: r.customType, FirstKeptEntryID: r.firstKept, FromHook: r.fromHook, TargetID: r.targetID}
 	if p.Version == 1 {
 		// v1: ids are assigned in file order; each entry's parent is the previous one.
 		e.ID = V1ID(p.SessionID, n-1)
 		e.ParentID = p.PrevID
-		if r.FirstKeptEntryIndex != nil && e.FirstKeptEntryID == "" {
-			e.FirstKeptEntryID = V1ID(p.SessionID, *r.FirstKeptEntryIndex)
+		if r.firstKeptIndex.set && e.FirstKeptEntryID == "" {
+			e.FirstKeptEntryID = V1ID(p.SessionID, r.firstKeptIndex.v)
 		}
 	} else {
-		if r.ID == nil || *r.ID == "" {
+		if !r.id.set || r.id.v == "" {
 			return nil, nil, &LineError{Line: n, Reason: `entry has no "id"`}
 		}
-		e.ID = *r.ID
-		if r.ParentID != nil {
-			e.ParentID = *r.ParentID
+		e.ID = r.id.v
+		if r.parentID.set {
+			e.ParentID = r.parentID.v
 		}
 	}
 	if e.ParentID == e.ID {
 		e.ParentID = "" // an entry cannot be its own parent; treat it as a root
 	}
-	if r.Label != nil {
-		e.Label = *r.Label
+	if r.label.set {
+		e.Label = r.label.v
 	}
-	if r.Name != nil {
-		e.Name, e.HasName = *r.Name, true
+	if r.name.set {
+		e.Name, e.HasName = r.name.v, true
 	}
 	if err := fillContent(e, &r); err != nil {
 		return nil, nil, &LineError{Line: n, Reason: err.Error()}
@@ -236,33 +220,33 @@ func V1ID(sessionID string, idx int) string {
 }
 
 // fillContent sets role fields and the searchable text.
-func fillContent(e *Entry, r *rawEntry) error {
-	switch r.Type {
+func fillContent(e *Entry, r *lineFields) error {
+	switch r.typ {
 	case "message":
-		if len(r.Message) == 0 || r.Message[0] != '{' {
+		if len(r.message) == 0 || r.message[0] != '{' {
 			return errors.New(`message entry has no "message" object`)
 		}
-		var m Message
-		if err := json.Unmarshal(r.Message, &m); err != nil {
-			return errors.New("message is malformed: " + shortErr(err))
+		m := &r.msg
+		if m.typeErr != nil {
+			return errors.New("message is malformed: " + m.typeErr.Error())
 		}
-		if m.Role == "hookMessage" { // v2 → v3 migration
-			m.Role = "custom"
+		if m.role == "hookMessage" { // v2 → v3 migration
+			m.role = "custom"
 		}
-		e.Role, e.ToolName, e.ToolCallID, e.IsError = m.Role, m.ToolName, m.ToolCallID, m.IsError
-		if m.CustomType != "" {
-			e.CustomType = m.CustomType
+		e.Role, e.ToolName, e.ToolCallID, e.IsError = m.role, m.toolName, m.toolCallID, m.isError
+		if m.customType != "" {
+			e.CustomType = m.customType
 		}
-		e.Text, e.Searchable = messageText(&m)
+		e.Text, e.Searchable = messageText(m)
 	case "custom_message":
-		e.Text, e.Searchable = ContentText(r.Content), true
+		e.Text, e.Searchable = contentText(r.content), true
 	case "compaction", "branch_summary":
-		if r.Summary != nil {
-			e.Text, e.Searchable = *r.Summary, true
+		if r.summary.set {
+			e.Text, e.Searchable = r.summary.v, true
 		}
 	case "custom":
-		if r.CustomType == NotebookType {
-			e.Text, e.Searchable = notebookText(r.Data)
+		if r.customType == NotebookType {
+			e.Text, e.Searchable = notebookContent(r.data)
 		}
 	}
 	return nil
@@ -272,24 +256,24 @@ func fillContent(e *Entry, r *rawEntry) error {
 const NotebookType = "note-context/notebook"
 
 // messageText applies the allowlist to a message.
-func messageText(m *Message) (string, bool) {
-	switch m.Role {
+func messageText(m *msgFields) (string, bool) {
+	switch m.role {
 	case "user", "custom":
-		return ContentText(m.Content), true
+		return contentText(m.content), true
 	case "assistant":
-		return assistantText(m.Content), true
+		return assistantContent(m.content), true
 	case "toolResult":
-		if m.ToolName == "history" {
+		if m.toolName == "history" {
 			return "", false
 		}
-		return ContentText(m.Content), true
+		return contentText(m.content), true
 	case "bashExecution":
-		if m.ExcludeFromContext {
+		if m.excludeFromContext {
 			return "", false
 		}
-		return m.Command + "\n" + m.Output, true
+		return m.command + "\n" + m.output, true
 	case "branchSummary", "compactionSummary":
-		return m.Summary, true
+		return m.summary, true
 	}
 	return "", false
 }
@@ -323,30 +307,6 @@ func ContentText(raw json.RawMessage) string {
 		b.WriteString(bl.Text)
 	}
 	return b.String()
-}
-
-// assistantText joins text blocks and, for each tool call, the tool name and
-// every string value of its arguments (depth-first, in written order).
-func assistantText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		return ContentText(raw)
-	}
-	var blocks []Block
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
-	}
-	var parts []string
-	for _, bl := range blocks {
-		switch bl.Type {
-		case "text":
-			parts = append(parts, bl.Text)
-		case "toolCall":
-			parts = append(parts, bl.Name)
-			parts = append(parts, StringValues(bl.Arguments)...)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // StringValues returns every string value (not object keys) in a JSON
@@ -397,26 +357,6 @@ func StringValues(raw json.RawMessage) []string {
 	}
 }
 
-// notebookText renders a notebook entry's sections as "## Name" followed by
-// the section text, in the order the sections were written.
-func notebookText(data json.RawMessage) (string, bool) {
-	sections := NotebookSections(data)
-	if sections == nil {
-		return "", false
-	}
-	var b strings.Builder
-	for i, s := range sections {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString("## ")
-		b.WriteString(s.Name)
-		b.WriteByte('\n')
-		b.WriteString(s.Text)
-	}
-	return b.String(), true
-}
-
 // Section is one named section of a notebook entry.
 type Section struct {
 	Name string `json:"name"`
@@ -454,22 +394,4 @@ func NotebookSections(data json.RawMessage) []Section {
 		out = append(out, Section{Name: name, Text: text})
 	}
 	return out
-}
-
-func jsonString(raw json.RawMessage) string {
-	if len(raw) == 0 || raw[0] != '"' {
-		return ""
-	}
-	var s string
-	_ = json.Unmarshal(raw, &s)
-	return s
-}
-
-func shortErr(err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, "json: ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

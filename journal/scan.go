@@ -1,0 +1,920 @@
+package journal
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file reads journal lines in one pass: a JSON scanner that checks the
+// whole line as it goes and decodes only the fields pi-history keeps. It
+// replaces encoding/json on the import path (which checked each line, then
+// decoded it, then checked and decoded the message and its content again:
+// ~11% of an import's CPU) and accepts, refuses and decodes exactly what
+// encoding/json would for the same Go structs: keys match case-insensitively
+// (an exact match first), the last duplicate wins, a value of the wrong type
+// refuses the line, invalid UTF-8 and unpaired surrogates become U+FFFD, and
+// nesting deeper than 10,000 levels is refused. A differential fuzz test
+// holds it to that (reference_test.go).
+
+// maxDepth is how deeply arrays and objects may nest, as in encoding/json.
+const maxDepth = 10000
+
+// scanner reads the JSON text b, checking its syntax as it moves.
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+// syntaxError is a line that is not JSON.
+type syntaxError struct {
+	msg string
+	off int
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+// typeError is a value of the wrong kind for a field pi-history reads.
+type typeError struct {
+	field, got, want string
+}
+
+func (e *typeError) Error() string {
+	return fmt.Sprintf("%q is %s, expected %s", e.field, e.got, e.want)
+}
+
+// strClass sorts the bytes of a string literal: 0 ordinary ASCII, 1 the
+// closing quote, 2 a backslash, 3 a control character (not allowed), 4 a
+// byte of a multi-byte (or invalid) UTF-8 sequence.
+var strClass = func() (t [256]uint8) {
+	for c := range 0x20 {
+		t[c] = 3
+	}
+	t['"'], t['\\'] = 1, 2
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = 4
+	}
+	return t
+}()
+
+func (s *scanner) fail(msg string) error {
+	if s.i >= len(s.b) {
+		return &syntaxError{msg: "the line ends in the middle of a value (a half-written line?)", off: len(s.b)}
+	}
+	return &syntaxError{msg: fmt.Sprintf("unexpected %s at byte %d %s", charName(s.b[s.i]), s.i+1, msg), off: s.i}
+}
+
+func charName(c byte) string {
+	if c < 0x20 || c >= 0x7f {
+		return fmt.Sprintf("byte 0x%02x", c)
+	}
+	return strconv.QuoteRune(rune(c))
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// str reads the string literal at s.i and returns the bytes between its
+// quotes, and whether they can be used as they are (no escapes, ASCII).
+func (s *scanner) str() (raw []byte, plain bool, err error) {
+	b := s.b
+	start := s.i + 1
+	i := start
+	plain = true
+	for {
+		for i < len(b) && strClass[b[i]] == 0 {
+			i++
+		}
+		if i >= len(b) {
+			s.i = i
+			return nil, false, s.fail("")
+		}
+		switch strClass[b[i]] {
+		case 1:
+			s.i = i + 1
+			return b[start:i], plain, nil
+		case 2:
+			plain = false
+			i++
+			if i >= len(b) {
+				s.i = i
+				return nil, false, s.fail("")
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				for k := 1; k <= 4; k++ {
+					if i+k >= len(b) || !isHex(b[i+k]) {
+						s.i = min(i+k, len(b))
+						return nil, false, s.fail("in a \\u escape")
+					}
+				}
+				i += 5
+			default:
+				s.i = i
+				return nil, false, s.fail("after a backslash in a string")
+			}
+		case 3:
+			s.i = i
+			return nil, false, s.fail("in a string (control characters must be escaped)")
+		default:
+			plain = false
+			i++
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// value checks and skips the value at s.i.
+func (s *scanner) value() error {
+	if s.i >= len(s.b) {
+		return s.fail("")
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		_, _, err := s.str()
+		return err
+	case '{':
+		return s.object(nil)
+	case '[':
+		return s.array(nil)
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		if c == '-' || '0' <= c && c <= '9' {
+			return s.number()
+		}
+		return s.fail("where a value should start")
+	}
+}
+
+// span checks and skips the value at s.i and returns its bytes.
+func (s *scanner) span() ([]byte, error) {
+	start := s.i
+	if err := s.value(); err != nil {
+		return nil, err
+	}
+	return s.b[start:s.i], nil
+}
+
+func (s *scanner) literal(word string) error {
+	for k := 0; k < len(word); k++ {
+		if s.i >= len(s.b) || s.b[s.i] != word[k] {
+			return s.fail("in a literal (true, false or null)")
+		}
+		s.i++
+	}
+	return nil
+}
+
+func (s *scanner) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
+}
+
+// number checks a number as JSON writes them: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() error {
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	if s.i >= len(s.b) {
+		return s.fail("")
+	}
+	switch c := s.b[s.i]; {
+	case c == '0':
+		s.i++
+	case '1' <= c && c <= '9':
+		s.digits()
+	default:
+		return s.fail("in a number")
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !s.digits() {
+			return s.fail("after a decimal point")
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !s.digits() {
+			return s.fail("in an exponent")
+		}
+	}
+	return nil
+}
+
+func (s *scanner) enter() error {
+	s.depth++
+	if s.depth > maxDepth {
+		return &syntaxError{msg: fmt.Sprintf("arrays and objects nest more than %d deep at byte %d", maxDepth, s.i+1), off: s.i}
+	}
+	return nil
+}
+
+// object reads the object at s.i. For each member, field is called with
+// the key's bytes (as written between the quotes) and must consume the
+// value; nil skips every value.
+func (s *scanner) object(field func(key []byte, plain bool) error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		s.depth--
+		return nil
+	}
+	for {
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return s.fail("where a key (a string) should be")
+		}
+		key, plain, err := s.str()
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return s.fail("after a key (expected ':')")
+		}
+		s.i++
+		s.ws()
+		if field != nil {
+			err = field(key, plain)
+		} else {
+			err = s.value()
+		}
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.fail("")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			s.depth--
+			return nil
+		default:
+			return s.fail("after an object member (expected ',' or '}')")
+		}
+	}
+}
+
+// array reads the array at s.i; elem, if not nil, must consume each element.
+func (s *scanner) array(elem func() error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		s.depth--
+		return nil
+	}
+	for {
+		s.ws()
+		var err error
+		if elem != nil {
+			err = elem()
+		} else {
+			err = s.value()
+		}
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.fail("")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			s.depth--
+			return nil
+		default:
+			return s.fail("after an array element (expected ',' or ']')")
+		}
+	}
+}
+
+// end checks that nothing but whitespace follows the top-level value.
+func (s *scanner) end() error {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.fail("after the end of the JSON value")
+	}
+	return nil
+}
+
+// kind names the kind of the value at s.i, for type errors.
+func (s *scanner) kind() string {
+	if s.i >= len(s.b) {
+		return "missing"
+	}
+	switch s.b[s.i] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func (s *scanner) isNull() bool { return s.i < len(s.b) && s.b[s.i] == 'n' }
+
+// fieldOf returns the index in names of the field a key names: the exact
+// name, else one equal under Unicode case folding (as encoding/json
+// matches); -1 for none.
+func fieldOf(names []string, key []byte, plain bool) int {
+	if !plain {
+		key = unquote(nil, key)
+	}
+	for i, n := range names {
+		if string(key) == n {
+			return i
+		}
+	}
+	for i, n := range names {
+		if bytes.EqualFold(key, []byte(n)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// unquote appends the decoded form of a string literal's inner bytes raw
+// (already checked) to dst: escapes resolved, a surrogate pair joined,
+// an unpaired surrogate and each byte of invalid UTF-8 made U+FFFD.
+func unquote(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c == '\\':
+			switch raw[i+1] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(raw[i+2:])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+						r2 = hex4(raw[i+2:])
+					}
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						dst = utf8.AppendRune(dst, d)
+						i += 6
+						continue
+					}
+					r = utf8.RuneError
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default: // '"', '\\', '/'
+				dst = append(dst, raw[i+1])
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			j := i + 1
+			for j < len(raw) && raw[j] < utf8.RuneSelf && raw[j] != '\\' {
+				j++
+			}
+			dst = append(dst, raw[i:j]...)
+			i = j
+		default:
+			r, n := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, "\uFFFD"...)
+			} else {
+				dst = append(dst, raw[i:i+n]...)
+			}
+			i += n
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// text returns the decoded string of a literal's inner bytes.
+func text(raw []byte, plain bool) string {
+	if plain || !needsDecoding(raw) {
+		return string(raw)
+	}
+	return string(unquote(make([]byte, 0, len(raw)+8), raw))
+}
+
+// needsDecoding reports whether raw holds an escape or invalid UTF-8.
+func needsDecoding(raw []byte) bool {
+	return bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw)
+}
+
+// strField reads a string-typed field: a string sets *dst, null leaves it.
+func (s *scanner) strField(dst *string, name string, terr *error) error {
+	if s.i < len(s.b) && s.b[s.i] == '"' {
+		raw, plain, err := s.str()
+		if err == nil {
+			*dst = text(raw, plain)
+		}
+		return err
+	}
+	return s.otherwise(name, "a string", terr)
+}
+
+// optStr is a field that may be absent or null (a *string in encoding/json).
+type optStr struct {
+	v   string
+	set bool
+}
+
+func (s *scanner) optStrField(dst *optStr, name string, terr *error) error {
+	if s.isNull() {
+		*dst = optStr{}
+	}
+	if s.i < len(s.b) && s.b[s.i] == '"' {
+		dst.set = true
+	}
+	return s.strField(&dst.v, name, terr)
+}
+
+// optInt is an integer field that may be absent or null.
+type optInt struct {
+	v   int
+	set bool
+}
+
+func (s *scanner) intField(dst *optInt, name string, terr *error) error {
+	if s.i < len(s.b) && (s.b[s.i] == '-' || '0' <= s.b[s.i] && s.b[s.i] <= '9') {
+		start := s.i
+		if err := s.number(); err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+		if err != nil && *terr == nil {
+			*terr = &typeError{field: name, got: "a number that is not a whole number of 64 bits", want: "an integer"}
+		}
+		*dst = optInt{v: int(n), set: true}
+		return nil
+	}
+	if s.isNull() {
+		*dst = optInt{}
+	}
+	return s.otherwise(name, "an integer", terr)
+}
+
+func (s *scanner) boolField(dst *bool, name string, terr *error) error {
+	if s.i < len(s.b) && (s.b[s.i] == 't' || s.b[s.i] == 'f') {
+		*dst = s.b[s.i] == 't'
+		return s.value()
+	}
+	return s.otherwise(name, "true or false", terr)
+}
+
+// otherwise skips a value that is not what the field holds: null is fine,
+// anything else records a type error (the first one is kept).
+func (s *scanner) otherwise(name, want string, terr *error) error {
+	c := byte('n')
+	if s.i < len(s.b) {
+		c = s.b[s.i]
+	}
+	kind := s.kind()
+	if err := s.value(); err != nil {
+		return err
+	}
+	if c != 'n' && *terr == nil {
+		*terr = &typeError{field: name, got: kind, want: want}
+	}
+	return nil
+}
+
+// lineFields are the fields of a line that pi-history reads (the rawEntry
+// of encoding/json days), with the message object read in the same pass.
+type lineFields struct {
+	typ, cwd, parentSession, customType, firstKept, targetID string
+	id, parentID, summary, label, name                       optStr
+	version, firstKeptIndex                                  optInt
+	fromHook                                                 bool
+	timestamp, message, content, data                        []byte
+	msg                                                      msgFields
+	typeErr                                                  error
+}
+
+// msgFields are the fields of a message object that pi-history reads.
+type msgFields struct {
+	role, customType, toolName, toolCallID, command, output, summary string
+	isError, excludeFromContext                                      bool
+	content                                                          []byte
+	typeErr                                                          error
+}
+
+var lineNames = []string{"type", "id", "parentId", "timestamp", "version", "cwd", "parentSession",
+	"message", "customType", "content", "data", "summary", "firstKeptEntryId", "firstKeptEntryIndex",
+	"fromHook", "targetId", "label", "name"}
+
+var msgNames = []string{"role", "content", "customType", "toolName", "toolCallId", "isError",
+	"command", "output", "excludeFromContext", "summary"}
+
+// parse reads a whole line. A syntax error is returned at once; a value of
+// the wrong type is kept in f.typeErr (or f.msg.typeErr inside the message)
+// while the rest of the line is still checked, as encoding/json does.
+func (f *lineFields) parse(b []byte) error {
+	s := &scanner{b: b}
+	s.ws()
+	if s.i < len(b) && b[s.i] != '{' && b[s.i] != 'n' {
+		kind := s.kind()
+		if err := s.value(); err != nil {
+			return err
+		}
+		if err := s.end(); err != nil {
+			return err
+		}
+		return &typeError{field: "line", got: kind, want: "an object"}
+	}
+	var err error
+	if s.isNull() {
+		err = s.literal("null")
+	} else {
+		err = s.object(func(key []byte, plain bool) error { return f.field(s, key, plain) })
+	}
+	if err != nil {
+		return err
+	}
+	return s.end()
+}
+
+func (f *lineFields) field(s *scanner, key []byte, plain bool) error {
+	t := &f.typeErr
+	switch k := fieldOf(lineNames, key, plain); k {
+	case 0:
+		return s.strField(&f.typ, "type", t)
+	case 1:
+		return s.optStrField(&f.id, "id", t)
+	case 2:
+		return s.optStrField(&f.parentID, "parentId", t)
+	case 3:
+		var err error
+		f.timestamp, err = s.span()
+		return err
+	case 4:
+		return s.intField(&f.version, "version", t)
+	case 5:
+		return s.strField(&f.cwd, "cwd", t)
+	case 6:
+		return s.strField(&f.parentSession, "parentSession", t)
+	case 7:
+		start := s.i
+		if s.i < len(s.b) && s.b[s.i] == '{' {
+			f.msg = msgFields{}
+			if err := s.object(func(key []byte, plain bool) error { return f.msg.field(s, key, plain) }); err != nil {
+				return err
+			}
+		} else if err := s.value(); err != nil {
+			return err
+		}
+		f.message = s.b[start:s.i]
+		return nil
+	case 8:
+		return s.strField(&f.customType, "customType", t)
+	case 9, 10:
+		raw, err := s.span()
+		if k == 9 {
+			f.content = raw
+		} else {
+			f.data = raw
+		}
+		return err
+	case 11:
+		return s.optStrField(&f.summary, "summary", t)
+	case 12:
+		return s.strField(&f.firstKept, "firstKeptEntryId", t)
+	case 13:
+		return s.intField(&f.firstKeptIndex, "firstKeptEntryIndex", t)
+	case 14:
+		return s.boolField(&f.fromHook, "fromHook", t)
+	case 15:
+		return s.strField(&f.targetID, "targetId", t)
+	case 16:
+		return s.optStrField(&f.label, "label", t)
+	case 17:
+		return s.optStrField(&f.name, "name", t)
+	}
+	return s.value()
+}
+
+func (m *msgFields) field(s *scanner, key []byte, plain bool) error {
+	t := &m.typeErr
+	switch fieldOf(msgNames, key, plain) {
+	case 0:
+		return s.strField(&m.role, "role", t)
+	case 1:
+		var err error
+		m.content, err = s.span()
+		return err
+	case 2:
+		return s.strField(&m.customType, "customType", t)
+	case 3:
+		return s.strField(&m.toolName, "toolName", t)
+	case 4:
+		return s.strField(&m.toolCallID, "toolCallId", t)
+	case 5:
+		return s.boolField(&m.isError, "isError", t)
+	case 6:
+		return s.strField(&m.command, "command", t)
+	case 7:
+		return s.strField(&m.output, "output", t)
+	case 8:
+		return s.boolField(&m.excludeFromContext, "excludeFromContext", t)
+	case 9:
+		return s.strField(&m.summary, "summary", t)
+	}
+	return s.value()
+}
+
+// rawString decodes raw if it is a string literal; "" otherwise.
+func rawString(raw []byte) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	s := &scanner{b: raw}
+	inner, plain, err := s.str()
+	if err != nil {
+		return ""
+	}
+	return text(inner, plain)
+}
+
+var blockNames = []string{"type", "text", "thinking", "name", "id", "arguments", "mimeType", "data"}
+
+// block is what text extraction needs of one content block: its type, and
+// the spans of its text, name and arguments.
+type block struct {
+	typ        string
+	text, name strSpan
+	arguments  []byte
+}
+
+// strSpan is a string literal's inner bytes and whether they are plain.
+type strSpan struct {
+	raw   []byte
+	plain bool
+}
+
+// spanField reads a string-typed field of a block as a span: a string
+// sets *dst, null leaves it.
+func (s *scanner) spanField(dst *strSpan, name string, terr *error) error {
+	if s.i < len(s.b) && s.b[s.i] == '"' {
+		raw, plain, err := s.str()
+		*dst = strSpan{raw, plain}
+		return err
+	}
+	return s.otherwise(name, "a string", terr)
+}
+
+// blocks calls fn for each block of a content array (raw is checked
+// already) and reports false when encoding/json would have refused the
+// array as []Block: content that is not an array or null, an element that
+// is not an object or null, or a block field of the wrong type.
+func blocks(raw []byte, fn func(b *block)) bool {
+	if len(raw) == 0 {
+		return false // encoding/json: unexpected end of input
+	}
+	s := &scanner{b: raw}
+	if s.isNull() {
+		return true
+	}
+	if raw[0] != '[' {
+		return false
+	}
+	ok := true
+	var b block
+	_ = s.array(func() error {
+		if s.b[s.i] != '{' {
+			ok = ok && s.isNull()
+			return s.value()
+		}
+		b = block{}
+		var terr error
+		err := s.object(func(key []byte, plain bool) error {
+			switch fieldOf(blockNames, key, plain) {
+			case 0:
+				return s.strField(&b.typ, "type", &terr)
+			case 1:
+				return s.spanField(&b.text, "text", &terr)
+			case 3:
+				return s.spanField(&b.name, "name", &terr)
+			case 5:
+				var err error
+				b.arguments, err = s.span()
+				return err
+			case 2, 4, 6, 7:
+				var sp strSpan
+				return s.spanField(&sp, "", &terr)
+			}
+			return s.value()
+		})
+		ok = ok && terr == nil
+		if ok {
+			fn(&b)
+		}
+		return err
+	})
+	return ok
+}
+
+// contentText is ContentText over a checked value: a string, or the text
+// blocks joined by newlines.
+func contentText(raw []byte) string {
+	if len(raw) > 0 && raw[0] == '"' {
+		return rawString(raw)
+	}
+	var out []byte
+	n := 0
+	ok := blocks(raw, func(b *block) {
+		if b.typ != "text" {
+			return
+		}
+		if n > 0 {
+			out = append(out, '\n')
+		}
+		n++
+		out = appendText(out, b.text)
+	})
+	if !ok {
+		return ""
+	}
+	return string(out)
+}
+
+func appendText(dst []byte, sp strSpan) []byte {
+	if sp.plain {
+		return append(dst, sp.raw...)
+	}
+	return unquote(dst, sp.raw)
+}
+
+// assistantContent is the assistant's text over a checked value: text
+// blocks and, for each tool call, its name and its arguments' strings, one
+// per line.
+func assistantContent(raw []byte) string {
+	if len(raw) > 0 && raw[0] == '"' {
+		return rawString(raw)
+	}
+	var out []byte
+	n := 0
+	part := func() {
+		if n > 0 {
+			out = append(out, '\n')
+		}
+		n++
+	}
+	ok := blocks(raw, func(b *block) {
+		switch b.typ {
+		case "text":
+			part()
+			out = appendText(out, b.text)
+		case "toolCall":
+			part()
+			out = appendText(out, b.name)
+			if len(b.arguments) > 0 {
+				walkStrings(&scanner{b: b.arguments}, func(sp strSpan) {
+					part()
+					out = appendText(out, sp)
+				})
+			}
+		}
+	})
+	if !ok {
+		return ""
+	}
+	return string(out)
+}
+
+// walkStrings calls fn for every string value (not key) of the checked
+// value at s.i, depth-first in written order.
+func walkStrings(s *scanner, fn func(strSpan)) {
+	if s.i >= len(s.b) {
+		return
+	}
+	switch s.b[s.i] {
+	case '"':
+		raw, plain, err := s.str()
+		if err == nil {
+			fn(strSpan{raw, plain})
+		}
+	case '{':
+		_ = s.object(func([]byte, bool) error { walkStrings(s, fn); return nil })
+	case '[':
+		_ = s.array(func() error { walkStrings(s, fn); return nil })
+	default:
+		_ = s.value()
+	}
+}
+
+// notebookContent renders the sections of a checked notebook data value
+// as NotebookSections and notebookText do; false when it has none.
+func notebookContent(data []byte) (string, bool) {
+	if len(data) == 0 || data[0] != '{' {
+		return "", false // absent, null, or the wrong kind for a struct
+	}
+	s := &scanner{b: data}
+	var sections []byte
+	_ = s.object(func(key []byte, plain bool) error {
+		if fieldOf([]string{"sections"}, key, plain) == 0 {
+			var err error
+			sections, err = s.span()
+			return err
+		}
+		return s.value()
+	})
+	if len(sections) == 0 || sections[0] != '{' {
+		return "", false
+	}
+	var b []byte
+	n := 0
+	s = &scanner{b: sections}
+	_ = s.object(func(key []byte, plain bool) error {
+		var body strSpan
+		if s.b[s.i] == '"' {
+			raw, p, err := s.str()
+			if err != nil {
+				return err
+			}
+			body = strSpan{raw, p}
+		} else if !s.isNull() {
+			return s.value() // not text: left out
+		} else if err := s.value(); err != nil {
+			return err
+		}
+		if n > 0 {
+			b = append(b, '\n')
+		}
+		n++
+		b = append(b, "## "...)
+		b = appendText(b, strSpan{key, plain})
+		b = append(b, '\n')
+		b = appendText(b, body)
+		return nil
+	})
+	return string(b), true
+}
