@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -194,5 +195,34 @@ func TestNewIndexOpensRightAfterClose(t *testing.T) {
 			t.Fatalf("round %d: a new index closed at once does not open: %v", i, err)
 		}
 		x.Close()
+	}
+}
+
+func TestCountTableKeepsEveryCountThroughGrowth(t *testing.T) {
+	var tab countTable
+	want := map[uint64]uint32{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	// Key 0 (three NUL runes), keys that differ only in their top bits,
+	// and random keys, each counted a few times, past several doublings.
+	keys := []uint64{0, 1 << 62, 1<<62 | 1, trigram.Key(0x10FFFF, 0x10FFFF, 0x10FFFF)}
+	for range 300000 {
+		keys = append(keys, rng.Uint64()>>1)
+	}
+	for i, k := range keys {
+		for range i%3 + 1 {
+			*tab.slot(k)++
+			want[k]++
+		}
+	}
+	if tab.n != len(want) {
+		t.Fatalf("table holds %d keys, want %d", tab.n, len(want))
+	}
+	for k, n := range want {
+		if got := *tab.slot(k); got != n {
+			t.Fatalf("key %#x counted %d, want %d", k, got, n)
+		}
+	}
+	if tab.n != len(want) {
+		t.Fatalf("looking keys up added some: %d, want %d", tab.n, len(want))
 	}
 }

@@ -167,7 +167,6 @@ type commonBuilder struct {
 	set   *commonSet
 	ct    *counter // nil: only leave out what set holds
 	added [][]byte
-	fresh map[uint64]struct{}
 }
 
 // blocks counts one more block.
@@ -180,26 +179,20 @@ func (cb *commonBuilder) blocks() {
 // common reports whether the trigram t with key k is to be left out,
 // counting it otherwise.
 func (cb *commonBuilder) common(k uint64, t []byte) bool {
-	if cb.set.has(k) {
-		return true
-	}
 	if cb.ct == nil {
-		return false
+		return cb.set.has(k)
 	}
-	if _, ok := cb.fresh[k]; ok {
+	c := cb.ct.df.slot(k)
+	if *c == commonMark {
 		return true
 	}
-	n := cb.ct.df[k] + 1
+	n := *c + 1
 	if cb.ct.blocks >= commonAfter && uint64(n)*commonShare > cb.ct.blocks {
-		if cb.fresh == nil {
-			cb.fresh = map[uint64]struct{}{}
-		}
-		cb.fresh[k] = struct{}{}
+		*c = commonMark
 		cb.added = append(cb.added, append([]byte(nil), t...))
-		delete(cb.ct.df, k)
 		return true
 	}
-	cb.ct.df[k] = n
+	*c = n
 	return false
 }
 
@@ -210,6 +203,6 @@ func (cb *commonBuilder) next() *commonSet {
 		return nil
 	}
 	cb.set = cb.set.with(cb.added)
-	cb.added, cb.fresh = nil, nil
+	cb.added = nil
 	return cb.set
 }
