@@ -53,13 +53,15 @@ const (
 	fieldSeq  = "s"
 	markKey   = "indexed_through"
 	blockKey  = "block_size"
-	// bytesBatch bounds one Bleve batch by text bytes. Bleve holds a
-	// batch's analysed terms, ~30 bytes per byte of text, and two batches
-	// are in flight: 2 MB keeps that near 130 MB (peak RSS of a 351 MB
-	// import: 873 MB, against 1,238 MB with 4 MB batches, for ~15% more
-	// CPU in segment merges).
-	bytesBatch = 2 << 20
 )
+
+// bytesBatch bounds one Bleve batch by text bytes. Bleve holds a batch's
+// analysed terms, ~30 bytes per byte of text, and up to writers+2 batches
+// are in memory (being built by Bleve, analysed, waiting): 2 MB keeps that
+// near 250 MB. (Peak RSS of a 351 MB import with two batches in memory:
+// 873 MB, against 1,238 MB with 4 MB batches, for ~15% more CPU in segment
+// merges.) A variable so that tests can make many batches.
+var bytesBatch = 2 << 20
 
 // BlockSize is the number of consecutive seqs indexed as one document.
 const BlockSize = 16
@@ -85,6 +87,8 @@ type Index struct {
 	common  atomic.Pointer[commonSet]
 	starts  blockStarts // block starts of documents, per segment
 	ct      counter     // guarded by wmu
+	// savedCommon is the common set the last mark batch wrote (wmu)
+	savedCommon *commonSet
 	// legacy is set for an index made by an analyzer version before
 	// common trigrams: it keeps every trigram, so that the binaries that
 	// made it can still read it ('pi-history reindex' upgrades it).
@@ -278,6 +282,7 @@ func (x *Index) loadMark() error {
 		}
 	}
 	x.common.Store(c)
+	x.savedCommon = c
 	x.ct = counter{}
 	return nil
 }
@@ -342,11 +347,24 @@ func (x *Index) Run(ctx context.Context) {
 	}
 }
 
+// writers is how many batches Bleve may build at once. Bleve builds a
+// batch's segment in the goroutine that calls Batch, so with one batch at
+// a time indexing used one core: an import read its files in half its
+// time and then indexed alone on one core and a half.
+const writers = 2
+
 // CatchUp indexes every stored entry above the mark and applies pending
 // deletions. progress, if set, is called after each batch with the mark.
 //
-// Batches are pipelined: while Bleve builds the segment of one batch, the
-// next is read from the store and its trigrams worked out.
+// Batches are pipelined: one goroutine reads the next batch from the store
+// and works out its trigrams while Bleve builds the segments of up to
+// writers earlier ones, each in its own goroutine. Those may be applied in
+// any order, so they carry no mark: once a batch and every one before it
+// are applied, a batch of its own moves the mark past it (advance), and
+// only then do readers see the new mark. Documents of a batch applied
+// before an earlier one lie above the mark meanwhile, where searches do
+// not look (they scan the store above it), and a crash leaves them to be
+// indexed again.
 func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int, error) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
@@ -372,42 +390,82 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 	}
 	next := make(chan built, 1)
 	set := &trigramSet{}
+	building := false
 	build := func(from uint64) {
+		building = true
 		go func() {
 			p, err := x.build(set, cb, from, x.st.LastSeq())
 			next <- built{p, err}
 		}()
 	}
-	build(from)
-	total := 0
-	for {
-		b := <-next // nothing is in flight after this until build is called
-		if b.err != nil {
-			x.ct.loaded = false // counted blocks that were not written
-			return total, b.err
+	type flight struct {
+		p    pendingBatch
+		done chan error
+	}
+	var (
+		inFlight []flight
+		total    int
+		failed   error
+	)
+	// finish waits for the oldest batch in flight and moves the mark past
+	// it, unless it or one before it failed.
+	finish := func() {
+		f := inFlight[0]
+		inFlight = inFlight[1:]
+		err := <-f.done
+		if failed != nil {
+			return
 		}
-		if b.p.through < b.p.from {
-			return total, nil // only an incomplete block is left
+		if err == nil {
+			err = x.advance(f.p.through)
 		}
-		more := ctx.Err() == nil
-		if more {
-			build(b.p.through + 1) // an empty batch ends the loop above
+		if err != nil {
+			failed = err
+			return
 		}
-		if err := x.write(b.p); err != nil {
-			if more {
-				<-next
-			}
-			x.ct.loaded = false
-			return total, err
-		}
-		total += len(b.p.docs)
+		total += len(f.p.docs)
 		if progress != nil {
-			progress(b.p.through)
-		}
-		if !more {
-			return total, ctx.Err()
+			progress(f.p.through)
 		}
 	}
+	build(from)
+	for building && failed == nil {
+		b := <-next // nothing is being built after this until build is called
+		building = false
+		if b.err != nil {
+			failed = b.err
+			break
+		}
+		if b.p.through < b.p.from {
+			break // only an incomplete block is left
+		}
+		if ctx.Err() == nil {
+			build(b.p.through + 1) // an empty batch ends the loop
+		}
+		if b.p.common != nil {
+			// Readers learn of the new common trigrams before any document
+			// that leaves them out can be in their snapshot. Batches start
+			// in the order they were built, so the set only grows.
+			x.common.Store(b.p.common)
+		}
+		f := flight{p: b.p, done: make(chan error, 1)}
+		go func() { f.done <- x.write(f.p) }()
+		inFlight = append(inFlight, f)
+		for len(inFlight) >= writers || len(inFlight) > 0 && failed != nil {
+			finish()
+		}
+	}
+	for len(inFlight) > 0 {
+		finish()
+	}
+	if building {
+		<-next
+	}
+	if failed != nil {
+		x.ct.loaded = false // counted blocks that were not written
+		return total, failed
+	}
+	return total, ctx.Err()
 }
 
 // pendingBatch is the documents of the complete blocks from..through,
@@ -439,7 +497,7 @@ func (x *Index) build(set *trigramSet, cb *commonBuilder, from, last uint64) (pe
 	return p, nil
 }
 
-// write indexes a built batch and moves the mark to its end.
+// write indexes the documents of a built batch.
 func (x *Index) write(p pendingBatch) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -449,19 +507,31 @@ func (x *Index) write(p pendingBatch) error {
 			return fmt.Errorf("index: block %s: %w", doc.ID(), err)
 		}
 	}
-	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, p.through))
+	if err := x.bi.Batch(b); err != nil {
+		return fmt.Errorf("index: write batch of blocks %d-%d: %w", p.from, p.through, err)
+	}
+	return nil
+}
+
+// advance moves the mark to through, every block up to it being applied:
+// a batch of its own carries the mark, and the common trigrams when they
+// changed, so that whatever reaches disk with the mark holds both.
+func (x *Index) advance(through uint64) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	b := x.bi.NewBatch()
+	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, through))
 	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
-	if p.common != nil {
-		// Readers learn of the new common trigrams before any document
-		// that leaves them out can be in their snapshot.
-		b.SetInternal([]byte(commonKey), p.common.enc)
-		x.common.Store(p.common)
+	c := x.common.Load()
+	if c != x.savedCommon {
+		b.SetInternal([]byte(commonKey), c.enc)
 	}
 	x.track(b)
 	if err := x.bi.Batch(b); err != nil {
-		return fmt.Errorf("index: write batch: %w", err)
+		return fmt.Errorf("index: write mark %d: %w", through, err)
 	}
-	x.through.Store(p.through)
+	x.savedCommon = c
+	x.through.Store(through)
 	x.cmu.Lock()
 	close(x.changed)
 	x.changed = make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -396,6 +397,63 @@ func TestReindexWhileWriting(t *testing.T) {
 		}
 		if !in {
 			t.Fatalf("after the reindex, entry %d (%s) is not a candidate for its word: %v", seq, word(i), got)
+		}
+	}
+}
+
+// Batches are applied by several goroutines, in any order; the mark must
+// still never pass a block that is not in the index, and the index must
+// hold every block once caught up and after reopening.
+func TestTheMarkNeverPassesABlockNotYetIndexed(t *testing.T) {
+	defer func(b int) { bytesBatch = b }(bytesBatch)
+	bytesBatch = 600 // about two blocks a batch
+	dir, st := newStore(t)
+	const blocks = 120
+	var texts []string
+	for b := range blocks {
+		for i := range BlockSize {
+			texts = append(texts, fmt.Sprintf("entry %d of block Q%dQ", i, b))
+		}
+	}
+	pushTexts(t, st, "s", texts)
+	x := openIndex(t, dir, st, Options{})
+	ctx := context.Background()
+	found := func(b uint64) bool {
+		got, err := x.Candidates(ctx, trigram.Distinct(fmt.Sprintf("Q%dQ", b)), 1, uint64(len(texts)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(got, Block{b*BlockSize + 1, (b + 1) * BlockSize})
+	}
+	var marks []uint64
+	last := uint64(0)
+	if _, err := x.CatchUp(ctx, func(through uint64) {
+		if x.IndexedThrough() != through {
+			t.Errorf("progress reports %d, the mark is %d", through, x.IndexedThrough())
+		}
+		// Every block the mark passed since the last report is found.
+		for b := last / BlockSize; b < through/BlockSize; b++ {
+			if !found(b) {
+				t.Errorf("mark %d passed block %d, which the index does not hold", through, b)
+			}
+		}
+		last = through
+		marks = append(marks, through)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(marks) < 20 || !slices.IsSorted(marks) || last != blocks*BlockSize {
+		t.Fatalf("marks %v: want many batches, in order, up to %d", marks, blocks*BlockSize)
+	}
+	x.Close()
+	x = openIndex(t, dir, st, Options{})
+	defer x.Close()
+	if x.IndexedThrough() != blocks*BlockSize {
+		t.Fatalf("mark after reopening %d, want %d", x.IndexedThrough(), blocks*BlockSize)
+	}
+	for b := range uint64(blocks) {
+		if !found(b) {
+			t.Errorf("block %d missing after reopening", b)
 		}
 	}
 }
