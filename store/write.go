@@ -58,7 +58,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 		return Result{}, err
 	}
 	var res Result
-	fresh := false // the session's old entries are dropped in this batch
+	fresh := false // the session has nothing stored, or its old entries are dropped in this batch
 	switch {
 	case prev != nil && !fb.Replace:
 		si, err = s.Session(prev.Session)
@@ -87,8 +87,11 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			si = old
 			si.File, si.Header = fb.Path, string(fb.Header.Raw)
 		} else {
+			// A new session has nothing stored: its entries need no
+			// lookup (one Pebble read each, 2% of an import's CPU).
 			si = &SessionInfo{ID: sid, File: fb.Path}
 			si.applyHeader(fb.Header)
+			fresh = true
 		}
 	default:
 		return Result{}, fmt.Errorf("store: file %s: batch has no header and the file was never read", fb.Path)
@@ -243,8 +246,9 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 	return len(metas), nil
 }
 
-// addEntries adds entries to b. fresh means the session's stored entries
-// are being dropped in b, so nothing stored counts as already present.
+// addEntries adds entries to b. fresh means the session has no stored
+// entries, or they are being dropped in b, so nothing stored counts as
+// already present.
 func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.Entry, pushed, fresh bool, res *Result) error {
 	batchIDs := map[string]*Meta{}
 	batchRaw := map[uint64][]byte{}
@@ -376,7 +380,7 @@ func (s *Store) windowFor(sid string, e *journal.Entry, batch map[string]*Meta, 
 	if m, ok := batch[e.ParentID]; ok {
 		pw = m.Window
 	} else if fresh {
-		// the stored entries are being dropped
+		// nothing stored counts
 	} else if seq, err := s.Lookup(sid, e.ParentID); err == nil {
 		if m, err := s.Meta(seq); err == nil {
 			pw = m.Window
