@@ -128,7 +128,23 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest}
-	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
+	// Tables end where a key kind (its first byte) ends: most kinds are
+	// keyed by seq, which only grows, so a flushed table of one kind
+	// overlaps no older table of that kind and compactions move it down
+	// the levels instead of rewriting it. Moved tables keep the
+	// compression they were written with, hence zstd (level 1, what
+	// Pebble's "balanced" setting gives the last level) at every level. A
+	// 298 MB import: flushes and compactions wrote 1.0 GB instead of 1.6
+	// and took 9.9 CPU-s instead of 13.2 (flushes compressing with zstd
+	// take 4.3 instead of 2.9); the store is the same size.
+	opts.Experimental.SpanPolicyFunc = splitByKind
+	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
+		cs := pebble.DBCompressionBalanced
+		for i := range cs.Levels {
+			cs.Levels[i] = cs.Levels[len(cs.Levels)-1]
+		}
+		return cs
+	})
 	opts.Cache = pebble.NewCache(o.CacheBytes)
 	defer opts.Cache.Unref()
 	opts.MemTableSize = 32 << 20
@@ -202,6 +218,15 @@ func (s *Store) Close() error {
 		return err
 	}
 	return s.db.Close()
+}
+
+// splitByKind makes Pebble end an output table at the end of each key
+// kind (keys of one kind share their first byte).
+func splitByKind(start []byte) (pebble.SpanPolicy, []byte, error) {
+	if len(start) == 0 || start[0] == 0xff {
+		return pebble.SpanPolicy{}, nil, nil
+	}
+	return pebble.SpanPolicy{}, []byte{start[0] + 1}, nil
 }
 
 // CacheBytes is the size of the store's block cache.

@@ -236,3 +236,52 @@ func TestSessionMetasReadsRecordsThroughOrderKeys(t *testing.T) {
 		t.Errorf("SessionMetas with a record missing = %v, want an error naming seq 8", err)
 	}
 }
+
+// Tables end where a key kind ends, so that tables of the kinds keyed by a
+// growing seq are moved down the levels rather than rewritten: after
+// several flushes and a compaction, no table spans two kinds, and some
+// were moved.
+func TestTablesHoldOneKindOfKeyEach(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for f := range 6 {
+		sid := fmt.Sprintf("s%d", f)
+		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+		var es []*journal.Entry
+		for i := range 300 {
+			id := fmt.Sprintf("%s-%d", sid, i)
+			text := fmt.Sprintf("entry %d of %s %s", i, sid, strings.Repeat("padding ", 40))
+			es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, Searchable: true, Text: text,
+				Raw: []byte(fmt.Sprintf(`{"id":%q,"text":%q}`, id, text))})
+		}
+		if _, err := st.Push(sid, h, es); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	levels, err := st.db.SSTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := 0
+	for l, ts := range levels {
+		for _, tb := range ts {
+			tables++
+			lo, hi := tb.Smallest.UserKey, tb.Largest.UserKey
+			if lo[0] != hi[0] {
+				t.Errorf("level %d: table %v holds keys from %q to %q", l, tb.FileNum, lo[:1], hi[:1])
+			}
+		}
+	}
+	if m := st.db.Metrics(); tables < 6 || m.Compact.MoveCount == 0 {
+		t.Errorf("%d tables, %d moved by compactions: want kinds in tables of their own, moved down", tables, m.Compact.MoveCount)
+	}
+}
