@@ -2,6 +2,7 @@ package index
 
 import (
 	"math/bits"
+	"unicode/utf8"
 
 	bindex "github.com/blevesearch/bleve_index_api"
 	"github.com/pi-history/pi-history/trigram"
@@ -76,20 +77,39 @@ func (s *trigramSet) distinct(b []byte) [][2]int32 {
 	s.spans = s.spans[:0]
 	s.skeys = s.skeys[:0]
 	limit := int(s.mask+1) / 2
-	trigram.Each(b, func(key uint64, start, end int) {
-		if s.insert(key) {
-			s.spans = append(s.spans, [2]int32{int32(start), int32(end)})
-			s.skeys = append(s.skeys, key)
-			if len(s.skeys) > limit {
-				n := 2 * int(s.mask+1)
-				s.reset(n)
-				for _, k := range s.skeys {
-					s.insert(k)
-				}
-				limit = n / 2
-			}
+	// trigram.Each, written out: the key rolls (a rune is 21 bits, a key
+	// three of them), and no function is called per trigram.
+	var key uint64
+	var start [3]int // where the last three runes start
+	n := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c == trigram.Sep {
+			n = 0
+			i++
+			continue
 		}
-	})
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(b[i:])
+		}
+		key = (key<<21 | uint64(r)) & (1<<63 - 1)
+		start[0], start[1], start[2] = start[1], start[2], i
+		i += size
+		if n++; n < 3 || !s.insert(key) {
+			continue
+		}
+		s.spans = append(s.spans, [2]int32{int32(start[0]), int32(i)})
+		s.skeys = append(s.skeys, key)
+		if len(s.skeys) > limit {
+			m := 2 * int(s.mask+1)
+			s.reset(m)
+			for _, k := range s.skeys {
+				s.insert(k)
+			}
+			limit = m / 2
+		}
+	}
 	return s.spans
 }
 

@@ -66,8 +66,16 @@ func TestTrigramSetFindsEachDistinctTrigramOnce(t *testing.T) {
 		}
 		var b strings.Builder
 		for range n {
-			// Runes varied in the first place of their trigrams.
-			b.WriteRune(rune([]int{'a', 'b', 'é', '日', '🙂', '\n', ' '}[r.IntN(7)] + r.IntN(3)))
+			// Runes varied in the first place of their trigrams, now and
+			// then a separator or a byte that is not UTF-8.
+			switch r.IntN(50) {
+			case 0:
+				b.WriteByte(trigram.Sep)
+			case 1:
+				b.WriteByte(0xfe)
+			default:
+				b.WriteRune(rune([]int{'a', 'b', 'é', '日', '🙂', '\n', ' '}[r.IntN(7)] + r.IntN(3)))
+			}
 		}
 		text := b.String()
 		var got []string
