@@ -130,17 +130,41 @@ func sketchSplit(text []byte, per4 float64, hashes4 int, format byte) []byte {
 	tri := make([]uint64, startBits(runes*splitBitsPerTri)/64)
 	four := make([]uint64, startBits(runes*per4)/64)
 	tmask, fmask := uint64(len(tri)*64-1), uint64(len(four)*64-1)
-	each4(text, func(h uint64, is4 bool) {
-		set, mask, two := tri, tmask, true
-		if is4 {
-			set, mask, two = four, fmask, hashes4 == 2
+	// each4, written out (a sketch is made of every text stored): the
+	// trigram key rolls as in Each, and a 4-gram is every trigram after the
+	// first since the text's start or the last separator.
+	var key, prev uint64
+	n := 0
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c == Sep {
+			n = 0
+			i++
+			continue
 		}
-		b1, b2 := h&mask, (h>>32)&mask
-		set[b1/64] |= 1 << (b1 % 64)
-		if two {
-			set[b2/64] |= 1 << (b2 % 64)
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(text[i:])
 		}
-	})
+		i += size
+		key = (key<<21 | uint64(r)) & (1<<63 - 1)
+		if n++; n < 3 {
+			continue
+		}
+		h := mix(key)
+		b1, b2 := h&tmask, (h>>32)&tmask
+		tri[b1/64] |= 1 << (b1 % 64)
+		tri[b2/64] |= 1 << (b2 % 64)
+		if n > 3 {
+			h4 := mix(prev ^ (h + fourSalt))
+			b1, b2 = h4&fmask, (h4>>32)&fmask
+			four[b1/64] |= 1 << (b1 % 64)
+			if hashes4 == 2 {
+				four[b2/64] |= 1 << (b2 % 64)
+			}
+		}
+		prev = h
+	}
 	tri = shrink(tri, sketchHashes, splitBitsPerTri)
 	four = shrink(four, hashes4, per4)
 	out := make([]byte, 0, 8*(len(tri)+len(four))+2)
@@ -190,6 +214,9 @@ func shrink(words []uint64, k int, perItem float64) []uint64 {
 	return words
 }
 
+// fourSalt keys a 4-gram by its two trigrams' mixed keys.
+const fourSalt = 0x632be59bd9b4e019
+
 // each4 calls fn with the mixed key of every trigram of b (is4 false) and
 // of every 4-gram (is4 true): two trigrams one rune apart, keyed by both.
 func each4(b []byte, fn func(h uint64, is4 bool)) {
@@ -199,7 +226,7 @@ func each4(b []byte, fn func(h uint64, is4 bool)) {
 		h := mix(key)
 		fn(h, false)
 		if prevEnd > start { // overlapping: no separator between them
-			fn(mix(prev^(h+0x632be59bd9b4e019)), true)
+			fn(mix(prev^(h+fourSalt)), true)
 		}
 		prev, prevEnd = h, end
 	})

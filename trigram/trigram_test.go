@@ -2,6 +2,8 @@ package trigram
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -471,4 +473,82 @@ func someNeedle(r *rand.Rand, runes []rune) []byte {
 		return []byte(string(runes[a:min(len(runes), a+1+r.IntN(20))]))
 	}
 	return randomText(r, 3+r.IntN(10))
+}
+
+// sketchViaEach4 is sketchSplit as first written, over each4: the loop
+// written out in sketchSplit must give the same bytes.
+func sketchViaEach4(text []byte, per4 float64, hashes4 int, format byte) []byte {
+	runes := float64(utf8.RuneCount(text))
+	tri := make([]uint64, startBits(runes*splitBitsPerTri)/64)
+	four := make([]uint64, startBits(runes*per4)/64)
+	tmask, fmask := uint64(len(tri)*64-1), uint64(len(four)*64-1)
+	each4(text, func(h uint64, is4 bool) {
+		set, mask, two := tri, tmask, true
+		if is4 {
+			set, mask, two = four, fmask, hashes4 == 2
+		}
+		b1, b2 := h&mask, (h>>32)&mask
+		set[b1/64] |= 1 << (b1 % 64)
+		if two {
+			set[b2/64] |= 1 << (b2 % 64)
+		}
+	})
+	tri = shrink(tri, sketchHashes, splitBitsPerTri)
+	four = shrink(four, hashes4, per4)
+	var out []byte
+	for _, w := range append(tri, four...) {
+		out = binary.LittleEndian.AppendUint64(out, w)
+	}
+	return append(out, byte(bits.Len(uint(len(tri)*8))-1), format)
+}
+
+func TestSketchIsTheSameAsOverEach4(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	pieces := []string{"a", "b", "the ", "é", "日本", "🙂", "\n", string([]byte{Sep}), "\xfe", "\xe2\x82", "x"}
+	for i := range 400 {
+		var b []byte
+		for range r.IntN(1 << (i % 14)) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		if got, want := Sketch(b), sketchViaEach4(b, bitsPer4, 2, formatFour2); !bytes.Equal(got, want) {
+			t.Fatalf("text %d (%d bytes): format 4 sketch differs", i, len(b))
+		}
+		if got, want := sketch3(b), sketchViaEach4(b, 1.5, 1, formatSplit); !bytes.Equal(got, want) {
+			t.Fatalf("text %d (%d bytes): format 3 sketch differs", i, len(b))
+		}
+	}
+}
+
+// BenchmarkSketch makes format-4 sketches of journal-like text: the loop
+// sketchSplit runs, and the same over each4 as the baseline.
+func BenchmarkSketch(b *testing.B) {
+	r := rand.New(rand.NewPCG(33, 34))
+	words := []string{"func", "return", "err", "nil", "if", "the", "context", "window", "history", "x := ", "fmt.Errorf(", "}\n", "\t", "0x", "日本語"}
+	var texts [][]byte
+	size := 0
+	for range 200 {
+		var t []byte
+		for range r.IntN(400) {
+			t = append(t, words[r.IntN(len(words))]...)
+			t = append(t, ' ')
+		}
+		texts = append(texts, t)
+		size += len(t)
+	}
+	b.Run("loop", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		for b.Loop() {
+			for _, t := range texts {
+				Sketch(t)
+			}
+		}
+	})
+	b.Run("each4", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		for b.Loop() {
+			for _, t := range texts {
+				sketchViaEach4(t, bitsPer4, 2, formatFour2)
+			}
+		}
+	})
 }
