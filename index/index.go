@@ -641,12 +641,19 @@ func (x *Index) applyDeletes() error {
 				return err
 			}
 		}
+		// The rebuilt blocks lie below the mark: the set they leave out
+		// goes to disk with them, should a failed pass have published a
+		// set that no mark carried.
+		if cb.set != x.savedCommon {
+			b.SetInternal([]byte(commonKey), cb.set.enc)
+		}
 		x.track(b)
 		err = x.bi.Batch(b)
 		x.mu.RUnlock()
 		if err != nil {
 			return fmt.Errorf("index: apply deletions: %w", err)
 		}
+		x.savedCommon = cb.set
 		if err := x.st.ClearDeleted(seqs); err != nil {
 			return err
 		}
