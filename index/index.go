@@ -55,13 +55,13 @@ const (
 	blockKey  = "block_size"
 )
 
-// bytesBatch bounds one Bleve batch by text bytes. Bleve holds a batch's
-// analysed terms, ~30 bytes per byte of text, and up to writers+2 batches
-// are in memory (being built by Bleve, analysed, waiting): 2 MB keeps that
-// near 250 MB. (Peak RSS of a 351 MB import with two batches in memory:
-// 873 MB, against 1,238 MB with 4 MB batches, for ~15% more CPU in segment
-// merges.) A variable so that tests can make many batches.
-var bytesBatch = 2 << 20
+// DefaultBatchBytes bounds one Bleve batch by text bytes unless
+// Options.BatchBytes says otherwise. Bleve holds a batch's analysed terms,
+// ~30 bytes per byte of text, and up to writers+2 batches are in memory
+// (being built by Bleve, analysed, waiting): 2 MB keeps that near 250 MB.
+// (Peak RSS of a 351 MB import with two batches in memory: 873 MB, against
+// 1,238 MB with 4 MB batches, for ~15% more CPU in segment merges.)
+const DefaultBatchBytes = 2 << 20
 
 // BlockSize is the number of consecutive seqs indexed as one document.
 const BlockSize = 16
@@ -92,8 +92,9 @@ type Index struct {
 	// legacy is set for an index made by an analyzer version before
 	// common trigrams: it keeps every trigram, so that the binaries that
 	// made it can still read it ('pi-history reindex' upgrades it).
-	legacy bool
-	bulk   bool // opened with Options.Bulk
+	legacy     bool
+	bulk       bool // opened with Options.Bulk
+	batchBytes int  // text bytes per batch (Options.BatchBytes)
 
 	changed chan struct{}
 	cmu     sync.Mutex
@@ -115,6 +116,9 @@ type Options struct {
 	// Bulk merges segments for a process that loads much at once (see
 	// bulkMergePlan); a long-running server leaves it false.
 	Bulk bool
+	// BatchBytes bounds one Bleve batch by text bytes (DefaultBatchBytes
+	// when 0): smaller batches take less memory and more CPU.
+	BatchBytes int
 }
 
 // OpenWith opens or creates the index in dir for store st.
@@ -144,6 +148,9 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 	}
 	x := newIndex(st, dir, log, bi)
 	x.bulk = o.Bulk
+	if o.BatchBytes > 0 {
+		x.batchBytes = o.BatchBytes
+	}
 	if err := x.loadMark(); err != nil {
 		bi.Close()
 		return nil, err
@@ -152,7 +159,7 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 }
 
 func newIndex(st *store.Store, dir string, log *slog.Logger, bi bleve.Index) *Index {
-	x := &Index{st: st, dir: dir, log: log, bi: bi, changed: make(chan struct{})}
+	x := &Index{st: st, dir: dir, log: log, bi: bi, changed: make(chan struct{}), batchBytes: DefaultBatchBytes}
 	x.common.Store(emptyCommon)
 	if m, ok := bi.Mapping().(*mapping.IndexMappingImpl); ok && m.DefaultAnalyzer != AnalyzerName {
 		x.legacy = true
@@ -481,7 +488,7 @@ type pendingBatch struct {
 func (x *Index) build(set *trigramSet, cb *commonBuilder, from, last uint64) (pendingBatch, error) {
 	p := pendingBatch{from: from, through: from - 1}
 	size := 0
-	for lo := from; lo+BlockSize-1 <= last && size < bytesBatch; lo += BlockSize {
+	for lo := from; lo+BlockSize-1 <= last && size < x.batchBytes; lo += BlockSize {
 		hi := lo + BlockSize - 1
 		doc, n, err := x.blockDoc(lo, hi, set, cb)
 		if err != nil {
@@ -1049,6 +1056,7 @@ func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)
 		return err
 	}
 	nx := newIndex(x.st, tmp, x.log, nbi)
+	nx.batchBytes = x.batchBytes
 	if _, err := nx.CatchUp(ctx, func(t uint64) {
 		if progress != nil {
 			progress(t, x.st.LastSeq())

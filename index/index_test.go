@@ -405,8 +405,6 @@ func TestReindexWhileWriting(t *testing.T) {
 // still never pass a block that is not in the index, and the index must
 // hold every block once caught up and after reopening.
 func TestTheMarkNeverPassesABlockNotYetIndexed(t *testing.T) {
-	defer func(b int) { bytesBatch = b }(bytesBatch)
-	bytesBatch = 600 // about two blocks a batch
 	dir, st := newStore(t)
 	const blocks = 120
 	var texts []string
@@ -416,7 +414,8 @@ func TestTheMarkNeverPassesABlockNotYetIndexed(t *testing.T) {
 		}
 	}
 	pushTexts(t, st, "s", texts)
-	x := openIndex(t, dir, st, Options{})
+	small := Options{BatchBytes: 600} // about two blocks a batch
+	x := openIndex(t, dir, st, small)
 	ctx := context.Background()
 	found := func(b uint64) bool {
 		got, err := x.Candidates(ctx, trigram.Distinct(fmt.Sprintf("Q%dQ", b)), 1, uint64(len(texts)))
@@ -446,7 +445,7 @@ func TestTheMarkNeverPassesABlockNotYetIndexed(t *testing.T) {
 		t.Fatalf("marks %v: want many batches, in order, up to %d", marks, blocks*BlockSize)
 	}
 	x.Close()
-	x = openIndex(t, dir, st, Options{})
+	x = openIndex(t, dir, st, small)
 	defer x.Close()
 	if x.IndexedThrough() != blocks*BlockSize {
 		t.Fatalf("mark after reopening %d, want %d", x.IndexedThrough(), blocks*BlockSize)

@@ -30,6 +30,9 @@ type Options struct {
 	Log          *slog.Logger
 	CacheBytes   int64 // the store's block cache (store.DefaultCacheBytes when 0)
 	Bulk         bool  // the process loads much at once (an import): see index.Options
+	// IndexBatchBytes bounds one index batch by text bytes
+	// (index.DefaultBatchBytes when 0).
+	IndexBatchBytes int
 }
 
 // Service is an open data directory.
@@ -60,7 +63,7 @@ func Open(o Options) (*Service, error) {
 		lock.Release()
 		return nil, err
 	}
-	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk})
+	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk, BatchBytes: o.IndexBatchBytes})
 	if err != nil {
 		st.Close()
 		lock.Release()

@@ -15,11 +15,13 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
 
 	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
 )
 
@@ -100,7 +102,25 @@ func (g *globals) openServiceWith(bulk bool) (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: bulk})
+	batch, err := indexBatchBytes()
+	if err != nil {
+		return nil, err
+	}
+	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: bulk, IndexBatchBytes: batch})
+}
+
+// indexBatchBytes reads PI_HISTORY_INDEX_BATCH_KB, the text in one index
+// batch (0 when unset: the index's default).
+func indexBatchBytes() (int, error) {
+	v := os.Getenv("PI_HISTORY_INDEX_BATCH_KB")
+	if v == "" {
+		return 0, nil
+	}
+	kb, err := strconv.Atoi(v)
+	if err != nil || kb < 1 || kb > 1<<20 {
+		return 0, fmt.Errorf("PI_HISTORY_INDEX_BATCH_KB=%q: want a whole number of KiB from 1 to 1048576 (default %d), or unset it", v, index.DefaultBatchBytes>>10)
+	}
+	return kb << 10, nil
 }
 
 // heapLimit is the Go heap the process tries to stay under unless
@@ -262,5 +282,7 @@ Environment:
   PI_HISTORY_DATA                data directory (as --data)
   PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR   where Pi keeps sessions
   GOMEMLIMIT                     Go heap target (default 768MiB)
+  PI_HISTORY_INDEX_BATCH_KB      text per index batch (default 2048): less takes
+                                 less memory while indexing, and more CPU
 `)
 }

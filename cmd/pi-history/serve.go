@@ -106,7 +106,11 @@ func runServe(g *globals, args []string) error {
 		// the limit must leave it room on top of what the server keeps.
 		debug.SetMemoryLimit(serveHeapLimit + cache)
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache})
+	batch, err := indexBatchBytes()
+	if err != nil {
+		return err
+	}
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, IndexBatchBytes: batch})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
