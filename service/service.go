@@ -278,7 +278,7 @@ type ImportStatus struct {
 	Bytes, TotalBytes int64
 	Entries           int
 	Indexing          bool
-	Through, Target   uint64
+	Through, Target   uint64 // the index's mark and where it is heading (also while files are read)
 	Compacting        bool
 }
 
@@ -303,7 +303,9 @@ func (s *Service) ImportWatched(ctx context.Context, paths []string, watch func(
 			return
 		}
 		last = time.Now()
-		watch(ImportStatus{FilesDone: done, Files: files, Bytes: b, TotalBytes: total, Entries: entries})
+		// How far the index is behind, too: it lags while files are read.
+		watch(ImportStatus{FilesDone: done, Files: files, Bytes: b, TotalBytes: total, Entries: entries,
+			Through: s.Index.IndexedThrough(), Target: index.Target(s.Store.LastSeq())})
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {

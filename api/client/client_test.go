@@ -56,7 +56,7 @@ func TestImportWithProgressReadsTheStream(t *testing.T) {
 		errStatus  int
 		broken     bool
 	}{
-		{"summary", `{"progress":{"filesDone":0,"files":2,"bytes":0,"totalBytes":10,"entries":0}}
+		{"summary", `{"progress":{"filesDone":0,"files":2,"bytes":0,"totalBytes":10,"entries":0,"indexedThrough":16,"indexTarget":48}}
 {"indexing":{"through":16,"target":32}}
 {"compacting":true}
 {"summary":{"files":2,"sessions":2,"entries":7,"problems":[]}}
@@ -78,7 +78,8 @@ func TestImportWithProgressReadsTheStream(t *testing.T) {
 			defer srv.Close()
 			var events []service.ImportStatus
 			sum, err := New(srv.URL, "tok").ImportWithProgress(context.Background(), []string{"/x"}, func(st service.ImportStatus) { events = append(events, st) })
-			if c.name == "summary" && (len(events) != 3 || events[0].Files != 2 || !events[1].Indexing || events[1].Target != 32 || !events[2].Compacting) {
+			if c.name == "summary" && (len(events) != 3 || events[0].Files != 2 || events[0].Through != 16 || events[0].Target != 48 ||
+				!events[1].Indexing || events[1].Target != 32 || !events[2].Compacting) {
 				t.Errorf("events %+v", events)
 			}
 			if len(events) != c.events {

@@ -125,7 +125,8 @@ func ImportEventOf(st service.ImportStatus) ImportEvent {
 	case st.Indexing:
 		return ImportEvent{Indexing: &IndexingProgress{Through: st.Through, Target: st.Target}}
 	}
-	return ImportEvent{Progress: &ImportProgress{FilesDone: st.FilesDone, Files: st.Files, Bytes: st.Bytes, TotalBytes: st.TotalBytes, Entries: st.Entries}}
+	return ImportEvent{Progress: &ImportProgress{FilesDone: st.FilesDone, Files: st.Files, Bytes: st.Bytes, TotalBytes: st.TotalBytes, Entries: st.Entries,
+		IndexedThrough: st.Through, IndexTarget: st.Target}}
 }
 
 // status is the import status a progress, indexing or compacting line
@@ -138,7 +139,8 @@ func (ev ImportEvent) status() service.ImportStatus {
 		return service.ImportStatus{Indexing: true, Through: ev.Indexing.Through, Target: ev.Indexing.Target}
 	case ev.Progress != nil:
 		p := ev.Progress
-		return service.ImportStatus{FilesDone: p.FilesDone, Files: p.Files, Bytes: p.Bytes, TotalBytes: p.TotalBytes, Entries: p.Entries}
+		return service.ImportStatus{FilesDone: p.FilesDone, Files: p.Files, Bytes: p.Bytes, TotalBytes: p.TotalBytes, Entries: p.Entries,
+			Through: p.IndexedThrough, Target: p.IndexTarget}
 	}
 	return service.ImportStatus{}
 }
@@ -150,6 +152,10 @@ type ImportProgress struct {
 	Bytes      int64 `json:"bytes"`
 	TotalBytes int64 `json:"totalBytes"`
 	Entries    int   `json:"entries"`
+	// the index's mark and where it is heading: it lags while files are
+	// read (absent from servers before 2026-11-30)
+	IndexedThrough uint64 `json:"indexedThrough,omitempty"`
+	IndexTarget    uint64 `json:"indexTarget,omitempty"`
 }
 
 // IndexingProgress is how far the index is once the files are read.

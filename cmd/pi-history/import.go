@@ -93,24 +93,50 @@ func runImport(g *globals, args []string) error {
 // whether this process reads the files or a running server does.
 type importLine struct {
 	g     *globals
+	now   func() time.Time // time.Now; tests replace it
 	start time.Time
+	// when the indexing phase was first shown, and the mark then
+	idxStart time.Time
+	idxFrom  uint64
 }
 
-func newImportLine(g *globals) *importLine { return &importLine{g: g, start: time.Now()} }
+func newImportLine(g *globals) *importLine {
+	return &importLine{g: g, now: time.Now, start: time.Now()}
+}
 
 func (l *importLine) show(st service.ImportStatus) {
 	switch {
 	case st.Compacting:
 		fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read and indexed; compacting the store and the index")
 	case st.Indexing:
-		fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read; indexing %d of %d entries (%d%%)", st.Through, st.Target, pct(int64(st.Through), int64(st.Target)))
+		l.indexing(st.Through, st.Target)
 	default:
-		l.files(st.FilesDone, st.Files, st.Bytes, st.TotalBytes, st.Entries)
+		l.files(st)
 	}
 }
 
-func (l *importLine) files(done, files int, b, total int64, entries int) {
-	el := time.Since(l.start).Seconds()
+// indexing shows the index catching up, with its rate and an ETA once it
+// has been watched for a second.
+func (l *importLine) indexing(through, target uint64) {
+	now := l.now()
+	if l.idxStart.IsZero() {
+		l.idxStart, l.idxFrom = now, through
+	}
+	rate, eta := "", "?"
+	if el := now.Sub(l.idxStart).Seconds(); el >= 1 && through > l.idxFrom {
+		r := float64(through-l.idxFrom) / el
+		rate = fmt.Sprintf("  %.0f entries/s", r)
+		eta = (time.Duration(float64(target-min(through, target))/r) * time.Second).Round(time.Second).String()
+	}
+	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files read; indexing %d of %d entries (%d%%)%s  ETA %s",
+		through, target, pct(int64(through), int64(target)), rate, eta)
+}
+
+// files shows the files being read; the ETA is that of reading them, and
+// the index's share says how far indexing lags behind.
+func (l *importLine) files(st service.ImportStatus) {
+	el := l.now().Sub(l.start).Seconds()
+	b, total := st.Bytes, st.TotalBytes
 	mbs := float64(b) / 1e6 / max(el, 1e-3)
 	eta := "?"
 	if b > 0 && total > b {
@@ -118,8 +144,12 @@ func (l *importLine) files(done, files int, b, total int64, entries int) {
 	} else if total <= b {
 		eta = "0s"
 	}
-	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files %d/%d  entries %d  %.1f MB/s  %d%%  ETA %s",
-		done, files, entries, mbs, pct(b, total), eta)
+	indexed := ""
+	if st.Target > 0 {
+		indexed = fmt.Sprintf("  indexed %d%%", pct(int64(st.Through), int64(st.Target)))
+	}
+	fmt.Fprintf(l.g.stderr, "\r\033[Kimport: files %d/%d  entries %d  %.1f MB/s  %d%%  files ETA %s%s",
+		st.FilesDone, st.Files, st.Entries, mbs, pct(b, total), eta, indexed)
 }
 
 // isTerminal reports whether w is a terminal (progress lines go there).
