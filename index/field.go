@@ -77,8 +77,8 @@ func (s *trigramSet) distinct(b []byte) [][2]int32 {
 	s.spans = s.spans[:0]
 	s.skeys = s.skeys[:0]
 	limit := int(s.mask+1) / 2
-	// trigram.Each, written out: the key rolls (a rune is 21 bits, a key
-	// three of them), and no function is called per trigram.
+	// trigram.Each, written out: the key rolls (trigram.Roll), and no
+	// function is called per trigram.
 	var key uint64
 	var start [3]int // where the last three runes start
 	n := 0
@@ -93,7 +93,7 @@ func (s *trigramSet) distinct(b []byte) [][2]int32 {
 		if c >= utf8.RuneSelf {
 			r, size = utf8.DecodeRune(b[i:])
 		}
-		key = (key<<21 | uint64(r)) & (1<<63 - 1)
+		key = trigram.Roll(key, r)
 		start[0], start[1], start[2] = start[1], start[2], i
 		i += size
 		if n++; n < 3 || !s.insert(key) {
