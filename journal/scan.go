@@ -228,29 +228,49 @@ func (s *scanner) number() error {
 	return nil
 }
 
-func (s *scanner) enter() error {
+// open enters the array or object at s.i, reporting whether it is empty
+// (then it is read, closing bracket included).
+func (s *scanner) open(closer byte) (empty bool, err error) {
 	s.depth++
 	if s.depth > maxDepth {
-		return &syntaxError{msg: fmt.Sprintf("arrays and objects nest more than %d deep at byte %d", maxDepth, s.i+1), off: s.i}
+		return false, &syntaxError{msg: fmt.Sprintf("arrays and objects nest more than %d deep at byte %d", maxDepth, s.i+1), off: s.i}
 	}
-	return nil
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == closer {
+		s.i++
+		s.depth--
+		return true, nil
+	}
+	return false, nil
+}
+
+// more reads what follows a member or element: a comma (true: another
+// follows) or the closing bracket (false). what names the member for the
+// error.
+func (s *scanner) more(closer byte, what string) (bool, error) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, s.fail("")
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return true, nil
+	case closer:
+		s.i++
+		s.depth--
+		return false, nil
+	}
+	return false, s.fail(fmt.Sprintf("after %s (expected ',' or '%c')", what, closer))
 }
 
 // object reads the object at s.i. For each member, field is called with
 // the key's bytes (as written between the quotes) and must consume the
 // value; nil skips every value.
 func (s *scanner) object(field func(key []byte, plain bool) error) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		return nil
-	}
-	for {
+	empty, err := s.open('}')
+	for more := !empty; more && err == nil; more, err = s.more('}', "an object member") {
 		s.ws()
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return s.fail("where a key (a string) should be")
@@ -273,38 +293,15 @@ func (s *scanner) object(field func(key []byte, plain bool) error) error {
 		if err != nil {
 			return err
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.fail("")
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			s.depth--
-			return nil
-		default:
-			return s.fail("after an object member (expected ',' or '}')")
-		}
 	}
+	return err
 }
 
 // array reads the array at s.i; elem, if not nil, must consume each element.
 func (s *scanner) array(elem func() error) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		s.depth--
-		return nil
-	}
-	for {
+	empty, err := s.open(']')
+	for more := !empty; more && err == nil; more, err = s.more(']', "an array element") {
 		s.ws()
-		var err error
 		if elem != nil {
 			err = elem()
 		} else {
@@ -313,21 +310,8 @@ func (s *scanner) array(elem func() error) error {
 		if err != nil {
 			return err
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.fail("")
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			s.depth--
-			return nil
-		default:
-			return s.fail("after an array element (expected ',' or ']')")
-		}
 	}
+	return err
 }
 
 // end checks that nothing but whitespace follows the top-level value.
