@@ -529,20 +529,29 @@ func (x *Index) advance(through uint64) error {
 	b := x.bi.NewBatch()
 	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, through))
 	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
-	c := x.common.Load()
-	if c != x.savedCommon {
-		b.SetInternal([]byte(commonKey), c.enc)
-	}
-	x.track(b)
-	if err := x.bi.Batch(b); err != nil {
+	if err := x.apply(b, x.common.Load()); err != nil {
 		return fmt.Errorf("index: write mark %d: %w", through, err)
 	}
-	x.savedCommon = c
 	x.through.Store(through)
 	x.cmu.Lock()
 	close(x.changed)
 	x.changed = make(chan struct{})
 	x.cmu.Unlock()
+	return nil
+}
+
+// apply applies b as the newest batch (see track), writing the common set
+// c in it unless a batch already did: every batch that moves the mark or
+// rebuilds blocks below it carries the set its blocks left out.
+func (x *Index) apply(b *bleve.Batch, c *commonSet) error {
+	if c != x.savedCommon {
+		b.SetInternal([]byte(commonKey), c.enc)
+	}
+	x.track(b)
+	if err := x.bi.Batch(b); err != nil {
+		return err
+	}
+	x.savedCommon = c
 	return nil
 }
 
@@ -651,16 +660,11 @@ func (x *Index) applyDeletes() error {
 		// The rebuilt blocks lie below the mark: the set they leave out
 		// goes to disk with them, should a failed pass have published a
 		// set that no mark carried.
-		if cb.set != x.savedCommon {
-			b.SetInternal([]byte(commonKey), cb.set.enc)
-		}
-		x.track(b)
-		err = x.bi.Batch(b)
+		err = x.apply(b, cb.set)
 		x.mu.RUnlock()
 		if err != nil {
 			return fmt.Errorf("index: apply deletions: %w", err)
 		}
-		x.savedCommon = cb.set
 		if err := x.st.ClearDeleted(seqs); err != nil {
 			return err
 		}
