@@ -2,9 +2,11 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
@@ -14,19 +16,40 @@ import (
 )
 
 // blockTexts returns the texts of n blocks: every entry says "everywhere",
-// and block b's first entry also says "rare<b>".
+// and block b's first entry also says rare(b).
 func blockTexts(first, n int) []string {
 	var texts []string
 	for b := first; b < first+n; b++ {
 		for i := 0; i < BlockSize; i++ {
 			if i == 0 {
-				texts = append(texts, fmt.Sprintf("everywhere rare%04d", b))
+				texts = append(texts, "everywhere "+rare(b))
 			} else {
 				texts = append(texts, "everywhere")
 			}
 		}
 	}
 	return texts
+}
+
+// rare is a word found in block b alone: twelve letters in which no
+// trigram repeats another block's, whichever a window selects.
+func rare(b int) string {
+	var w []byte
+	for i := range 12 {
+		w = append(w, byte('a'+(b*7+i*i*3+i)%26))
+	}
+	return "Z" + strconv.Itoa(b) + string(w)
+}
+
+// trigramsFor returns the trigrams of needle that x's blocks hold (all
+// of them, or those its windows select: see needleTrigrams).
+func trigramsFor(t *testing.T, x *Index, needle string) []string {
+	t.Helper()
+	trs, err := x.needleTrigrams(needle)
+	if err != nil {
+		t.Fatalf("trigrams of %q: %v", needle, err)
+	}
+	return trs
 }
 
 // docHolds reports whether the index's document for the block starting
@@ -95,13 +118,15 @@ func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
 	if x.CommonTrigrams() == 0 {
 		t.Fatal("a trigram in every block was not declared common")
 	}
-	// Blocks before the threshold keep "eve"; later ones leave it out.
-	if !docHolds(t, x, 1, "eve") || docHolds(t, x, 39*BlockSize+1, "eve") {
-		t.Errorf("want eve in the first block's document and not in the last one's")
+	// Blocks before the threshold keep a trigram of "everywhere"; later
+	// ones leave it out.
+	eve := trigramsFor(t, x, "everywhere")[0]
+	if !docHolds(t, x, 1, eve) || docHolds(t, x, 39*BlockSize+1, eve) {
+		t.Errorf("want %q in the first block's document and not in the last one's", eve)
 	}
 	// The plan drops common trigrams; a needle of common trigrams only is
 	// left to the caller's scan.
-	p, err := x.PlanNeedle("everywhere rare0007")
+	p, err := x.PlanNeedle("everywhere " + rare(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,12 +136,12 @@ func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
 		}
 	}
 	if got := p.Window(1, 1<<20); len(got) != 1 || got[0].Lo != 7*BlockSize+1 {
-		t.Errorf("candidates for rare0007 = %v, want block 8 only", got)
+		t.Errorf("candidates for %s = %v, want block 8 only", rare(7), got)
 	}
 	if p, _ := x.PlanNeedle("everywhere"); !p.AllCommon {
 		t.Errorf("plan for a needle of common trigrams: %+v, want AllCommon", p)
 	}
-	if got, _ := x.Candidates(context.Background(), trigram.Distinct("everywhere"), 1, 1<<20); len(got) != 1 || got[0] != (Block{1, 40 * BlockSize}) {
+	if got, _ := x.Candidates(context.Background(), trigramsFor(t, x, "everywhere"), 1, 1<<20); len(got) != 1 || got[0] != (Block{1, 40 * BlockSize}) {
 		t.Errorf("Candidates for common trigrams only = %v, want the whole range as one block", got)
 	}
 	n := x.CommonTrigrams()
@@ -135,24 +160,24 @@ func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
 	if _, err := x.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if docHolds(t, x, 41*BlockSize+1, "eve") {
+	if docHolds(t, x, 41*BlockSize+1, eve) {
 		t.Error("a block indexed after reopening holds a common trigram")
 	}
-	if !docHolds(t, x, 41*BlockSize+1, "041") {
-		t.Error("a block indexed after reopening lacks its rare trigram")
+	if p, err := x.PlanNeedle(rare(41)); err != nil || len(p.Blocks) != 1 || p.Blocks[0] != 41*BlockSize+1 {
+		t.Errorf("a block indexed after reopening is not found by its rare word: %+v, %v", p, err)
 	}
 	if !x.ct.loaded || x.ct.blocks < 42 {
 		t.Errorf("counts after reopening: loaded %v, %d blocks; want loaded, at least 42", x.ct.loaded, x.ct.blocks)
 	}
 }
 
-func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
-	defer SetCommonAfterForTest(20)()
-	dir, st := newStore(t)
-	// An index made by a binary that knew only the first analyzer.
+// createOlder creates, in dir/index, an empty index as a binary that knew
+// only the analyzer named did.
+func createOlder(t *testing.T, dir, analyzer string) {
+	t.Helper()
 	m := newMapping().(*mapping.IndexMappingImpl)
-	m.DefaultAnalyzer = olderAnalyzers[0]
-	m.DefaultMapping.Properties[fieldText].Fields[0].Analyzer = olderAnalyzers[0]
+	m.DefaultAnalyzer = analyzer
+	m.DefaultMapping.Properties[fieldText].Fields[0].Analyzer = analyzer
 	bi, err := bleve.NewUsing(filepath.Join(dir, "index"), m, "scorch", "scorch", map[string]interface{}{"unsafe_batch": true})
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +186,12 @@ func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
 		t.Fatal(err)
 	}
 	bi.Close()
+}
+
+func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
+	defer SetCommonAfterForTest(20)()
+	dir, st := newStore(t)
+	createOlder(t, dir, analyzerV1)
 	pushTexts(t, st, "s1", blockTexts(0, 30))
 	x := openCaughtUp(t, dir, st)
 	defer x.Close()
@@ -173,6 +204,52 @@ func TestIndexOfAnOlderAnalyzerKeepsEveryTrigram(t *testing.T) {
 	}
 	if x.CommonTrigrams() == 0 {
 		t.Error("a reindexed index declares no common trigrams")
+	}
+	if x.scheme != schemeSelected {
+		t.Errorf("a reindexed index has scheme %d, want the selected trigrams", x.scheme)
+	}
+}
+
+// An index made by the v2 analyzer keeps every uncommon trigram (binaries
+// of v2 ask it for any of them) and is asked for every trigram of a
+// needle, however short; reindexing turns it into an index of selected
+// trigrams, which short needles cannot use.
+func TestIndexOfTheV2AnalyzerKeepsEveryUncommonTrigram(t *testing.T) {
+	defer SetCommonAfterForTest(20)()
+	dir, st := newStore(t)
+	createOlder(t, dir, analyzerV2)
+	pushTexts(t, st, "s1", blockTexts(0, 30))
+	x := openCaughtUp(t, dir, st)
+	defer x.Close()
+	if x.CommonTrigrams() == 0 {
+		t.Error("a v2 index declares no common trigrams")
+	}
+	word := rare(12)
+	for _, tr := range trigram.Distinct(word) {
+		if !docHolds(t, x, 12*BlockSize+1, tr) {
+			t.Errorf("the v2 index's block lacks %q of %q", tr, word)
+		}
+	}
+	if p, err := x.PlanNeedle(word[:4]); err != nil || len(p.Blocks) != 1 {
+		t.Errorf("a 4-character needle in a v2 index: %+v, %v; want its one block", p, err)
+	}
+	if err := x.Reindex(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.PlanNeedle(word[:4]); !errors.Is(err, ErrNoWindow) {
+		t.Errorf("a 4-character needle after reindexing: %v, want ErrNoWindow", err)
+	}
+	if p, err := x.PlanNeedle(word); err != nil || len(p.Blocks) != 1 || p.Blocks[0] != 12*BlockSize+1 {
+		t.Errorf("after reindexing, %q plans %+v, %v; want its one block", word, p, err)
+	}
+	held := 0
+	for _, tr := range trigram.Distinct(word) {
+		if docHolds(t, x, 12*BlockSize+1, tr) {
+			held++
+		}
+	}
+	if held == 0 || held == len(trigram.Distinct(word)) {
+		t.Errorf("after reindexing the block holds %d of the %d trigrams of %q; want those selected, some", held, len(trigram.Distinct(word)), word)
 	}
 }
 

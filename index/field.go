@@ -54,6 +54,9 @@ type trigramSet struct {
 	// order, and their keys
 	spans [][2]int32
 	skeys []uint64
+	// winnow keeps only the trigrams that windows select (see
+	// trigram.Window): the scheme of an index made by AnalyzerName
+	winnow bool
 }
 
 // trigramSlot is one slot of a trigramSet's table: a key, valid when gen
@@ -73,6 +76,9 @@ type trigramSlot struct {
 // processor's caches and every probe missed them (27 MB/s over journal
 // text).
 func (s *trigramSet) distinct(b []byte) [][2]int32 {
+	if s.winnow {
+		return s.selected(b)
+	}
 	s.reset(max(64, 1<<bits.Len(uint(len(b)/4))))
 	s.spans = s.spans[:0]
 	s.skeys = s.skeys[:0]
@@ -108,6 +114,70 @@ func (s *trigramSet) distinct(b []byte) [][2]int32 {
 				s.insert(k)
 			}
 			limit = m / 2
+		}
+	}
+	return s.spans
+}
+
+// selected is distinct for the trigrams that windows select: of every
+// trigram.Window consecutive trigrams of a run (a stretch of b between
+// separators), the one trigram.Winnower.Min picks. It is the same loop as
+// distinct, with the last window's trigrams kept in a ring.
+func (s *trigramSet) selected(b []byte) [][2]int32 {
+	s.reset(max(64, 1<<bits.Len(uint(len(b)/8))))
+	s.spans = s.spans[:0]
+	s.skeys = s.skeys[:0]
+	limit := int(s.mask+1) / 2
+	const w = trigram.Window
+	var (
+		keys  [w]uint64
+		ranks [w]uint64
+		spans [w][2]int32
+	)
+	var key uint64
+	var start [3]int
+	n := 0 // runes of the current run
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c == trigram.Sep {
+			n = 0
+			i++
+			continue
+		}
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(b[i:])
+		}
+		key = trigram.Roll(key, r)
+		start[0], start[1], start[2] = start[1], start[2], i
+		i += size
+		if n++; n < 3 {
+			continue
+		}
+		// The run's (n-2)th trigram goes to slot (n-3) mod w.
+		j := (n - 3) % w
+		keys[j], ranks[j], spans[j] = key, trigram.Rank(key), [2]int32{int32(start[0]), int32(i)}
+		if n < w+2 {
+			continue // no full window yet
+		}
+		m := 0
+		for q := 1; q < w; q++ {
+			if ranks[q] < ranks[m] || ranks[q] == ranks[m] && keys[q] < keys[m] {
+				m = q
+			}
+		}
+		if !s.insert(keys[m]) {
+			continue
+		}
+		s.spans = append(s.spans, spans[m])
+		s.skeys = append(s.skeys, keys[m])
+		if len(s.skeys) > limit {
+			grown := 2 * int(s.mask+1)
+			s.reset(grown)
+			for _, k := range s.skeys {
+				s.insert(k)
+			}
+			limit = grown / 2
 		}
 	}
 	return s.spans

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -56,9 +57,36 @@ func TestPrecomputedFieldIndexesWhatTheAnalyzerEmits(t *testing.T) {
 // next) finds exactly the distinct trigrams, in first-seen order, that a
 // plain map finds, including trigrams that differ only in their first
 // rune.
+//
+// With winnow set, it must find what trigram.Selected's rule selects over
+// the whole text: windows of each run between separators.
 func TestTrigramSetFindsEachDistinctTrigramOnce(t *testing.T) {
+	for _, winnow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("winnow=%v", winnow), func(t *testing.T) { testTrigramSetFindsEachDistinctTrigramOnce(t, winnow) })
+	}
+}
+
+// selectedInOrder is what trigram.Each and a trigram.Winnower select from
+// text, each trigram once, in first-seen order.
+func selectedInOrder(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var w trigram.Winnower
+	trigram.Each([]byte(text), func(key uint64, start, end int) {
+		if w.Push(key, start, end) {
+			_, a, b := w.Min()
+			if !seen[text[a:b]] {
+				seen[text[a:b]] = true
+				out = append(out, text[a:b])
+			}
+		}
+	})
+	return out
+}
+
+func testTrigramSetFindsEachDistinctTrigramOnce(t *testing.T, winnow bool) {
 	r := rand.New(rand.NewPCG(23, 24))
-	set := &trigramSet{}
+	set := &trigramSet{winnow: winnow}
 	for i := range 200 {
 		n := r.IntN(300)
 		if i%10 == 0 {
@@ -82,7 +110,11 @@ func TestTrigramSetFindsEachDistinctTrigramOnce(t *testing.T) {
 		for _, sp := range set.distinct([]byte(text)) {
 			got = append(got, text[sp[0]:sp[1]])
 		}
-		if want := trigram.Distinct(text); !slices.Equal(got, want) {
+		want := trigram.Distinct(text)
+		if winnow {
+			want = selectedInOrder(text)
+		}
+		if !slices.Equal(got, want) {
 			t.Fatalf("text %d (%d bytes): %d trigrams found, want %d", i, len(text), len(got), len(want))
 		}
 	}
@@ -112,6 +144,19 @@ func BenchmarkTrigramSet(b *testing.B) {
 	blocks := benchBlocks()
 	b.SetBytes(int64(len(slices.Concat(blocks...))))
 	var set trigramSet
+	for b.Loop() {
+		for _, bl := range blocks {
+			set.distinct(bl)
+		}
+	}
+}
+
+// BenchmarkTrigramSelected is BenchmarkTrigramSet for an index of
+// selected trigrams (see trigram.Window).
+func BenchmarkTrigramSelected(b *testing.B) {
+	blocks := benchBlocks()
+	b.SetBytes(int64(len(slices.Concat(blocks...))))
+	set := trigramSet{winnow: true}
 	for b.Loop() {
 		for _, bl := range blocks {
 			set.distinct(bl)

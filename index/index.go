@@ -18,6 +18,13 @@
 // confirmed by scanning its (at most BlockSize) texts, which is cheap. Only
 // complete blocks are indexed: the mark always ends a block, and the newest
 // entries above it, fewer than BlockSize, are scanned by search.
+//
+// A block's document does not hold every trigram: of every trigram.Window
+// consecutive trigrams of a text, only the one a fixed order ranks first
+// (trigram.Selected), and no trigram that has become common (common.go). A
+// needle that holds a whole window selects the same trigrams as every text
+// that holds it, so those are what a search asks for; a shorter needle is
+// scanned. Half the postings of every trigram, for the same answers.
 package index
 
 import (
@@ -89,10 +96,11 @@ type Index struct {
 	ct      counter     // guarded by wmu
 	// savedCommon is the common set the last mark batch wrote (wmu)
 	savedCommon *commonSet
-	// legacy is set for an index made by an analyzer version before
-	// common trigrams: it keeps every trigram, so that the binaries that
-	// made it can still read it ('pi-history reindex' upgrades it).
-	legacy     bool
+	// scheme is what the index's blocks hold, fixed by the analyzer
+	// version that made it: an index of an earlier version keeps being
+	// written as it was, so that the binaries that made it can still read
+	// it ('pi-history reindex' upgrades it). Guarded by mu.
+	scheme     scheme
 	bulk       bool // opened with Options.Bulk
 	batchBytes int  // text bytes per batch (Options.BatchBytes)
 
@@ -158,13 +166,42 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 	return x, nil
 }
 
+// scheme is what the documents of an index hold of their blocks' text.
+type scheme uint8
+
+const (
+	// schemeSelected (AnalyzerName): the trigrams that windows select
+	// (trigram.Window), except common ones.
+	schemeSelected scheme = iota
+	// schemeUncommon (v2): every trigram except common ones.
+	schemeUncommon
+	// schemeEvery (v1): every trigram.
+	schemeEvery
+)
+
+// schemeOf tells the scheme of an index by the analyzer its mapping names.
+func schemeOf(bi bleve.Index) scheme {
+	m, ok := bi.Mapping().(*mapping.IndexMappingImpl)
+	switch {
+	case !ok || m.DefaultAnalyzer == AnalyzerName:
+		return schemeSelected
+	case m.DefaultAnalyzer == analyzerV2:
+		return schemeUncommon
+	}
+	return schemeEvery
+}
+
 func newIndex(st *store.Store, dir string, log *slog.Logger, bi bleve.Index) *Index {
 	x := &Index{st: st, dir: dir, log: log, bi: bi, changed: make(chan struct{}), batchBytes: DefaultBatchBytes}
 	x.common.Store(emptyCommon)
-	if m, ok := bi.Mapping().(*mapping.IndexMappingImpl); ok && m.DefaultAnalyzer != AnalyzerName {
-		x.legacy = true
-	}
+	x.scheme = schemeOf(bi)
 	return x
+}
+
+// blockSet returns a trigram set that analyses blocks as the index's
+// scheme wants them.
+func (x *Index) blockSet() *trigramSet {
+	return &trigramSet{winnow: x.scheme == schemeSelected}
 }
 
 func newMapping() mapping.IndexMapping {
@@ -387,7 +424,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 		err error
 	}
 	cb := &commonBuilder{set: x.common.Load()}
-	if !x.legacy {
+	if x.scheme != schemeEvery {
 		if !x.ct.loaded {
 			if err := x.loadCounts(); err != nil {
 				return 0, err
@@ -396,7 +433,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 		cb.ct = &x.ct
 	}
 	next := make(chan built, 1)
-	set := &trigramSet{}
+	set := x.blockSet()
 	building := false
 	build := func(from uint64) {
 		building = true
@@ -629,7 +666,7 @@ func (x *Index) blockDoc(lo, hi uint64, set *trigramSet, cb *commonBuilder) (*do
 func (x *Index) applyDeletes() error {
 	// Rebuilt blocks leave out the trigrams already common, and count
 	// nothing: their blocks were counted when first indexed.
-	set, cb := &trigramSet{}, &commonBuilder{set: x.common.Load()}
+	set, cb := x.blockSet(), &commonBuilder{set: x.common.Load()}
 	for {
 		seqs, err := x.st.Deleted(4096)
 		if err != nil || len(seqs) == 0 {
@@ -678,8 +715,9 @@ func parseDocID(id string) (uint64, error) { return strconv.ParseUint(id, 36, 64
 // Plan is how the index would answer a needle.
 type Plan struct {
 	// Trigrams are the distinct trigrams of the needle the plan uses: the
-	// uncommon ones, or the first of them when those were selective
-	// enough (see planEnough).
+	// uncommon ones that the index's blocks hold (in an index of selected
+	// trigrams, those the needle's windows select), or the first of them
+	// when those were selective enough (see planEnough).
 	Trigrams []string
 	// AllCommon is set when every trigram of the needle is common (see
 	// common.go): the index cannot narrow the needle down, so the caller
@@ -723,6 +761,30 @@ const (
 // index cannot narrow it down and the caller must scan.
 var ErrNoTrigrams = errors.New("needle has fewer than 3 characters")
 
+// ErrNoWindow means the needle holds no whole window of trigrams (it is
+// shorter than trigram.Window+2 characters), and the index holds only the
+// trigrams windows select: the index cannot narrow it down and the caller
+// must scan.
+var ErrNoWindow = fmt.Errorf("needle has fewer than %d characters, the shortest the index can narrow down", trigram.Window+2)
+
+// needleTrigrams returns the trigrams of needle that blocks holding it
+// hold under the index's scheme (before common ones are left out), or why
+// there are none. The caller holds mu.
+func (x *Index) needleTrigrams(needle string) ([]string, error) {
+	all := trigram.Distinct(needle)
+	if len(all) == 0 {
+		return nil, ErrNoTrigrams
+	}
+	if x.scheme != schemeSelected {
+		return all, nil
+	}
+	sel := trigram.Selected(needle)
+	if len(sel) == 0 {
+		return nil, ErrNoWindow
+	}
+	return sel, nil
+}
+
 // PlanNeedle looks up the document frequency of the needle's trigrams and,
 // when the rarest is rare enough, the candidate blocks (see Plan.Direct).
 func (x *Index) PlanNeedle(needle string) (Plan, error) {
@@ -737,12 +799,13 @@ func (x *Index) PlanNeedleContext(ctx context.Context, needle string) (Plan, err
 // PlanNeedleWithin is PlanNeedleContext that stops intersecting once more
 // than maxBlocks blocks hold every trigram and answers Broad (0: no bound).
 func (x *Index) PlanNeedleWithin(ctx context.Context, needle string, maxBlocks int) (Plan, error) {
-	p := Plan{Trigrams: trigram.Distinct(needle)}
-	if len(p.Trigrams) == 0 {
-		return p, ErrNoTrigrams
-	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	var p Plan
+	var err error
+	if p.Trigrams, err = x.needleTrigrams(needle); err != nil {
+		return p, err
+	}
 	rd, common, err := x.snapshot()
 	if err != nil {
 		return p, err
@@ -1099,7 +1162,7 @@ func (x *Index) Reindex(ctx context.Context, progress func(through, last uint64)
 		return err
 	}
 	x.bi = bi
-	x.legacy = false // rebuilt by this binary
+	x.scheme = schemeOf(bi) // rebuilt by this binary
 	x.through.Store(0)
 	if err := x.loadMark(); err != nil {
 		return err

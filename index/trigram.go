@@ -12,19 +12,29 @@ import (
 //
 // v2 marks indexes that leave common trigrams out of later blocks (see
 // common.go): a binary that only knows v1 would ask them for those
-// trigrams and miss blocks, so it must not open them. This binary opens
-// v1 indexes too: their documents hold every trigram.
-const AnalyzerName = "pihist-trigram-v2"
+// trigrams and miss blocks, so it must not open them. v3 marks indexes
+// whose blocks hold only the trigrams that windows select (see
+// trigram.Window): a binary that knows v2 would ask them for trigrams no
+// block holds. This binary opens v1 and v2 indexes too, and reads them as
+// they were made (every trigram; every uncommon trigram) until
+// 'pi-history reindex' rebuilds them.
+const AnalyzerName = "pihist-trigram-v3"
+
+const (
+	analyzerV1 = "pihist-trigram-v1"
+	analyzerV2 = "pihist-trigram-v2"
+)
 
 // olderAnalyzers are the names of earlier versions this binary still reads.
-var olderAnalyzers = []string{"pihist-trigram-v1"}
+var olderAnalyzers = []string{analyzerV2, analyzerV1}
 
-// trigramTokenizer emits each distinct rune trigram of its input once,
-// case preserved. Positions are meaningless: search never uses phrases.
-type trigramTokenizer struct{}
+// trigramTokenizer emits each distinct rune trigram of its input once
+// (with winnow, each trigram a window selects), case preserved. Positions
+// are meaningless: search never uses phrases.
+type trigramTokenizer struct{ winnow bool }
 
-func (trigramTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	var set trigramSet
+func (t trigramTokenizer) Tokenize(input []byte) analysis.TokenStream {
+	set := trigramSet{winnow: t.winnow}
 	spans := set.distinct(input)
 	toks := make([]analysis.Token, len(spans))
 	ts := make(analysis.TokenStream, len(spans))
@@ -35,16 +45,17 @@ func (trigramTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	return ts
 }
 
-type trigramAnalyzer struct{}
+type trigramAnalyzer struct{ winnow bool }
 
-func (trigramAnalyzer) Analyze(input []byte) analysis.TokenStream {
-	return trigramTokenizer{}.Tokenize(input)
+func (a trigramAnalyzer) Analyze(input []byte) analysis.TokenStream {
+	return trigramTokenizer(a).Tokenize(input)
 }
 
 func init() {
 	for _, name := range append([]string{AnalyzerName}, olderAnalyzers...) {
+		a := trigramAnalyzer{winnow: name == AnalyzerName}
 		err := registry.RegisterAnalyzer(name, func(map[string]interface{}, *registry.Cache) (analysis.Analyzer, error) {
-			return trigramAnalyzer{}, nil
+			return a, nil
 		})
 		if err != nil {
 			panic(err)

@@ -414,6 +414,8 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		switch {
 		case errors.Is(err, index.ErrNoTrigrams):
 			st.Plan = "scan (needle shorter than 3 characters)"
+		case errors.Is(err, index.ErrNoWindow):
+			st.Plan = fmt.Sprintf("scan through sketches (needle shorter than %d characters)", trigram.Window+2)
 		case err != nil:
 			return found{}, 0, false, err
 		case plan.AllCommon:

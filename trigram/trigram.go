@@ -80,6 +80,83 @@ func Distinct(s string) []string {
 	return out
 }
 
+// Window is how many consecutive trigrams one window of a text holds when
+// an index keeps only selected trigrams: of every Window consecutive
+// trigrams (within one text, between separators), the one of least Rank
+// is selected. A needle that holds a whole window selects, from it, the
+// same trigram as every text that holds the needle, so an index of the
+// selected trigrams misses no text that a needle's own selected trigrams
+// find. Over the benchmark's texts a block keeps half its trigrams
+// (windows of 4), and so costs Bleve half the postings.
+const Window = 4
+
+// Rank orders trigrams for selection (see Window). It never changes: an
+// index built with it is read with it.
+func Rank(key uint64) uint64 { return mix(key) }
+
+// Selected returns, in first-seen order and each once, the trigrams that
+// the windows lying wholly in s select (see Window): those an index of
+// selected trigrams holds for every text that contains s. It is empty when
+// no run of s (a stretch without separators) holds Window trigrams.
+func Selected(s string) []string {
+	var out []string
+	seen := map[uint64]bool{}
+	var w Winnower
+	Each([]byte(s), func(key uint64, start, end int) {
+		if w.Push(key, start, end) {
+			k, a, b := w.Min()
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, s[a:b])
+			}
+		}
+	})
+	return out
+}
+
+// Winnower holds the last Window trigrams of a run and picks the one a
+// full window selects. Feed it every trigram of a text in order, with
+// Reset where a run ends (Each does not report runs: Push notices a gap
+// between spans, since consecutive trigrams of one run overlap).
+type Winnower struct {
+	keys   [Window]uint64
+	ranks  [Window]uint64
+	starts [Window]int
+	ends   [Window]int
+	n      int // trigrams of the current run pushed so far
+}
+
+// Reset starts a new run.
+func (w *Winnower) Reset() { w.n = 0 }
+
+// Push adds the next trigram of the text, with its span, and reports
+// whether a full window now ends at it. A trigram that does not start
+// inside the previous one's span begins a new run.
+func (w *Winnower) Push(key uint64, start, end int) bool {
+	if w.n > 0 {
+		prev := (w.n - 1) % Window
+		if start <= w.starts[prev] || start >= w.ends[prev] {
+			w.n = 0
+		}
+	}
+	i := w.n % Window
+	w.keys[i], w.ranks[i], w.starts[i], w.ends[i] = key, Rank(key), start, end
+	w.n++
+	return w.n >= Window
+}
+
+// Min returns the trigram the window ending at the last push selects: the
+// least rank, ties to the smaller key. Valid when Push reported true.
+func (w *Winnower) Min() (key uint64, start, end int) {
+	b := 0
+	for i := 1; i < Window; i++ {
+		if w.ranks[i] < w.ranks[b] || w.ranks[i] == w.ranks[b] && w.keys[i] < w.keys[b] {
+			b = i
+		}
+	}
+	return w.keys[b], w.starts[b], w.ends[b]
+}
+
 const (
 	minSketchBits = 64
 	maxSketchBits = 1 << 16

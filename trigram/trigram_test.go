@@ -552,3 +552,100 @@ func BenchmarkSketch(b *testing.B) {
 		}
 	})
 }
+
+// selectedOf is the set of trigrams the windows of text select, by Each
+// and a Winnower: what an index of selected trigrams holds for text.
+func selectedOf(text []byte) map[string]bool {
+	set := map[string]bool{}
+	var w Winnower
+	Each(text, func(key uint64, start, end int) {
+		if w.Push(key, start, end) {
+			_, a, b := w.Min()
+			set[string(text[a:b])] = true
+		}
+	})
+	return set
+}
+
+// TestSelectedTrigramsOfANeedleAreSelectedInEveryTextHoldingIt is the
+// property an index of selected trigrams relies on: whatever text holds
+// the needle, it selected each trigram the needle selects.
+func TestSelectedTrigramsOfANeedleAreSelectedInEveryTextHoldingIt(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	checked := 0
+	for range 300 {
+		text := randomText(r, 1+r.IntN(3000))
+		if r.IntN(3) == 0 { // separators and invalid bytes inside
+			for range 1 + r.IntN(5) {
+				text[r.IntN(len(text))] = []byte{Sep, 0x80, 0xC3}[r.IntN(3)]
+			}
+		}
+		have := selectedOf(text)
+		for range 30 {
+			i := r.IntN(len(text))
+			j := min(len(text), i+1+r.IntN(40))
+			needle := string(text[i:j])
+			if !utf8.ValidString(needle) {
+				continue // search refuses such needles
+			}
+			for _, tr := range Selected(needle) {
+				checked++
+				if !have[tr] {
+					t.Fatalf("needle %q of text %q selects %q, which the text does not", needle, text, tr)
+				}
+			}
+		}
+	}
+	if checked < 10000 {
+		t.Fatalf("only %d selected trigrams checked", checked)
+	}
+}
+
+func TestSelectedNeedsAWholeWindow(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int // how many trigrams are selected, at least
+	}{
+		{"", 0},
+		{"abcde", 0},            // three trigrams: no window of four
+		{"abcdef", 1},           // four: one window
+		{"abc\xffdefgh", 0},     // a separator splits it into runs too short
+		{"日本語の文字です", 1},         // runes, not bytes
+		{"abcdefghijklmnop", 3}, // 14 trigrams: a few windows, a few picks
+	} {
+		got := Selected(tc.in)
+		if tc.want == 0 && len(got) != 0 || len(got) < tc.want {
+			t.Errorf("Selected(%q) = %q, want %d or more", tc.in, got, tc.want)
+		}
+		for _, tr := range got {
+			if !strings.Contains(tc.in, tr) || utf8.RuneCountInString(tr) != 3 {
+				t.Errorf("Selected(%q) holds %q, not one of its trigrams", tc.in, tr)
+			}
+		}
+	}
+}
+
+// A window selects the trigram of least rank; a run restarts where a
+// trigram does not overlap the one before.
+func TestWinnowerPicksTheLeastRankAndRestartsRuns(t *testing.T) {
+	keys := []uint64{Key('a', 'b', 'c'), Key('b', 'c', 'd'), Key('c', 'd', 'e'), Key('d', 'e', 'f')}
+	var w Winnower
+	for i, k := range keys {
+		if full := w.Push(k, i, i+3); full != (i == 3) {
+			t.Fatalf("push %d: full %v", i, full)
+		}
+	}
+	best := keys[0]
+	for _, k := range keys[1:] {
+		if Rank(k) < Rank(best) {
+			best = k
+		}
+	}
+	if k, _, _ := w.Min(); k != best {
+		t.Errorf("Min = %x, want %x (least rank)", k, best)
+	}
+	// A gap: the next trigram starts past the last one's end.
+	if w.Push(keys[0], 10, 13) {
+		t.Error("a trigram after a gap ended a full window")
+	}
+}
