@@ -128,7 +128,7 @@ func (s *trigramSet) selected(b []byte) [][2]int32 {
 	s.spans = s.spans[:0]
 	s.skeys = s.skeys[:0]
 	limit := int(s.mask+1) / 2
-	const w = trigram.Window
+	const w = trigram.Window // the selection below is written for 4
 	var (
 		keys  [w]uint64
 		ranks [w]uint64
@@ -136,7 +136,8 @@ func (s *trigramSet) selected(b []byte) [][2]int32 {
 	)
 	var key uint64
 	var start [3]int
-	n := 0 // runes of the current run
+	n := 0             // runes of the current run
+	last := ^uint64(0) // the key selected last (no trigram's key)
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c == trigram.Sep {
@@ -160,17 +161,30 @@ func (s *trigramSet) selected(b []byte) [][2]int32 {
 		if n < w+2 {
 			continue // no full window yet
 		}
-		m := 0
-		for q := 1; q < w; q++ {
-			if ranks[q] < ranks[m] || ranks[q] == ranks[m] && keys[q] < keys[m] {
-				m = q
-			}
+		// The least of four ranks, in two independent pairs first (the
+		// ranks are random, so branches on them would mispredict half the
+		// time; these compile to conditional moves). Ranks of distinct
+		// keys never tie: trigram.Rank is a bijection.
+		a, z := 0, 2
+		if ranks[1] < ranks[0] {
+			a = 1
 		}
-		if !s.insert(keys[m]) {
+		if ranks[3] < ranks[2] {
+			z = 3
+		}
+		if ranks[z] < ranks[a] {
+			a = z
+		}
+		// Consecutive windows mostly select the same trigram.
+		if keys[a] == last {
 			continue
 		}
-		s.spans = append(s.spans, spans[m])
-		s.skeys = append(s.skeys, keys[m])
+		last = keys[a]
+		if !s.insert(last) {
+			continue
+		}
+		s.spans = append(s.spans, spans[a])
+		s.skeys = append(s.skeys, last)
 		if len(s.skeys) > limit {
 			grown := 2 * int(s.mask+1)
 			s.reset(grown)

@@ -91,7 +91,8 @@ func Distinct(s string) []string {
 const Window = 4
 
 // Rank orders trigrams for selection (see Window). It never changes: an
-// index built with it is read with it.
+// index built with it is read with it. It is a bijection (each step of
+// the SplitMix64 finalizer can be undone), so distinct trigrams never tie.
 func Rank(key uint64) uint64 { return mix(key) }
 
 // Selected returns, in first-seen order and each once, the trigrams that
@@ -146,11 +147,12 @@ func (w *Winnower) Push(key uint64, start, end int) bool {
 }
 
 // Min returns the trigram the window ending at the last push selects: the
-// least rank, ties to the smaller key. Valid when Push reported true.
+// least rank (a tie is the same trigram twice). Valid when Push reported
+// true.
 func (w *Winnower) Min() (key uint64, start, end int) {
 	b := 0
 	for i := 1; i < Window; i++ {
-		if w.ranks[i] < w.ranks[b] || w.ranks[i] == w.ranks[b] && w.keys[i] < w.keys[b] {
+		if w.ranks[i] < w.ranks[b] {
 			b = i
 		}
 	}
