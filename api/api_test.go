@@ -390,6 +390,9 @@ func TestStatsAndIngestStatus(t *testing.T) {
 	if st.Sessions != 1 || st.Entries != 8 || st.Files != 1 || st.DataDir != h.dataDir {
 		t.Errorf("stats: %+v", st)
 	}
+	if st.IndexFormat != index.AnalyzerName || st.IndexOutdated {
+		t.Errorf("a new index: format %q, outdated %v; want %q, current", st.IndexFormat, st.IndexOutdated, index.AnalyzerName)
+	}
 	appendLines(t, h.journal, userLine("n1", "l1", "not read yet"))
 	var is client.IngestStatus
 	h.ok(h.do(req{Path: "/v1/ingest/status"}), &is)

@@ -224,6 +224,9 @@ func TestIndexOfTheV2AnalyzerKeepsEveryUncommonTrigram(t *testing.T) {
 	if x.CommonTrigrams() == 0 {
 		t.Error("a v2 index declares no common trigrams")
 	}
+	if x.Format() != analyzerV2 {
+		t.Errorf("format %q, want %q", x.Format(), analyzerV2)
+	}
 	word := rare(12)
 	for _, tr := range trigram.Distinct(word) {
 		if !docHolds(t, x, 12*BlockSize+1, tr) {
@@ -235,6 +238,9 @@ func TestIndexOfTheV2AnalyzerKeepsEveryUncommonTrigram(t *testing.T) {
 	}
 	if err := x.Reindex(context.Background(), nil); err != nil {
 		t.Fatal(err)
+	}
+	if x.Format() != AnalyzerName {
+		t.Errorf("format after reindexing %q, want %q", x.Format(), AnalyzerName)
 	}
 	if _, err := x.PlanNeedle(word[:4]); !errors.Is(err, ErrNoWindow) {
 		t.Errorf("a 4-character needle after reindexing: %v, want ErrNoWindow", err)

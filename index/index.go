@@ -198,6 +198,20 @@ func newIndex(st *store.Store, dir string, log *slog.Logger, bi bleve.Index) *In
 	return x
 }
 
+// Format names the analyzer version whose scheme the index follows
+// (AnalyzerName, or an older one that 'pi-history reindex' upgrades).
+func (x *Index) Format() string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	switch x.scheme {
+	case schemeSelected:
+		return AnalyzerName
+	case schemeUncommon:
+		return analyzerV2
+	}
+	return analyzerV1
+}
+
 // blockSet returns a trigram set that analyses blocks as the index's
 // scheme wants them.
 func (x *Index) blockSet() *trigramSet {

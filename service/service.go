@@ -201,9 +201,14 @@ type Stats struct {
 	IndexSegments  int    `json:"indexSegments"`
 	CommonTrigrams int    `json:"indexCommonTrigrams"` // trigrams later blocks leave out (see package index)
 	IndexHealthy   bool   `json:"indexHealthy"`
-	Files          int    `json:"files"`
-	SkippedLines   int    `json:"skippedLines"`
-	DataDir        string `json:"dataDir"`
+	// IndexFormat names the index's analyzer version; IndexOutdated is
+	// set when it is older than this binary's ('pi-history reindex'
+	// rebuilds it: half the postings, see package index).
+	IndexFormat   string `json:"indexFormat"`
+	IndexOutdated bool   `json:"indexOutdated"`
+	Files         int    `json:"files"`
+	SkippedLines  int    `json:"skippedLines"`
+	DataDir       string `json:"dataDir"`
 }
 
 // Stats counts what is stored.
@@ -236,6 +241,8 @@ func (s *Service) Stats() (Stats, error) {
 		st.IndexLag = t - st.IndexedThrough
 	}
 	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
+	st.IndexFormat = s.Index.Format()
+	st.IndexOutdated = st.IndexFormat != index.AnalyzerName
 	st.IndexSegments = s.Index.Segments()
 	st.CommonTrigrams = s.Index.CommonTrigrams()
 	return st, nil

@@ -52,6 +52,9 @@ Example:
 			fmt.Fprintf(g.stdout, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %.1f MB in %d files (%d lines skipped)\nstore:       %.1f MB\nindex:       %.1f MB, %s (through seq %d of %d)\n",
 				st.DataDir, st.Sessions, st.Entries, st.Searchable, float64(st.Bytes)/1e6, st.Files, st.SkippedLines,
 				float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6, health, st.IndexedThrough, st.LastSeq)
+			if st.IndexOutdated {
+				fmt.Fprintf(g.stdout, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it (about half the size, twice as fast to build)\n", st.IndexFormat)
+			}
 			return nil
 		},
 	})
