@@ -21,8 +21,10 @@ func init() {
 (or never stored) in the current format, then builds a new index from the
 store in a directory beside the current one and swaps it in when complete.
 Use it after an upgrade that changes the sketch or index format (searches
-over entries stored before then read more texts until it is run), or if
-the index is damaged. Entries themselves are not changed; the copies of
+over entries stored before then read more texts until it is run; an index
+made before selected trigrams keeps every trigram, twice the postings:
+'pi-history stats' says when the index is of an older format), or if the
+index is damaged. Entries themselves are not changed; the copies of
 their records that versions before 2026-11-30 kept beside each session's
 list of entries are dropped (about 40 MB per million entries).
 While 'pi-history serve' runs, the server does it (POST
