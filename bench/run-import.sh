@@ -20,6 +20,14 @@ if [ ! -d "$corpus" ]; then
   echo "generating $entries entries into $corpus"
   (cd ../shared/tools/picorpus && go run . -out "$corpus" -entries "$entries" -seed 1)
 fi
+# ripgrep is the search benchmark's baseline: install it where we can.
+if ! command -v rg >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing ripgrep (the search benchmark's baseline)"
+    (apt-get update -qq && apt-get install -y -qq ripgrep) >/dev/null 2>&1 || true
+  fi
+  command -v rg >/dev/null 2>&1 || echo "warning: ripgrep (rg) is not installed: the search benchmark will print no baseline" >&2
+fi
 go build -o "$out/pi-history" ./cmd/pi-history
 go build -o "$out/bench-search" ./bench/search
 go build -o "$out/bench-live" ./bench/live

@@ -84,6 +84,9 @@ func main() {
 		st.Sessions, st.Entries, float64(st.Bytes)/1e6, float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6,
 		float64(st.StoreBytes+st.IndexBytes)/float64(st.Bytes))
 	fmt.Printf("block cache: %d MB\n", cache>>20)
+	if _, err := exec.LookPath("rg"); err != nil && *rgN > 0 {
+		fmt.Fprintln(os.Stderr, "warning: ripgrep (rg) is not on PATH: the rg columns stay empty (install it, e.g. apt-get install ripgrep)")
+	}
 
 	sample := func(minLen, maxLen int) string {
 		for {
