@@ -171,6 +171,20 @@ func TestCommonTrigramsAreLeftOutAndSurviveReopen(t *testing.T) {
 	}
 }
 
+// seqFieldDocs counts the documents whose numeric seq field a range query
+// over every seq finds.
+func seqFieldDocs(t *testing.T, x *Index) int {
+	t.Helper()
+	lo, hi, incl := 0.0, 1e15, true
+	q := bleve.NewNumericRangeInclusiveQuery(&lo, &hi, &incl, &incl)
+	q.SetField(fieldSeq)
+	res, err := x.bi.Search(bleve.NewSearchRequest(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(res.Total)
+}
+
 // createOlder creates, in dir/index, an empty index as a binary that knew
 // only the analyzer named did.
 func createOlder(t *testing.T, dir, analyzer string) {
@@ -227,6 +241,11 @@ func TestIndexOfTheV2AnalyzerKeepsEveryUncommonTrigram(t *testing.T) {
 	if x.Format() != analyzerV2 {
 		t.Errorf("format %q, want %q", x.Format(), analyzerV2)
 	}
+	// v2 binaries find a window's blocks by a range query on the numeric
+	// seq field: its blocks keep it.
+	if n := seqFieldDocs(t, x); n != 30 {
+		t.Errorf("%d of the v2 index's 30 blocks have the seq field its binaries query", n)
+	}
 	word := rare(12)
 	for _, tr := range trigram.Distinct(word) {
 		if !docHolds(t, x, 12*BlockSize+1, tr) {
@@ -241,6 +260,9 @@ func TestIndexOfTheV2AnalyzerKeepsEveryUncommonTrigram(t *testing.T) {
 	}
 	if x.Format() != AnalyzerName {
 		t.Errorf("format after reindexing %q, want %q", x.Format(), AnalyzerName)
+	}
+	if n := seqFieldDocs(t, x); n != 0 {
+		t.Errorf("%d blocks of the rebuilt index have a seq field, which costs postings and nothing reads", n)
 	}
 	if _, err := x.PlanNeedle(word[:4]); !errors.Is(err, ErrNoWindow) {
 		t.Errorf("a 4-character needle after reindexing: %v, want ErrNoWindow", err)

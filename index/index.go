@@ -48,8 +48,6 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/blevesearch/bleve/v2/mapping"
-	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 	"github.com/pi-history/pi-history/store"
 	"github.com/pi-history/pi-history/trigram"
@@ -673,7 +671,11 @@ func (x *Index) blockDoc(lo, hi uint64, set *trigramSet, cb *commonBuilder) (*do
 	set.analyze(f, cb)
 	doc := document.NewDocument(docID(lo))
 	doc.AddField(f)
-	doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(lo), bindex.IndexField))
+	if !set.winnow {
+		// Older schemes keep the numeric seq field their binaries'
+		// range queries need (see Candidates).
+		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(lo), bindex.IndexField))
+	}
 	return doc, len(buf), nil
 }
 
@@ -755,11 +757,12 @@ type Plan struct {
 
 // directMax bounds the document frequency of a needle's rarest trigram for
 // which PlanNeedle intersects postings over the whole index at once (the
-// work is proportional to it); above it, Candidates asks Bleve for one
-// window of seqs at a time, each a conjunction with a numeric range on the
-// seq (the range query alone was a fifth of such a search's time). At a
-// million entries, needles whose rarest trigram is in ~3,000 blocks took
-// 7-10 ms warm with this bound against 9-12 ms at 2,048.
+// work is proportional to it); above it, Candidates intersects one window
+// of seqs at a time (the documents of the window, from the block starts
+// the index keeps per segment, with the trigrams' postings). At a million
+// entries, needles whose rarest trigram is in ~3,000 blocks took 7-10 ms
+// warm with this bound against 9-12 ms at 2,048 (when windows were range
+// queries on a numeric seq field).
 const directMax = 8192
 
 // A plan stops looking up trigrams once it has planAtLeast of them and one
@@ -974,7 +977,8 @@ func (p *Plan) Window(lo, hi uint64) []Block {
 // whose indexed text holds every trigram of the needle, clipped to
 // [lo, hi]. hi is capped at the mark. trigrams that have become common
 // since the plan was made are dropped; when none is left, the whole range
-// is one candidate.
+// is one candidate. The window's documents are found by their block
+// starts (see resolver.docsIn), so block documents need no seq field.
 func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64) ([]Block, error) {
 	if m := x.through.Load(); hi > m {
 		hi = m
@@ -992,53 +996,93 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	if trigrams = common.uncommon(trigrams); len(trigrams) == 0 {
 		return []Block{{Lo: lo, Hi: hi}}, nil
 	}
-	qs := make([]query.Query, 0, len(trigrams)+1)
+	tfrs := make([]bindex.TermFieldReader, 0, len(trigrams))
+	defer func() {
+		for _, t := range tfrs {
+			t.Close()
+		}
+	}()
 	for _, t := range trigrams {
-		tq := bleve.NewTermQuery(t)
-		tq.SetField(fieldText)
-		qs = append(qs, tq)
+		tfr, err := rd.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		tfrs = append(tfrs, tfr)
 	}
 	first, _ := blockOf(lo)
-	lf, hf := float64(first), float64(hi)
-	incl := true
-	nq := bleve.NewNumericRangeInclusiveQuery(&lf, &hf, &incl, &incl)
-	nq.SetField(fieldSeq)
-	qs = append(qs, nq)
-	sr, err := bleve.NewConjunctionQuery(qs...).Searcher(ctx, rd, x.bi.Mapping(), search.SearcherOptions{Score: "none"})
+	ids := x.starts.forSnapshot(rd)
+	within, err := ids.docsIn(first, hi)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
-	defer sr.Close()
-	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(sr.DocumentMatchPoolSize(), 0)}
-	ids := x.starts.forSnapshot(rd)
-	var out []Block
-	for n := 0; ; n++ {
-		if n%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		dm, err := sr.Next(sctx)
-		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		if dm == nil {
-			break
-		}
-		b, ok, err := ids.start(dm.IndexInternalID.Value())
-		sctx.DocumentMatchPool.Put(dm)
-		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		if !ok {
-			continue
-		}
+	starts, err := intersectWithin(ctx, ids, tfrs, within)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	out := make([]Block, 0, len(starts))
+	for _, b := range starts {
 		if blk := (Block{Lo: max(b, lo), Hi: min(b+BlockSize-1, hi)}); blk.Lo <= blk.Hi {
 			out = append(out, blk)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Lo < out[j].Lo })
 	return out, nil
+}
+
+// intersectWithin returns, ascending, the block starts of the documents
+// of within (ascending global numbers) that every reader of tfrs holds:
+// the leapfrog of intersect, led by the list.
+func intersectWithin(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader, within []uint64) ([]uint64, error) {
+	docs := make([]bindex.TermFieldDoc, len(tfrs))
+	cur := make([]uint64, len(tfrs))
+	started := make([]bool, len(tfrs))
+	target := bindex.NewIndexInternalID(nil, 0)
+	var out []uint64
+	for j, steps := 0, 0; j < len(within); steps++ {
+		if steps%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		t := within[j]
+		next := t // the first document every reader may hold
+		for i, r := range tfrs {
+			if !started[i] || cur[i] < t {
+				target.SetValue(t)
+				d, err := r.Advance(target, &docs[i])
+				if err != nil {
+					return nil, err
+				}
+				if d == nil {
+					return sortedStarts(out), nil // a reader is done: nothing more
+				}
+				started[i], cur[i] = true, d.ID.Value()
+			}
+			if cur[i] > t {
+				next = cur[i]
+				break
+			}
+		}
+		if next == t {
+			b, ok, err := ids.start(t)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, b)
+			}
+			j++
+			continue
+		}
+		// Skip the documents of the list before next.
+		j += sort.Search(len(within)-j, func(k int) bool { return within[j+k] >= next })
+	}
+	return sortedStarts(out), nil
+}
+
+// sortedStarts sorts block starts found in document order.
+func sortedStarts(s []uint64) []uint64 {
+	slices.Sort(s)
+	return s
 }
 
 // forceMergeTask is how many segments Compact merges into one at a time.
