@@ -45,6 +45,8 @@ func rare(b int) string {
 // of them, or those its windows select: see needleTrigrams).
 func trigramsFor(t *testing.T, x *Index, needle string) []string {
 	t.Helper()
+	x.mu.RLock() // as PlanNeedle: a reindex may swap the scheme
+	defer x.mu.RUnlock()
 	trs, err := x.needleTrigrams(needle)
 	if err != nil {
 		t.Fatalf("trigrams of %q: %v", needle, err)
