@@ -79,10 +79,7 @@ func (s *trigramSet) distinct(b []byte) [][2]int32 {
 	if s.winnow {
 		return s.selected(b)
 	}
-	s.reset(max(64, 1<<bits.Len(uint(len(b)/4))))
-	s.spans = s.spans[:0]
-	s.skeys = s.skeys[:0]
-	limit := int(s.mask+1) / 2
+	s.begin(len(b) / 4)
 	// trigram.Each, written out: the key rolls (trigram.Roll), and no
 	// function is called per trigram.
 	var key uint64
@@ -102,18 +99,8 @@ func (s *trigramSet) distinct(b []byte) [][2]int32 {
 		key = trigram.Roll(key, r)
 		start[0], start[1], start[2] = start[1], start[2], i
 		i += size
-		if n++; n < 3 || !s.insert(key) {
-			continue
-		}
-		s.spans = append(s.spans, [2]int32{int32(start[0]), int32(i)})
-		s.skeys = append(s.skeys, key)
-		if len(s.skeys) > limit {
-			m := 2 * int(s.mask+1)
-			s.reset(m)
-			for _, k := range s.skeys {
-				s.insert(k)
-			}
-			limit = m / 2
+		if n++; n >= 3 && s.insert(key) {
+			s.keep(key, [2]int32{int32(start[0]), int32(i)})
 		}
 	}
 	return s.spans
@@ -124,10 +111,7 @@ func (s *trigramSet) distinct(b []byte) [][2]int32 {
 // separators), the one trigram.Winnower.Min picks. It is the same loop as
 // distinct, with the last window's trigrams kept in a ring.
 func (s *trigramSet) selected(b []byte) [][2]int32 {
-	s.reset(max(64, 1<<bits.Len(uint(len(b)/8))))
-	s.spans = s.spans[:0]
-	s.skeys = s.skeys[:0]
-	limit := int(s.mask+1) / 2
+	s.begin(len(b) / 8)
 	const w = trigram.Window // the selection below is written for 4
 	var (
 		keys  [w]uint64
@@ -180,21 +164,37 @@ func (s *trigramSet) selected(b []byte) [][2]int32 {
 			continue
 		}
 		last = keys[a]
-		if !s.insert(last) {
-			continue
-		}
-		s.spans = append(s.spans, spans[a])
-		s.skeys = append(s.skeys, last)
-		if len(s.skeys) > limit {
-			grown := 2 * int(s.mask+1)
-			s.reset(grown)
-			for _, k := range s.skeys {
-				s.insert(k)
-			}
-			limit = grown / 2
+		if s.insert(last) {
+			s.keep(last, spans[a])
 		}
 	}
 	return s.spans
+}
+
+// begin empties the set for the next text, its table at least slots
+// slots (a power of two).
+func (s *trigramSet) begin(slots int) {
+	s.reset(max(64, 1<<bits.Len(uint(slots))))
+	s.spans = s.spans[:0]
+	s.skeys = s.skeys[:0]
+}
+
+// keep records key, just inserted, with its span, and doubles the table
+// once it is half full.
+func (s *trigramSet) keep(key uint64, sp [2]int32) {
+	s.spans = append(s.spans, sp)
+	s.skeys = append(s.skeys, key)
+	if 2*len(s.skeys) > int(s.mask+1) {
+		s.grow()
+	}
+}
+
+// grow doubles the table and inserts the text's keys again.
+func (s *trigramSet) grow() {
+	s.reset(2 * int(s.mask+1))
+	for _, k := range s.skeys {
+		s.insert(k)
+	}
 }
 
 // reset empties the table and makes it n slots (a power of two): the
