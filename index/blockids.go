@@ -31,12 +31,11 @@ type blockStarts struct {
 // plus one (0: not read yet). Searches fill it concurrently.
 type segStarts struct {
 	v []atomic.Uint64
-	// byStart is every document of the segment ordered by block start,
-	// made by the first search that asks for the documents of a range of
-	// seqs (see resolver.docsIn).
-	once    sync.Once
+	// byStart is every document of the segment ordered by block start
+	// (nil until the first search that asks for the documents of a range
+	// of seqs makes it: see resolver.docsIn)
+	mu      sync.Mutex
 	byStart []startDoc
-	err     error
 }
 
 // startDoc is a document of a segment and its block start.
@@ -111,42 +110,72 @@ func (r *resolver) start(num uint64) (lo uint64, ok bool, err error) {
 	return lo, ok, err
 }
 
+// fill reads the block start of every document of the snapshot's segment
+// i that no search has read yet, and returns how many it read.
+func (r *resolver) fill(ctx context.Context, i int) (int, error) {
+	st, n := r.starts[i], 0
+	for local := range st.v {
+		if local%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		if st.v[local].Load() != 0 {
+			continue
+		}
+		if _, _, err := r.start(r.offsets[i] + uint64(local)); err != nil {
+			return n, fmt.Errorf("index: read the block of document %d: %w", r.offsets[i]+uint64(local), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // docsIn returns, ascending, the global numbers of the snapshot's
 // documents whose block starts lie in [lo, hi] (deleted ones included:
 // no term reader returns those). Candidates intersects them with the
 // trigrams' postings instead of a range query over a numeric field, which
 // cost every block 16 postings and a dozen terms of its own.
-func (r *resolver) docsIn(lo, hi uint64) ([]uint64, error) {
+func (r *resolver) docsIn(ctx context.Context, lo, hi uint64) ([]uint64, error) {
 	if r.starts == nil {
 		return nil, errors.New("index: the reader is not a Scorch snapshot")
 	}
 	var out []uint64
-	for i, st := range r.starts {
-		st.once.Do(func() {
-			bs := make([]startDoc, 0, len(st.v))
-			for local := range st.v {
-				b, ok, err := r.start(r.offsets[i] + uint64(local))
-				if err != nil {
-					st.err = err
-					return
-				}
-				if ok {
-					bs = append(bs, startDoc{b, uint32(local)})
-				}
-			}
-			slices.SortFunc(bs, func(a, b startDoc) int { return cmp.Compare(a.start, b.start) })
-			st.byStart = bs
-		})
-		if st.err != nil {
-			return nil, st.err
+	for i := range r.starts {
+		bs, err := r.byStart(ctx, i)
+		if err != nil {
+			return nil, err
 		}
-		j, _ := slices.BinarySearchFunc(st.byStart, lo, func(d startDoc, t uint64) int { return cmp.Compare(d.start, t) })
-		for ; j < len(st.byStart) && st.byStart[j].start <= hi; j++ {
-			out = append(out, r.offsets[i]+uint64(st.byStart[j].local))
+		j, _ := slices.BinarySearchFunc(bs, lo, func(d startDoc, t uint64) int { return cmp.Compare(d.start, t) })
+		for ; j < len(bs) && bs[j].start <= hi; j++ {
+			out = append(out, r.offsets[i]+uint64(bs[j].local))
 		}
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// byStart returns the documents of segment i ordered by block start,
+// making the list the first time (a failed read leaves it to the next).
+func (r *resolver) byStart(ctx context.Context, i int) ([]startDoc, error) {
+	st := r.starts[i]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.byStart != nil {
+		return st.byStart, nil
+	}
+	if _, err := r.fill(ctx, i); err != nil {
+		return nil, err
+	}
+	bs := make([]startDoc, 0, len(st.v))
+	for local := range st.v {
+		if v := st.v[local].Load(); v != 0 {
+			bs = append(bs, startDoc{v - 1, uint32(local)})
+		}
+	}
+	slices.SortFunc(bs, func(a, b startDoc) int { return cmp.Compare(a.start, b.start) })
+	st.byStart = bs
+	return bs, nil
 }
 
 // read reads the block start of document num from the index.
@@ -173,20 +202,10 @@ func (x *Index) WarmBlockStarts(ctx context.Context) (int, error) {
 	defer rd.Close()
 	r := x.starts.forSnapshot(rd)
 	n := 0
-	for i, st := range r.starts {
-		for local := range st.v {
-			if local%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return n, err
-				}
-			}
-			if st.v[local].Load() != 0 {
-				continue
-			}
-			if _, _, err := r.start(r.offsets[i] + uint64(local)); err != nil {
-				return n, fmt.Errorf("index: read the block of document %d: %w", r.offsets[i]+uint64(local), err)
-			}
-			n++
+	for i := range r.starts {
+		k, err := r.fill(ctx, i)
+		if n += k; err != nil {
+			return n, err
 		}
 	}
 	return n, nil

@@ -42,6 +42,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/document"
@@ -97,7 +98,8 @@ type Index struct {
 	// scheme is what the index's blocks hold, fixed by the analyzer
 	// version that made it: an index of an earlier version keeps being
 	// written as it was, so that the binaries that made it can still read
-	// it ('pi-history reindex' upgrades it). Guarded by mu.
+	// it ('pi-history reindex' upgrades it). Written under wmu and mu
+	// (by Reindex), read under either.
 	scheme     scheme
 	bulk       bool // opened with Options.Bulk
 	batchBytes int  // text bytes per batch (Options.BatchBytes)
@@ -177,14 +179,20 @@ const (
 	schemeEvery
 )
 
-// schemeOf tells the scheme of an index by the analyzer its mapping names.
+// analyzerOf names the analyzer version of each scheme.
+var analyzerOf = [...]string{schemeSelected: AnalyzerName, schemeUncommon: analyzerV2, schemeEvery: analyzerV1}
+
+// schemeOf tells the scheme of an index by the analyzer its mapping names;
+// a name it does not know keeps every trigram, which no reader can miss.
 func schemeOf(bi bleve.Index) scheme {
 	m, ok := bi.Mapping().(*mapping.IndexMappingImpl)
-	switch {
-	case !ok || m.DefaultAnalyzer == AnalyzerName:
+	if !ok {
 		return schemeSelected
-	case m.DefaultAnalyzer == analyzerV2:
-		return schemeUncommon
+	}
+	for sc, name := range analyzerOf {
+		if m.DefaultAnalyzer == name {
+			return scheme(sc)
+		}
 	}
 	return schemeEvery
 }
@@ -201,13 +209,7 @@ func newIndex(st *store.Store, dir string, log *slog.Logger, bi bleve.Index) *In
 func (x *Index) Format() string {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	switch x.scheme {
-	case schemeSelected:
-		return AnalyzerName
-	case schemeUncommon:
-		return analyzerV2
-	}
-	return analyzerV1
+	return analyzerOf[x.scheme]
 }
 
 // blockSet returns a trigram set that analyses blocks as the index's
@@ -671,7 +673,7 @@ func (x *Index) blockDoc(lo, hi uint64, set *trigramSet, cb *commonBuilder) (*do
 	set.analyze(f, cb)
 	doc := document.NewDocument(docID(lo))
 	doc.AddField(f)
-	if !set.winnow {
+	if x.scheme != schemeSelected {
 		// Older schemes keep the numeric seq field their binaries'
 		// range queries need (see Candidates).
 		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(lo), bindex.IndexField))
@@ -788,18 +790,17 @@ var ErrNoWindow = fmt.Errorf("needle has fewer than %d characters, the shortest 
 // hold under the index's scheme (before common ones are left out), or why
 // there are none. The caller holds mu.
 func (x *Index) needleTrigrams(needle string) ([]string, error) {
-	all := trigram.Distinct(needle)
-	if len(all) == 0 {
+	trs := trigram.Distinct
+	if x.scheme == schemeSelected {
+		trs = trigram.Selected
+	}
+	switch out := trs(needle); {
+	case len(out) > 0:
+		return out, nil
+	case utf8.RuneCountInString(needle) < 3:
 		return nil, ErrNoTrigrams
 	}
-	if x.scheme != schemeSelected {
-		return all, nil
-	}
-	sel := trigram.Selected(needle)
-	if len(sel) == 0 {
-		return nil, ErrNoWindow
-	}
-	return sel, nil
+	return nil, ErrNoWindow
 }
 
 // PlanNeedle looks up the document frequency of the needle's trigrams and,
@@ -875,58 +876,74 @@ func (x *Index) PlanNeedleWithin(ctx context.Context, needle string, maxBlocks i
 	return p, nil
 }
 
+// leapfrog walks term readers forward together, as Bleve's conjunction
+// does, without the search machinery around it: each reader is moved to
+// its first document at or after a target, and remembers where it stands.
+type leapfrog struct {
+	rs      []bindex.TermFieldReader
+	docs    []bindex.TermFieldDoc // one each: a reader keeps its doc's ID
+	cur     []uint64
+	started []bool
+	target  bindex.IndexInternalID
+}
+
+func newLeapfrog(rs []bindex.TermFieldReader) *leapfrog {
+	n := len(rs)
+	return &leapfrog{rs: rs, docs: make([]bindex.TermFieldDoc, n), cur: make([]uint64, n),
+		started: make([]bool, n), target: bindex.NewIndexInternalID(nil, 0)}
+}
+
+// seek moves reader i to its first document at or after t; ok is false
+// when it has none.
+func (l *leapfrog) seek(i int, t uint64) (doc uint64, ok bool, err error) {
+	if l.started[i] && l.cur[i] >= t {
+		return l.cur[i], true, nil
+	}
+	l.target.SetValue(t)
+	d, err := l.rs[i].Advance(l.target, &l.docs[i])
+	if err != nil || d == nil {
+		return 0, false, err
+	}
+	l.started[i], l.cur[i] = true, d.ID.Value()
+	return l.cur[i], true, nil
+}
+
+// align seeks the readers from the one numbered from on to document t: it
+// returns t when they all hold it, else the first document past t of the
+// first one that does not (no document before it can be in all of them);
+// ok is false once a reader has no document left at or after t.
+func (l *leapfrog) align(t uint64, from int) (next uint64, ok bool, err error) {
+	for i := from; i < len(l.rs); i++ {
+		v, ok, err := l.seek(i, t)
+		if err != nil || !ok || v != t {
+			return v, ok, err
+		}
+	}
+	return t, true, nil
+}
+
 // intersect returns, ascending, the block starts of the documents in every
-// postings list of tfrs, leapfrogging from the rarest list as Bleve's
-// conjunction does, without the search machinery around it; ids turns
+// postings list of tfrs, leapfrogging from the rarest list; ids turns
 // document numbers into block starts. With limit > 0 it stops at limit+1
 // blocks.
 func intersect(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader, limit int) ([]uint64, error) {
 	rs := slices.Clone(tfrs)
 	slices.SortStableFunc(rs, func(a, b bindex.TermFieldReader) int { return cmp.Compare(a.Count(), b.Count()) })
-	n := len(rs)
-	docs := make([]bindex.TermFieldDoc, n) // one each: a reader keeps its doc's ID
-	cur := make([]uint64, n)
-	started := make([]bool, n)
-	target := bindex.NewIndexInternalID(nil, 0)
-	// seek moves reader i to its first document at or after t.
-	seek := func(i int, t uint64) (uint64, bool, error) {
-		if started[i] && cur[i] >= t {
-			return cur[i], true, nil
-		}
-		target.SetValue(t)
-		d, err := rs[i].Advance(target, &docs[i])
-		if err != nil || d == nil {
-			return 0, false, err
-		}
-		started[i], cur[i] = true, d.ID.Value()
-		return cur[i], true, nil
-	}
+	l := newLeapfrog(rs)
 	// At most the rarest reader's documents match: sized once instead of
 	// grown (growing them was ~8% of the CPU of slow index-planned
 	// first pages, in a profile of 50 of them).
 	out := make([]uint64, 0, min(rs[0].Count(), 1<<16))
-	t := uint64(0)
-	for steps := 0; ; steps++ {
+	for t, steps := uint64(0), 0; limit <= 0 || len(out) <= limit; steps++ {
 		if steps%256 == 255 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		v, ok, err := seek(0, t)
-		if err != nil || !ok {
-			break
-		}
-		t = v
-		all := true
-		for i := 1; i < n; i++ {
-			v, ok, err = seek(i, t)
-			if err != nil || !ok {
-				break
-			}
-			if v != t {
-				t, all = v, false
-				break
-			}
+		v, ok, err := l.seek(0, t)
+		if err == nil && ok {
+			t = v
+			v, ok, err = l.align(t, 1)
 		}
 		if err != nil {
 			return nil, err
@@ -934,22 +951,61 @@ func intersect(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader
 		if !ok {
 			break
 		}
-		if !all {
+		if v != t {
+			t = v
 			continue
 		}
-		b, ok, err := ids.start(t)
-		if err != nil {
+		if out, err = appendStart(out, ids, t); err != nil {
 			return nil, err
-		}
-		if ok {
-			if out = append(out, b); limit > 0 && len(out) > limit {
-				break
-			}
 		}
 		t++
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// intersectWithin returns, ascending, the block starts of the documents
+// of within (ascending global numbers) that every reader of tfrs holds:
+// the leapfrog of intersect, led by the list.
+func intersectWithin(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader, within []uint64) ([]uint64, error) {
+	l := newLeapfrog(tfrs)
+	var out []uint64
+	for j, steps := 0, 0; j < len(within); steps++ {
+		if steps%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		t := within[j]
+		v, ok, err := l.align(t, 0)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break // a reader is done: nothing more
+		}
+		if v != t {
+			// Skip the documents of the list before v.
+			j += sort.Search(len(within)-j, func(k int) bool { return within[j+k] >= v })
+			continue
+		}
+		if out, err = appendStart(out, ids, t); err != nil {
+			return nil, err
+		}
+		j++
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// appendStart appends the block start of document num to out, unless its
+// ID is not a block's.
+func appendStart(out []uint64, ids *resolver, num uint64) ([]uint64, error) {
+	b, ok, err := ids.start(num)
+	if err != nil || !ok {
+		return out, err
+	}
+	return append(out, b), nil
 }
 
 // Window returns what Candidates(ctx, p.Trigrams, lo, hi) returns, from a
@@ -1011,7 +1067,7 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 	}
 	first, _ := blockOf(lo)
 	ids := x.starts.forSnapshot(rd)
-	within, err := ids.docsIn(first, hi)
+	within, err := ids.docsIn(ctx, first, hi)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
@@ -1026,63 +1082,6 @@ func (x *Index) Candidates(ctx context.Context, trigrams []string, lo, hi uint64
 		}
 	}
 	return out, nil
-}
-
-// intersectWithin returns, ascending, the block starts of the documents
-// of within (ascending global numbers) that every reader of tfrs holds:
-// the leapfrog of intersect, led by the list.
-func intersectWithin(ctx context.Context, ids *resolver, tfrs []bindex.TermFieldReader, within []uint64) ([]uint64, error) {
-	docs := make([]bindex.TermFieldDoc, len(tfrs))
-	cur := make([]uint64, len(tfrs))
-	started := make([]bool, len(tfrs))
-	target := bindex.NewIndexInternalID(nil, 0)
-	var out []uint64
-	for j, steps := 0, 0; j < len(within); steps++ {
-		if steps%256 == 255 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		t := within[j]
-		next := t // the first document every reader may hold
-		for i, r := range tfrs {
-			if !started[i] || cur[i] < t {
-				target.SetValue(t)
-				d, err := r.Advance(target, &docs[i])
-				if err != nil {
-					return nil, err
-				}
-				if d == nil {
-					return sortedStarts(out), nil // a reader is done: nothing more
-				}
-				started[i], cur[i] = true, d.ID.Value()
-			}
-			if cur[i] > t {
-				next = cur[i]
-				break
-			}
-		}
-		if next == t {
-			b, ok, err := ids.start(t)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				out = append(out, b)
-			}
-			j++
-			continue
-		}
-		// Skip the documents of the list before next.
-		j += sort.Search(len(within)-j, func(k int) bool { return within[j+k] >= next })
-	}
-	return sortedStarts(out), nil
-}
-
-// sortedStarts sorts block starts found in document order.
-func sortedStarts(s []uint64) []uint64 {
-	slices.Sort(s)
-	return s
 }
 
 // forceMergeTask is how many segments Compact merges into one at a time.
