@@ -116,9 +116,9 @@ func Selected(s string) []string {
 }
 
 // Winnower holds the last Window trigrams of a run and picks the one a
-// full window selects. Feed it every trigram of a text in order, with
-// Reset where a run ends (Each does not report runs: Push notices a gap
-// between spans, since consecutive trigrams of one run overlap).
+// full window selects. Feed it every trigram of a text in order, as Each
+// reports them: Each does not report where a run ends, so Push notices
+// the gap between spans (consecutive trigrams of one run overlap).
 type Winnower struct {
 	keys   [Window]uint64
 	ranks  [Window]uint64
@@ -126,9 +126,6 @@ type Winnower struct {
 	ends   [Window]int
 	n      int // trigrams of the current run pushed so far
 }
-
-// Reset starts a new run.
-func (w *Winnower) Reset() { w.n = 0 }
 
 // Push adds the next trigram of the text, with its span, and reports
 // whether a full window now ends at it. A trigram that does not start
