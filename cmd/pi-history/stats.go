@@ -53,7 +53,7 @@ Example:
 				st.DataDir, st.Sessions, st.Entries, st.Searchable, float64(st.Bytes)/1e6, st.Files, st.SkippedLines,
 				float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6, health, st.IndexedThrough, st.LastSeq)
 			if st.IndexOutdated {
-				fmt.Fprintf(g.stdout, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it (about half the size, twice as fast to build)\n", st.IndexFormat)
+				fmt.Fprintf(g.stdout, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it with half the postings (smaller, faster to build)\n", st.IndexFormat)
 			}
 			return nil
 		},
