@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/pi-history/pi-history/service"
 )
@@ -45,17 +46,22 @@ Example:
 			if statsJSON {
 				return json.NewEncoder(g.stdout).Encode(st)
 			}
-			health := "up to date"
-			if st.IndexLag > 0 {
-				health = fmt.Sprintf("%d entries behind (catching up)", st.IndexLag)
-			}
-			fmt.Fprintf(g.stdout, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %.1f MB in %d files (%d lines skipped)\nstore:       %.1f MB\nindex:       %.1f MB, %s (through seq %d of %d)\n",
-				st.DataDir, st.Sessions, st.Entries, st.Searchable, float64(st.Bytes)/1e6, st.Files, st.SkippedLines,
-				float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6, health, st.IndexedThrough, st.LastSeq)
-			if st.IndexOutdated {
-				fmt.Fprintf(g.stdout, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it with half the postings (smaller, faster to build)\n", st.IndexFormat)
-			}
+			printStats(g.stdout, st)
 			return nil
 		},
 	})
+}
+
+// printStats writes st for a person to read.
+func printStats(w io.Writer, st service.Stats) {
+	health := "up to date"
+	if st.IndexLag > 0 {
+		health = fmt.Sprintf("%d entries behind (catching up)", st.IndexLag)
+	}
+	fmt.Fprintf(w, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %.1f MB in %d files (%d lines skipped)\nstore:       %.1f MB\nindex:       %.1f MB, %s (through seq %d of %d)\n",
+		st.DataDir, st.Sessions, st.Entries, st.Searchable, float64(st.Bytes)/1e6, st.Files, st.SkippedLines,
+		float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6, health, st.IndexedThrough, st.LastSeq)
+	if st.IndexOutdated {
+		fmt.Fprintf(w, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it with half the postings (smaller, faster to build)\n", st.IndexFormat)
+	}
 }
