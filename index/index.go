@@ -685,6 +685,11 @@ func (x *Index) applyDeletes() error {
 	// Rebuilt blocks leave out the trigrams already common, and count
 	// nothing: their blocks were counted when first indexed.
 	set, cb := x.blockSet(), &commonBuilder{set: x.common.Load()}
+	// In a bulk store a batch that deletes is on disk before its writer
+	// lets go, but later entries are not: the blocks are rebuilt from
+	// what no crash can take back.
+	release := x.st.HoldWrites()
+	defer release()
 	for {
 		seqs, err := x.st.Deleted(4096)
 		if err != nil || len(seqs) == 0 {

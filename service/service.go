@@ -29,10 +29,16 @@ type Options struct {
 	SessionsDirs []string // Pi's sessions directories (for import defaults and the watcher)
 	Log          *slog.Logger
 	CacheBytes   int64 // the store's block cache (store.DefaultCacheBytes when 0)
-	Bulk         bool  // the process loads much at once (an import): see index.Options
+	// Bulk: the process loads much at once and acknowledges it at the end
+	// (an import). The store is written without its log (store.Options)
+	// and the index merges for a load (index.Options).
+	Bulk bool
 	// IndexBatchBytes bounds one index batch by text bytes
 	// (index.DefaultBatchBytes when 0).
 	IndexBatchBytes int
+	// FlushBytes is how much a bulk store commits between flushes
+	// (store.DefaultFlushBytes when 0).
+	FlushBytes int
 }
 
 // Service is an open data directory.
@@ -58,7 +64,7 @@ func Open(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes})
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes})
 	if err != nil {
 		lock.Release()
 		return nil, err
@@ -467,6 +473,11 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 		}
 	}
 	sum.Sessions = len(sessions)
+	// Nothing is acknowledged before it is on disk: a bulk store holds
+	// its last commits in memory until a flush.
+	if err := s.Store.Persist(); err != nil {
+		return sum, err
+	}
 	if err := s.WaitIndexed(ctx); err != nil {
 		return sum, err
 	}

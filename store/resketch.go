@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/trigram"
 )
 
@@ -115,7 +114,7 @@ func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 	if b.Empty() {
 		return nil
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(s.syncWrites()); err != nil {
 		return err
 	}
 	// Searches pick up the new sketches: the chunk is dropped from the

@@ -214,7 +214,7 @@ func TestAppendsExtendTheCachedChunk(t *testing.T) {
 	st.MayHold([]SeqRange{{1, last}}, trigram.NewProbe([]byte("says")))
 	st.fresh = append(st.fresh[:0], freshSketch{seq: last, sketch: trigram.Sketch([]byte("other"))})
 	st.wmu.Lock()
-	st.notify()
+	st.notify(0)
 	st.wmu.Unlock()
 	if ch, _ := st.sketches.get(last / sketchChunk); ch != nil {
 		t.Error("a batch that rewrote a seq the cached chunk holds extended it instead of dropping it")

@@ -170,11 +170,13 @@ func (s *Store) DropSession(sid string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(s.syncWrites()); err != nil {
 		return 0, fmt.Errorf("store: commit: %w", err)
 	}
 	s.trees.drop(sid)
-	s.notify()
+	if err := s.notify(b.Len()); err != nil {
+		return 0, err
+	}
 	return n, nil
 }
 
@@ -225,6 +227,7 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 		if err := b.Set(seqKey(tagDeleted, m.Seq), nil, nil); err != nil {
 			return 0, err
 		}
+		s.deletes = true
 	}
 	if withInfo {
 		if err := b.Delete(sessionKey(tagSession, sid), nil); err != nil {
@@ -291,6 +294,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 					if err := b.Set(seqKey(tagDeleted, m.Seq), nil, nil); err != nil {
 						return err
 					}
+					s.deletes = true
 				}
 				batchIDs[e.ID] = m
 				res.Confirmed++
@@ -353,7 +357,7 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	if e.Searchable {
 		sk = trigram.Sketch([]byte(e.Text))
 	}
-	if m.Seq > s.lastSeq.Load() {
+	if m.Seq > s.committed {
 		s.fresh = append(s.fresh, freshSketch{seq: m.Seq, sketch: sk, meta: enc})
 	} else {
 		s.dirty[m.Seq/sketchChunk] = struct{}{}
@@ -403,10 +407,9 @@ func (s *Store) commit(b *pebble.Batch, si *SessionInfo) error {
 	if err := b.Set(append([]byte{tagMeta}, "seq"...), binary.BigEndian.AppendUint64(nil, s.nextSeq), nil); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(s.syncWrites()); err != nil {
 		return fmt.Errorf("store: commit to %s: %w (the write was not stored)", s.dir, err)
 	}
 	s.trees.drop(si.ID)
-	s.notify()
-	return nil
+	return s.notify(b.Len())
 }

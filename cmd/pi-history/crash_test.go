@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,10 +28,21 @@ func TestKillDuringImportLosesNothing(t *testing.T) {
 	bin := testutil.BuildBinary(t)
 	src := t.TempDir()
 	want := 0
+	var files []string
+	// Session ids hold words whose trigrams no other session has: an index
+	// block that kept another session's entries where a killed import had
+	// put them misses this session's tokens (tokens that differed in
+	// digits only passed such stale blocks).
+	words := []string{"quartz", "jovial", "zephyr", "fjord", "wombat", "glyph", "vortex", "kumquat", "sphinx", "blazer", "nymph", "oxbow"}
+	sessions := make([]string, len(words))
+	lens := make([]int, len(words))
 	for i := 0; i < 12; i++ {
 		n := 300 + i*40
-		testutil.WriteJournal(t, src, fmt.Sprintf("--p%d--/s%02d.jsonl", i%3, i), testutil.GenOptions{
-			Session: fmt.Sprintf("sess-%02d", i), Entries: n, Seed: uint64(i + 1), BranchRate: 0.05, Compaction: 0.01, Tokens: true})
+		name := fmt.Sprintf("--p%d--/s%02d.jsonl", i%3, i)
+		sessions[i], lens[i] = fmt.Sprintf("s%02d-%s", i, words[i]), n
+		testutil.WriteJournal(t, src, name, testutil.GenOptions{
+			Session: sessions[i], Entries: n, Seed: uint64(i + 1), BranchRate: 0.05, Compaction: 0.01, Tokens: true})
+		files = append(files, filepath.Join(src, name))
 		want += n
 	}
 	data := t.TempDir()
@@ -40,14 +52,38 @@ func TestKillDuringImportLosesNothing(t *testing.T) {
 	// their own.
 	env := append(os.Environ(), "PI_HISTORY_INDEX_BATCH_KB=16")
 	for round := 0; round < 10; round++ {
-		cmd := exec.Command(bin, "import", "--data", data, src)
-		cmd.Env = env
+		// An import writes the store without a log and shows the indexer
+		// only what is flushed. Flushes every 32 KiB make kills land
+		// between them; flushes every 8 MiB (more than all the files)
+		// leave the whole import in memory, where an index that saw it
+		// would outlive it.
+		flush := []string{"PI_HISTORY_FLUSH_KB=32", "PI_HISTORY_FLUSH_KB=8192"}[round%2]
+		// The files in another order each time: seqs a killed import lost
+		// go to other entries next time, so an index that had seen them
+		// would be caught holding the wrong texts.
+		r.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
+		cmd := exec.Command(bin, append([]string{"import", "--data", data}, files...)...)
+		cmd.Env = append(env, flush)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(20+r.IntN(300)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
+		// The index holds nothing the store lost: its mark is not past
+		// the store's last entry.
+		svc, err := service.Open(service.Options{DataDir: data})
+		if err != nil {
+			t.Fatalf("after kill %d: %v", round, err)
+		}
+		st, err := svc.Stats()
+		svc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.IndexedThrough > st.LastSeq {
+			t.Fatalf("after kill %d the index is marked through seq %d, past the store's last entry %d: it indexed entries the store lost", round, st.IndexedThrough, st.LastSeq)
+		}
 	}
 	final := exec.Command(bin, "import", "--json", "--data", data, src)
 	final.Env = env
@@ -80,9 +116,9 @@ func TestKillDuringImportLosesNothing(t *testing.T) {
 	}
 	eng := search.New(svc.Store, svc.Index)
 	// Every unique token is found exactly once through the index.
-	for i := 0; i < 12; i += 3 {
-		for k := 0; k < 300; k += 37 {
-			needle := fmt.Sprintf(" tok-sess-%02d-%d ", i, k)
+	for i, sid := range sessions {
+		for k := i % 7; k < lens[i]; k += 7 {
+			needle := fmt.Sprintf(" tok-%s-%d ", sid, k)
 			resp, err := eng.Search(context.Background(), &search.Request{Needle: needle, Scope: search.ScopeAll, Count: true})
 			if err != nil {
 				t.Fatal(err)

@@ -33,6 +33,11 @@ files again adds nothing, and an archive of sessions already stored adds
 only what is new. Unreadable lines are skipped and reported with their file
 and line number.
 
+What the summary counts is on disk when it is printed. On the way, what
+was read reaches the disk in flushes, one every 16 MB of stored records
+(PI_HISTORY_FLUSH_KB sets it): an import that is killed loses what it read
+since its last flush, and the next import reads those lines again.
+
 On a terminal a progress line shows files, entries, MB/s and the time left.
 While 'pi-history serve' runs, the server reads the files (give paths it
 can read); the progress line and the summary are the same.

@@ -23,6 +23,7 @@ import (
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/store"
 )
 
 // command is one subcommand.
@@ -106,7 +107,25 @@ func (g *globals) openServiceWith(bulk bool) (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: bulk, IndexBatchBytes: batch})
+	flush, err := flushBytes()
+	if err != nil {
+		return nil, err
+	}
+	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: bulk, IndexBatchBytes: batch, FlushBytes: flush})
+}
+
+// flushBytes reads PI_HISTORY_FLUSH_KB, what an import stores in memory
+// between flushes (0 when unset: the store's default).
+func flushBytes() (int, error) {
+	v := os.Getenv("PI_HISTORY_FLUSH_KB")
+	if v == "" {
+		return 0, nil
+	}
+	kb, err := strconv.Atoi(v)
+	if err != nil || kb < 1 || kb > 1<<20 {
+		return 0, fmt.Errorf("PI_HISTORY_FLUSH_KB=%q: want a whole number of KiB from 1 to 1048576 (default %d), or unset it", v, store.DefaultFlushBytes>>10)
+	}
+	return kb << 10, nil
 }
 
 // indexBatchBytes reads PI_HISTORY_INDEX_BATCH_KB, the text in one index
@@ -284,5 +303,8 @@ Environment:
   GOMEMLIMIT                     Go heap target (default 768MiB)
   PI_HISTORY_INDEX_BATCH_KB      text per index batch (default 2048): less takes
                                  less memory while indexing, and more CPU
+  PI_HISTORY_FLUSH_KB            what an import keeps in memory between flushes
+                                 (default 16384); a killed import reads that
+                                 much again next time
 `)
 }
