@@ -163,7 +163,33 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 		bi.Close()
 		return nil, err
 	}
+	if err := x.fallBackTo(st.LastSeq()); err != nil {
+		bi.Close()
+		return nil, err
+	}
 	return x, nil
+}
+
+// fallBackTo moves a mark that lies past the store's last entry back to the
+// last whole block below it. Only a store that lost entries the index had
+// seen leaves such a mark (an import's store shows the indexer nothing a
+// crash can take back, but older binaries did), and the store gives those
+// seqs to other entries: the index would never look at them again. Blocks
+// below the new mark hold the entries the store kept; those above it are
+// indexed again as the store refills them, their documents replaced (a
+// document above the mark is never a candidate meanwhile).
+func (x *Index) fallBackTo(last uint64) error {
+	mark := x.through.Load()
+	if mark <= last {
+		return nil
+	}
+	to := Target(last)
+	x.log.Warn("index: its mark lies past the store's last entry (the store lost entries the index had seen); indexing again from the last whole block",
+		"dir", x.dir, "mark", mark, "store", last, "from", to+1)
+	if err := x.advance(to); err != nil {
+		return fmt.Errorf("index: move the mark of %s back from %d to %d, below the store's last entry: %w", x.dir, mark, to, err)
+	}
+	return nil
 }
 
 // scheme is what the documents of an index hold of their blocks' text.

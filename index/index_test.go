@@ -456,3 +456,49 @@ func TestTheMarkNeverPassesABlockNotYetIndexed(t *testing.T) {
 		}
 	}
 }
+
+// TestAMarkPastTheStoreFallsBack opens an index marked through three blocks
+// over a store that holds one and a half (as when a store lost entries the
+// index had seen): the mark falls back to the last whole block, and the
+// entries the store then puts under the lost seqs are indexed.
+func TestAMarkPastTheStoreFallsBack(t *testing.T) {
+	dir, st := newStore(t)
+	old := make([]string, 3*BlockSize)
+	for i := range old {
+		old[i] = fmt.Sprintf("walrus entry %d", i)
+	}
+	pushTexts(t, st, "s1", old)
+	x := openCaughtUp(t, dir, st)
+	if x.IndexedThrough() != 3*BlockSize {
+		t.Fatalf("mark %d, want %d", x.IndexedThrough(), 3*BlockSize)
+	}
+	x.Close()
+
+	_, lost := newStore(t) // the store after losing its last entries
+	kept := make([]string, BlockSize+BlockSize/2)
+	for i := range kept {
+		kept[i] = fmt.Sprintf("walrus entry %d", i)
+	}
+	pushTexts(t, lost, "s1", kept)
+	x = openIndex(t, dir, lost, Options{})
+	defer x.Close()
+	if x.IndexedThrough() != BlockSize {
+		t.Fatalf("over a store ending at %d the mark is %d; want %d, the last whole block", lost.LastSeq(), x.IndexedThrough(), BlockSize)
+	}
+	refill := make([]string, 2*BlockSize)
+	for i := range refill {
+		refill[i] = fmt.Sprintf("quokka entry %d", i)
+	}
+	pushTexts(t, lost, "s2", refill)
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Candidates(context.Background(), trigramsFor(t, x, "quokka "), 1, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Block{{BlockSize + 1, 2 * BlockSize}, {2*BlockSize + 1, 3 * BlockSize}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates for entries stored under the lost seqs: %v; want %v", got, want)
+	}
+}
