@@ -295,15 +295,20 @@ func openBleve(dir string, bulk bool) (bleve.Index, error) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
 		bi, err := bleve.OpenUsing(dir, cfg)
-		if err != nil {
+		if err == nil {
+			return bi, nil
+		}
+		if holdsSegments(dir) {
 			return nil, fmt.Errorf("index: open %s: %w (run 'pi-history reindex' to rebuild it from the store)", dir, err)
 		}
-		return bi, nil
+		// No segment: an index whose creation was cut short (killed
+		// before its mapping reached disk, which persistNew waits for).
+		// It holds nothing, so it is made again.
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, err
 	}
-	os.RemoveAll(dir) // a directory without index_meta.json is a half-created index
+	os.RemoveAll(dir) // a directory without index_meta.json, or without a mapping, is a half-created index
 	bi, err := bleve.NewUsing(dir, newMapping(), "scorch", "scorch", cfg)
 	if err != nil {
 		return nil, fmt.Errorf("index: create %s: %w", dir, err)
@@ -314,6 +319,13 @@ func openBleve(dir string, bulk bool) (bleve.Index, error) {
 		return nil, fmt.Errorf("index: create %s: %w", dir, err)
 	}
 	return bi, nil
+}
+
+// holdsSegments reports whether the index in dir has a segment file: an
+// index without one holds nothing the store cannot give again.
+func holdsSegments(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "store", "*.zap"))
+	return len(m) > 0
 }
 
 // persistNew waits until a new index's mapping is on disk. Bleve keeps it

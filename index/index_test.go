@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -500,5 +501,38 @@ func TestAMarkPastTheStoreFallsBack(t *testing.T) {
 	want := []Block{{BlockSize + 1, 2 * BlockSize}, {2*BlockSize + 1, 3 * BlockSize}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("candidates for entries stored under the lost seqs: %v; want %v", got, want)
+	}
+}
+
+// TestAnIndexKilledWhileBeingCreatedIsMadeAgain: a process killed between
+// Bleve writing a new index's index_meta.json and its mapping reaching disk
+// leaves a directory Bleve cannot open; it holds no segment, so opening
+// makes it again instead of failing until someone runs reindex.
+func TestAnIndexKilledWhileBeingCreatedIsMadeAgain(t *testing.T) {
+	dir, st := newStore(t)
+	texts := make([]string, BlockSize)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("pelican entry %d", i)
+	}
+	pushTexts(t, st, "s1", texts)
+	half := filepath.Join(dir, "index")
+	if err := os.MkdirAll(filepath.Join(half, "store"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"storage":"scorch","index_type":"scorch","config":{"unsafe_batch":true}}`
+	if err := os.WriteFile(filepath.Join(half, "index_meta.json"), []byte(meta), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenWith(half, st, Options{})
+	if err != nil {
+		t.Fatalf("opening a half-created index: %v", err)
+	}
+	defer x.Close()
+	if _, err := x.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Candidates(context.Background(), trigramsFor(t, x, "pelican "), 1, 1000)
+	if err != nil || !reflect.DeepEqual(got, []Block{{1, BlockSize}}) {
+		t.Fatalf("candidates after the index was made again: %v, %v", got, err)
 	}
 }
