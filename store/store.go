@@ -139,8 +139,10 @@ type Options struct {
 	// see an entry only once it is flushed, so after a crash the index
 	// holds nothing the store lost; what the store lost is a suffix of
 	// the commits, file read positions included, and the next import
-	// reads those lines again. Without the log, a million-entry import
-	// wrote ~140 MB less and took 6–10% less time (two runs each).
+	// reads those lines again. Without the log an import writes a second
+	// copy of nothing (~140 MB less at a million entries) and syncs
+	// nothing until it flushes: the 298 MB sample imported ~10% faster in
+	// four alternating pairs (docs/design.md has the runs).
 	Bulk bool
 	// FlushBytes is how many bytes of committed batches a bulk store
 	// holds in memory before it starts a flush (DefaultFlushBytes when 0).
