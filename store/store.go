@@ -5,7 +5,9 @@
 // searchable text (see package journal), and its place in the session tree.
 // For each journal file it keeps how far it has been read, so ingestion
 // resumes where it stopped. Every write is a synced Pebble batch: once Apply
-// or Push returns, the entries survive kill -9 and a power cut.
+// or Push returns, the entries survive kill -9 and a power cut. A store
+// opened for a bulk load (Options.Bulk) has no log instead: its writes are
+// durable, and only then visible, once flushed (Persist).
 //
 // Entries get a store-wide sequence number (seq) when first stored. The
 // search index (package index) follows the store by seq and is always
