@@ -228,6 +228,47 @@ func TestTextReaderReadsChosenSeqs(t *testing.T) {
 	}
 }
 
+// TestTextReaderAnswersEveryOrderOfSeqs asks a reader for random seqs,
+// mostly ascending by small steps (as searches read), sometimes back or
+// far ahead, over texts with holes: each answer is the seq's own text.
+func TestTextReaderAnswersEveryOrderOfSeqs(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	texts := make([]string, 400)
+	for i := range texts {
+		if r.IntN(3) > 0 {
+			texts[i] = fmt.Sprintf("text of seq %d", i+1)
+		}
+	}
+	st := pushTexts(t, texts)
+	rd, err := st.NewTextReader(5, 390)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	seq := uint64(1)
+	for range 3000 {
+		switch k := r.IntN(10); {
+		case k < 7:
+			seq += uint64(r.IntN(12)) // 0 to 11 ahead: steps, and seeks past stepMax
+		case k < 9:
+			seq = uint64(1 + r.IntN(len(texts)))
+		default:
+			seq = uint64(len(texts) - r.IntN(20))
+		}
+		if seq > uint64(len(texts)) {
+			seq = 1
+		}
+		got, ok, err := rd.Text(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantOK := texts[seq-1], texts[seq-1] != "" && seq >= 5 && seq <= 390
+		if ok != wantOK || ok && string(got) != want {
+			t.Fatalf("Text(%d) = %q, %v; want %q, %v", seq, got, ok, want, wantOK)
+		}
+	}
+}
+
 // TestChunkSizeStaysPutWhenColumnsAreBuilt: the cache counts a chunk's
 // size when it takes it and again when it lets it go; building the
 // columns and wide rows in between must not change it, or the count
