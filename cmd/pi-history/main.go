@@ -116,28 +116,25 @@ func (g *globals) openServiceWith(bulk bool) (*service.Service, error) {
 
 // flushBytes reads PI_HISTORY_FLUSH_KB, what an import stores in memory
 // between flushes (0 when unset: the store's default).
-func flushBytes() (int, error) {
-	v := os.Getenv("PI_HISTORY_FLUSH_KB")
-	if v == "" {
-		return 0, nil
-	}
-	kb, err := strconv.Atoi(v)
-	if err != nil || kb < 1 || kb > 1<<20 {
-		return 0, fmt.Errorf("PI_HISTORY_FLUSH_KB=%q: want a whole number of KiB from 1 to 1048576 (default %d), or unset it", v, store.DefaultFlushBytes>>10)
-	}
-	return kb << 10, nil
-}
+func flushBytes() (int, error) { return kibFromEnv("PI_HISTORY_FLUSH_KB", store.DefaultFlushBytes) }
 
 // indexBatchBytes reads PI_HISTORY_INDEX_BATCH_KB, the text in one index
 // batch (0 when unset: the index's default).
 func indexBatchBytes() (int, error) {
-	v := os.Getenv("PI_HISTORY_INDEX_BATCH_KB")
+	return kibFromEnv("PI_HISTORY_INDEX_BATCH_KB", index.DefaultBatchBytes)
+}
+
+// kibFromEnv reads a size in KiB, 1 to 1048576, from the environment
+// variable name, in bytes; 0 when it is unset. def is the default the
+// error names.
+func kibFromEnv(name string, def int) (int, error) {
+	v := os.Getenv(name)
 	if v == "" {
 		return 0, nil
 	}
 	kb, err := strconv.Atoi(v)
 	if err != nil || kb < 1 || kb > 1<<20 {
-		return 0, fmt.Errorf("PI_HISTORY_INDEX_BATCH_KB=%q: want a whole number of KiB from 1 to 1048576 (default %d), or unset it", v, index.DefaultBatchBytes>>10)
+		return 0, fmt.Errorf("%s=%q: want a whole number of KiB from 1 to 1048576 (default %d), or unset it", name, v, def>>10)
 	}
 	return kb << 10, nil
 }
