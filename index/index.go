@@ -170,6 +170,10 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 	return x, nil
 }
 
+// FellBackWarning is what the log says when an index's mark lay past the
+// store's last entry and fell back (see fallBackTo).
+const FellBackWarning = "index: its mark lies past the store's last entry (the store lost entries the index had seen); indexing again from the last whole block"
+
 // fallBackTo moves a mark that lies past the store's last entry back to the
 // last whole block below it. Only a store that lost entries the index had
 // seen leaves such a mark (an import's store shows the indexer nothing a
@@ -184,8 +188,7 @@ func (x *Index) fallBackTo(last uint64) error {
 		return nil
 	}
 	to := Target(last)
-	x.log.Warn("index: its mark lies past the store's last entry (the store lost entries the index had seen); indexing again from the last whole block",
-		"dir", x.dir, "mark", mark, "store", last, "from", to+1)
+	x.log.Warn(FellBackWarning, "dir", x.dir, "mark", mark, "store", last, "from", to+1)
 	if err := x.advance(to); err != nil {
 		return fmt.Errorf("index: move the mark of %s back from %d to %d, below the store's last entry: %w", x.dir, mark, to, err)
 	}
@@ -725,7 +728,12 @@ func (x *Index) applyDeletes() error {
 	set, cb := x.blockSet(), &commonBuilder{set: x.common.Load()}
 	// In a bulk store a batch that deletes is on disk before its writer
 	// lets go, but later entries are not: the blocks are rebuilt from
-	// what no crash can take back.
+	// what no crash can take back. Writers are held only when there is
+	// something to rebuild (a marker seen without the hold is seen again
+	// under it), not at every catch-up.
+	if seqs, err := x.st.Deleted(1); err != nil || len(seqs) == 0 {
+		return err
+	}
 	release := x.st.HoldWrites()
 	defer release()
 	for {
