@@ -35,6 +35,15 @@ func TestAnalyzerEmitsEachDistinctRuneTrigramOnce(t *testing.T) {
 	}
 }
 
+// numbered returns n texts, the ith made by format with i.
+func numbered(format string, n int) []string {
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = fmt.Sprintf(format, i)
+	}
+	return texts
+}
+
 func pushTexts(t *testing.T, st *store.Store, sid string, texts []string) {
 	t.Helper()
 	h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
@@ -222,10 +231,7 @@ func testDirectPlanAgreesWithCandidates(t *testing.T, bulk bool) {
 
 func TestIndexOfAnotherBlockSizeIsRebuilt(t *testing.T) {
 	dir, st := newStore(t)
-	texts := make([]string, 3*BlockSize)
-	for i := range texts {
-		texts[i] = fmt.Sprintf("entry %d kiwi", i)
-	}
+	texts := numbered("entry %d kiwi", 3*BlockSize)
 	pushTexts(t, st, "s", texts)
 	x := openCaughtUp(t, dir, st)
 	// Pretend the index was written with another block size, and wait for
@@ -464,10 +470,7 @@ func TestTheMarkNeverPassesABlockNotYetIndexed(t *testing.T) {
 // entries the store then puts under the lost seqs are indexed.
 func TestAMarkPastTheStoreFallsBack(t *testing.T) {
 	dir, st := newStore(t)
-	old := make([]string, 3*BlockSize)
-	for i := range old {
-		old[i] = fmt.Sprintf("walrus entry %d", i)
-	}
+	old := numbered("walrus entry %d", 3*BlockSize)
 	pushTexts(t, st, "s1", old)
 	x := openCaughtUp(t, dir, st)
 	if x.IndexedThrough() != 3*BlockSize {
@@ -476,20 +479,14 @@ func TestAMarkPastTheStoreFallsBack(t *testing.T) {
 	x.Close()
 
 	_, lost := newStore(t) // the store after losing its last entries
-	kept := make([]string, BlockSize+BlockSize/2)
-	for i := range kept {
-		kept[i] = fmt.Sprintf("walrus entry %d", i)
-	}
+	kept := numbered("walrus entry %d", BlockSize+BlockSize/2)
 	pushTexts(t, lost, "s1", kept)
 	x = openIndex(t, dir, lost, Options{})
 	defer x.Close()
 	if x.IndexedThrough() != BlockSize {
 		t.Fatalf("over a store ending at %d the mark is %d; want %d, the last whole block", lost.LastSeq(), x.IndexedThrough(), BlockSize)
 	}
-	refill := make([]string, 2*BlockSize)
-	for i := range refill {
-		refill[i] = fmt.Sprintf("quokka entry %d", i)
-	}
+	refill := numbered("quokka entry %d", 2*BlockSize)
 	pushTexts(t, lost, "s2", refill)
 	if _, err := x.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -510,10 +507,7 @@ func TestAMarkPastTheStoreFallsBack(t *testing.T) {
 // makes it again instead of failing until someone runs reindex.
 func TestAnIndexKilledWhileBeingCreatedIsMadeAgain(t *testing.T) {
 	dir, st := newStore(t)
-	texts := make([]string, BlockSize)
-	for i := range texts {
-		texts[i] = fmt.Sprintf("pelican entry %d", i)
-	}
+	texts := numbered("pelican entry %d", BlockSize)
 	pushTexts(t, st, "s1", texts)
 	half := filepath.Join(dir, "index")
 	if err := os.MkdirAll(filepath.Join(half, "store"), 0o700); err != nil {

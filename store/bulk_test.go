@@ -79,18 +79,16 @@ func TestBulkStoreFlushesEveryFlushBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for st.LastSeq() < 270 { // the last batch may still be below FlushBytes
-		if time.Now().After(deadline) {
-			t.Fatalf("LastSeq is %d ten seconds after 300 entries were committed in batches over FlushBytes", st.LastSeq())
-		}
-		ch := st.Changed()
-		if st.LastSeq() >= 270 {
-			break
+	timeout := time.After(10 * time.Second)
+	for {
+		ch := st.Changed()       // taken before the check, so no publish is missed
+		if st.LastSeq() >= 270 { // the last batch may still be below FlushBytes
+			return
 		}
 		select {
 		case <-ch:
-		case <-time.After(100 * time.Millisecond):
+		case <-timeout:
+			t.Fatalf("LastSeq is %d ten seconds after 300 entries were committed in batches over FlushBytes", st.LastSeq())
 		}
 	}
 }

@@ -211,19 +211,27 @@ func holds(rs []SeqRange, seq uint64) bool {
 func TestTextReaderReadsChosenSeqs(t *testing.T) {
 	texts := []string{"one", "", "three", "four", "", "six", "seven"}
 	st := pushTexts(t, texts)
-	r, err := st.NewTextReader(2, 6)
+	checkTextReader(t, st, texts, 2, 6, []uint64{3, 4, 4, 6, 2, 5, 3, 1, 7, 6})
+}
+
+// checkTextReader asks a reader over [lo, hi] of st, which holds texts
+// (seq i+1 holds texts[i], none when empty), for seqs in order: each
+// answer must be the seq's own text, or none outside the range.
+func checkTextReader(t *testing.T, st *Store, texts []string, lo, hi uint64, seqs []uint64) {
+	t.Helper()
+	r, err := st.NewTextReader(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	for _, seq := range []uint64{3, 4, 4, 6, 2, 5, 3, 1, 7, 6} {
+	for _, seq := range seqs {
 		got, ok, err := r.Text(seq)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wantOK := texts[seq-1], texts[seq-1] != "" && seq >= 2 && seq <= 6
+		want, wantOK := texts[seq-1], texts[seq-1] != "" && seq >= lo && seq <= hi
 		if ok != wantOK || ok && string(got) != want {
-			t.Errorf("Text(%d) = %q, %v; want %q, %v", seq, got, ok, want, wantOK)
+			t.Fatalf("Text(%d) = %q, %v; want %q, %v", seq, got, ok, want, wantOK)
 		}
 	}
 }
@@ -240,16 +248,12 @@ func TestTextReaderAnswersEveryOrderOfSeqs(t *testing.T) {
 		}
 	}
 	st := pushTexts(t, texts)
-	rd, err := st.NewTextReader(5, 390)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	var seqs []uint64
 	seq := uint64(1)
 	for range 3000 {
 		switch k := r.IntN(10); {
 		case k < 7:
-			seq += uint64(r.IntN(12)) // 0 to 11 ahead: steps, and seeks past stepMax
+			seq += uint64(r.IntN(12)) // 0 to 11 ahead: a step, or a short seek
 		case k < 9:
 			seq = uint64(1 + r.IntN(len(texts)))
 		default:
@@ -258,15 +262,9 @@ func TestTextReaderAnswersEveryOrderOfSeqs(t *testing.T) {
 		if seq > uint64(len(texts)) {
 			seq = 1
 		}
-		got, ok, err := rd.Text(seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, wantOK := texts[seq-1], texts[seq-1] != "" && seq >= 5 && seq <= 390
-		if ok != wantOK || ok && string(got) != want {
-			t.Fatalf("Text(%d) = %q, %v; want %q, %v", seq, got, ok, want, wantOK)
-		}
+		seqs = append(seqs, seq)
 	}
+	checkTextReader(t, st, texts, 5, 390, seqs)
 }
 
 // TestChunkSizeStaysPutWhenColumnsAreBuilt: the cache counts a chunk's
