@@ -94,15 +94,25 @@ type found struct {
 	texts []hitText
 }
 
-// hitText is what a hit keeps of the text it was confirmed in: as much as
-// its snippets can reach (see snippetCut) and how often the needle occurs
-// in the whole text. Hits in large texts (tool output of tens of KB) used
-// to copy the whole text, twice when read by scanShared's helper: 61
-// first pages of 6-12 character needles allocated 305 KB each, now 143 KB
-// (their time is the same within noise).
+// hitText is what a hit keeps of the text it was confirmed in: the parts
+// its snippets can reach (see snippetSegments) and how often the needle
+// occurs in the whole text. Hits in large texts (tool output of tens of
+// KB) used to copy the whole text, twice when read by scanShared's helper:
+// 61 first pages of 6-12 character needles allocated 305 KB each, then 143
+// KB once the part after the last snippet was dropped. A hit whose matches
+// lay deep in a large text still copied everything before its last one:
+// in a profile of first pages of the needle "Curre" (its 15th hit 447 KB
+// and 1.3 MB into a 1.4 MB tool output), 71% of the CPU time was that
+// copy.
 type hitText struct {
-	text    string
+	segs    []segment
 	matches int
+}
+
+// segment is a part of a hit's text and where it lies in the whole.
+type segment struct {
+	text  string
+	runes int // runes of the whole text before this part
 }
 
 // keep returns what a hit keeps of text, and nothing when only hits are
@@ -111,7 +121,7 @@ func (p *prepared) keep(text []byte) hitText {
 	if p.countOnly {
 		return hitText{}
 	}
-	return hitText{text: string(text[:snippetCut(text, p.find.needle)]), matches: bytes.Count(text, p.find.needle)}
+	return hitText{segs: snippetSegments(text, p.find.needle), matches: bytes.Count(text, p.find.needle)}
 }
 
 func (e *Engine) prepare(req *Request) (*prepared, error) {
@@ -879,7 +889,6 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 		} else if cur, err := e.st.CurrentBranchSeqs(m.Session); err == nil {
 			_, h.OnCurrentBranch = slices.BinarySearch(cur, m.Seq)
 		}
-		text := hits.texts[i].text
 		h.Matches = hits.texts[i].matches
 		share := budget / max(len(metas)-i, 1)
 		share = min(share, 600)
@@ -887,7 +896,7 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 			truncated = true
 		} else {
 			var used int
-			h.Snippets, used = snippets(text, p.req.Needle, share)
+			h.Snippets, used = snippets(hits.texts[i].segs, p.req.Needle, share)
 			budget -= used
 			if len(h.Snippets) < min(h.Matches, maxSnippets) {
 				truncated = true
@@ -903,26 +912,56 @@ func Ref(id string) string { return "[history entry=" + id + "]" }
 
 const maxSnippets = 3
 
-// snippetCut returns how much of text, from its start, snippets can reach
-// with any budget. It finds matches as snippets does, each search starting
-// where the widest context of the last one ends (80 runes past the
-// match): snippets, whose contexts are never wider, finds each of its
-// matches at or before the one found here, or in a stretch skipped here,
-// so every match it shows starts before where this search stopped, and
-// its context ends at most a needle and 80 runes after that.
-// snippets(text[:cut]) then equals snippets(text).
-func snippetCut(text, needle []byte) int {
+// snippetSegments returns the parts of text that snippets can reach with
+// any budget, in order, apart, each with the runes before it: snippets of
+// them equal snippets of the whole text.
+//
+// It finds matches as snippets does, each search starting where the
+// widest context of the last match ends (maxContext runes past it), up to
+// maxSnippets matches, and keeps around each match m the stretch from
+// maxContext runes before m to maxContext runes past a needle past that
+// end. snippets, whose contexts are never wider, finds each of its matches
+// at one found here or in a stretch after one that this search skipped,
+// so within a kept part, with its context. No match starts between two
+// parts (the search found none there), and a match that would cross a
+// part's end starts within maxContext runes of it, so its part and the
+// next are one. Each part is at most a few hundred runes and needles, so
+// a hit in a large text keeps little of it.
+func snippetSegments(text, needle []byte) []segment {
+	type span struct{ a, b int }
+	var spans []span
 	from := 0
 	for range maxSnippets {
 		i := bytes.Index(text[from:], needle)
 		if i < 0 {
 			break
 		}
-		if from = runesOn(text, from+i+len(needle), maxContext); from >= len(text) {
-			return len(text)
+		m := from + i
+		a := m
+		for k := 0; k < maxContext && a > 0; k++ {
+			_, sz := utf8.DecodeLastRune(text[:a])
+			a -= sz
+		}
+		from = runesOn(text, m+len(needle), maxContext)
+		b := runesOn(text, min(len(text), from+len(needle)), maxContext)
+		if n := len(spans); n > 0 && a <= spans[n-1].b {
+			spans[n-1].b = b
+		} else {
+			spans = append(spans, span{a, b})
+		}
+		if from >= len(text) {
+			break
 		}
 	}
-	return runesOn(text, min(len(text), from+len(needle)), maxContext)
+	segs := make([]segment, len(spans))
+	runes, at := 0, 0
+	for k, sp := range spans {
+		runes += utf8.RuneCount(text[at:sp.a])
+		segs[k] = segment{text: string(text[sp.a:sp.b]), runes: runes}
+		runes += utf8.RuneCount(text[sp.a:sp.b])
+		at = sp.b
+	}
+	return segs
 }
 
 // runesOn returns the byte offset n runes after at in text (or its end).
@@ -937,19 +976,22 @@ func runesOn(text []byte, at, n int) int {
 // maxContext is the most runes a snippet shows on either side of a match.
 const maxContext = 80
 
-// snippets cuts up to three pieces of text around matches of needle, within
-// budget characters in all. It returns the pieces and the characters used.
-func snippets(text, needle string, budget int) ([]Snippet, int) {
+// snippets cuts up to three pieces of a text around matches of needle,
+// within budget characters in all, from the parts of it in segs (the whole
+// text as one segment, or what snippetSegments kept of it). It returns the
+// pieces and the characters used.
+func snippets(segs []segment, needle string, budget int) ([]Snippet, int) {
 	var out []Snippet
 	used := 0
-	from := 0
 	nl := utf8.RuneCountInString(needle)
-	// Offsets are counted in runes from where the last one was.
-	at, atRunes := 0, 0
-	for len(out) < maxSnippets {
+	// The next search starts in segment seg at byte from.
+	seg, from := 0, 0
+	for len(out) < maxSnippets && seg < len(segs) {
+		text := segs[seg].text
 		i := strings.Index(text[from:], needle)
 		if i < 0 {
-			break
+			seg, from = seg+1, 0
+			continue
 		}
 		i += from
 		room := budget - used
@@ -969,18 +1011,10 @@ func snippets(text, needle string, budget int) ([]Snippet, int) {
 			end += sz
 		}
 		piece := text[s:end]
-		if s >= at {
-			atRunes += utf8.RuneCountInString(text[at:s])
-		} else {
-			atRunes -= utf8.RuneCountInString(text[s:at])
-		}
-		at = s
-		out = append(out, Snippet{Text: piece, MatchStart: i - s, MatchEnd: i - s + len(needle), Offset: atRunes})
+		out = append(out, Snippet{Text: piece, MatchStart: i - s, MatchEnd: i - s + len(needle),
+			Offset: segs[seg].runes + utf8.RuneCountInString(text[:s])})
 		used += utf8.RuneCountInString(piece)
 		from = end
-		if from >= len(text) {
-			break
-		}
 	}
 	return out, used
 }

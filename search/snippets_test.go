@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -25,7 +26,7 @@ func TestSnippetsMarkTheNeedleAtTheirRuneOffsets(t *testing.T) {
 		text := b.String()
 		needle := []string{"needle", "日本", "🙂 ", "e", "ab"}[r.IntN(5)]
 		budget := 20 + r.IntN(400)
-		snips, used := snippets(text, needle, budget)
+		snips, used := snippets([]segment{{text: text}}, needle, budget)
 		runes := []rune(text)
 		total, last := 0, -1
 		for i, s := range snips {
@@ -57,37 +58,87 @@ func TestSnippetsMarkTheNeedleAtTheirRuneOffsets(t *testing.T) {
 	}
 }
 
-// TestSnippetCutKeepsWhatSnippetsReach: a hit keeps only the start of its
-// text (snippetCut), and over texts with matches near and far apart,
-// multi-byte runes and every budget, snippets of that start are exactly
+// TestSnippetSegmentsKeepWhatSnippetsReach: a hit keeps only parts of its
+// text (snippetSegments), and over texts with matches near and far apart,
+// multi-byte runes and every budget, snippets of those parts are exactly
 // the snippets of the whole text.
-func TestSnippetCutKeepsWhatSnippetsReach(t *testing.T) {
+func TestSnippetSegmentsKeepWhatSnippetsReach(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	words := []string{"ab", "é", "日本", "🙂", "x", " ", "\n", "needle", "nee", strings.Repeat("filler ", 12)}
-	cut := 0
+	late, split := 0, 0
 	for range 3000 {
 		var b strings.Builder
 		for range r.IntN(200) {
 			b.WriteString(words[r.IntN(len(words))])
 		}
-		needle := []string{"needle", "日本", "🙂 ", "e", "ab", "ller f"}[r.IntN(6)]
+		// A needle longer than a snippet's context: a match found in a
+		// stretch the segments' search skipped then reaches further.
+		needle := []string{"needle", "日本", "🙂 ", "e", "ab", "ller f", strings.Repeat("filler ", 11)}[r.IntN(7)]
 		text := b.String()
 		if !strings.Contains(text, needle) {
 			continue
 		}
-		k := snippetCut([]byte(text), []byte(needle))
-		if k < len(text) {
-			cut++
+		segs := snippetSegments([]byte(text), []byte(needle))
+		kept := 0
+		for i, s := range segs {
+			kept += len(s.text)
+			if at := len(string([]rune(text)[:s.runes])); !strings.HasPrefix(text[at:], s.text) {
+				t.Fatalf("text %q: segment %d %q does not lie %d runes in", text, i, s.text, s.runes)
+			}
+		}
+		if len(segs) > 0 && segs[0].runes > 0 {
+			late++
+		}
+		if len(segs) > 1 {
+			split++
 		}
 		for _, budget := range []int{20, 60, 150, 600, 10000} {
-			want, wantUsed := snippets(text, needle, budget)
-			got, gotUsed := snippets(text[:k], needle, budget)
+			want, wantUsed := snippets([]segment{{text: text}}, needle, budget)
+			got, gotUsed := snippets(segs, needle, budget)
 			if fmt.Sprint(got) != fmt.Sprint(want) || gotUsed != wantUsed {
-				t.Fatalf("needle %q, budget %d, text cut at %d of %d bytes:\n got %v\nwant %v\ntext %q", needle, budget, k, len(text), got, want, text)
+				t.Fatalf("needle %q, budget %d, %d bytes kept of %d in %d segments:\n got %v\nwant %v\ntext %q", needle, budget, kept, len(text), len(segs), got, want, text)
 			}
 		}
 	}
-	if cut < 500 {
-		t.Fatalf("only %d texts were cut: the test must cut many", cut)
+	if late < 500 || split < 300 {
+		t.Fatalf("only %d texts were kept from after their start and %d in several parts: the test must have many of both", late, split)
+	}
+}
+
+// TestHitSnippetsPointIntoTheWholeText: a search's hits keep only part of
+// their texts, yet each snippet is the piece of the entry's whole text
+// that starts Offset runes in, also when the first match lies further in
+// than any snippet's context reaches back.
+func TestHitSnippetsPointIntoTheWholeText(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(31, 32))
+	e.importFile(t, writeJournal(t, t.TempDir(), "snip0000", r, 400, ""))
+	e.catchUp(t)
+	deep := 0
+	for _, needle := range []string{"ErrCartEmpty", "日本語", "🚀x", "naïve", "return nil"} {
+		req := Request{Needle: needle, Scope: ScopeAll, Limit: 200}
+		resp, err := e.eng.Search(context.Background(), &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range resp.Hits {
+			text, err := e.st.Text(h.Seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runes := []rune(text)
+			if utf8.RuneCountInString(text[:strings.Index(text, needle)]) > maxContext {
+				deep++
+			}
+			for i, s := range h.Snippets {
+				n := utf8.RuneCountInString(s.Text)
+				if s.Offset < 0 || s.Offset+n > len(runes) || string(runes[s.Offset:s.Offset+n]) != s.Text {
+					t.Fatalf("needle %q, entry %s: snippet %d %q is not the text at rune %d", needle, h.Entry, i, s.Text, s.Offset)
+				}
+			}
+		}
+	}
+	if deep < 20 {
+		t.Fatalf("only %d hits had their first match more than %d runes in: the test must have many", deep, maxContext)
 	}
 }
