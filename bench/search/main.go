@@ -38,6 +38,7 @@ func main() {
 	memQ := flag.Int("mem-queries", 10000, "queries for the memory check")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
+	memProf := flag.String("memprofile", "", "write a profile of what the queries allocated here, every allocation sampled (see FILE.base)")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
 	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
 	memLimit := flag.Int("memlimit-mb", 0, "set the Go memory limit, as the pi-history binary does (0: none)")
@@ -156,6 +157,23 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *memProf != "" {
+		// From here on, every allocation is recorded. What the preload
+		// allocated goes to FILE.base, the queries' allocations and those
+		// to FILE when they are done: compare with
+		// 'go tool pprof -diff_base FILE.base FILE'.
+		runtime.MemProfileRate = 1
+		runtime.GC()
+		if err := writeHeapProfile(*memProf + ".base"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer func() {
+			if err := writeHeapProfile(*memProf); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}()
+	}
 	fmt.Printf("\n%-58s %9s %9s %9s %11s %9s\n", "query", "p50 ms", "p99 ms", "rg p50 ms", "rg/ours p50", "hits p50")
 	pick := func(name string) bool { return strings.Contains(name, *only) }
 	for _, g := range groups {
@@ -230,6 +248,21 @@ func main() {
 	runtime.ReadMemStats(&m1)
 	fmt.Printf("\nmemory across %d queries: heap in use %.1f MB before, %.1f MB after\n", *memQ,
 		float64(m0.HeapInuse)/1e6, float64(m1.HeapInuse)/1e6)
+}
+
+// writeHeapProfile writes the allocation profile to path, after a
+// collection (the profile stands as of the last one).
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // plain reports whether s is written the same in JSON as in text (so ripgrep
