@@ -497,10 +497,22 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 // First windows of seqs: index candidates are asked for, and sketches
 // scanned, this many seqs at a time at first, then four times more each
 // time, so that a page that fills early costs little and one that does
-// not costs few rounds.
+// not costs few rounds. A search for every hit (a count, --all) has no
+// page to fill, and starts its scan wider.
+//
+// A scan's first window is one sketch chunk: a page of a dense needle
+// fills within the first thousand entries or so (median of the
+// benchmark's 3-5 character needles: 969), and the 4,096 tested before
+// passed many more sketches than it read texts. In-process, alternating,
+// medians of five runs of each of the benchmark's 200 needles of 3-5
+// characters: p50 0.675 -> 0.550 ms (median ratio 0.91), the other groups
+// within 1%. A first window of 512 was no better than 1,024; for counts
+// 1,024 cost 6% more in sum than 4,096; index windows of 4,096 instead of
+// 16,384 were 2% slower.
 const (
-	indexWindow = 16384
-	scanWindow  = 4096
+	indexWindow     = 16384
+	scanWindow      = 1024
+	wholeScanWindow = 4096
 )
 
 // eachWindow calls fn on consecutive windows covering [lo, hi] in request
@@ -683,7 +695,11 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if c.p.probe.Empty() {
 		return c.scanRanges(ctx, []store.SeqRange{{Lo: lo, Hi: hi}})
 	}
-	return eachWindow(lo, hi, scanWindow, c.p.req.NewestFirst, c.full, func(a, b uint64) error {
+	w := uint64(scanWindow)
+	if c.p.limit == 0 {
+		w = wholeScanWindow
+	}
+	return eachWindow(lo, hi, w, c.p.req.NewestFirst, c.full, func(a, b uint64) error {
 		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: a, Hi: b}}, c.st)
 		if err != nil {
 			return err
