@@ -406,7 +406,7 @@ func Preview(e *journal.Entry, raw []byte) string {
 	default:
 		s = e.Type
 	}
-	return clip(s, 120)
+	return Clip(s, 120)
 }
 
 func messagePreview(e *journal.Entry, raw []byte) string {
@@ -432,7 +432,7 @@ func messagePreview(e *journal.Entry, raw []byte) string {
 				if vs := journal.StringValues(b.Arguments); len(vs) > 0 {
 					arg = vs[0]
 				}
-				calls = append(calls, b.Name+"("+clip(oneLine(arg), 60)+")")
+				calls = append(calls, b.Name+"("+Clip(oneLine(arg), 60)+")")
 			}
 		}
 		s := "assistant"
@@ -441,7 +441,7 @@ func messagePreview(e *journal.Entry, raw []byte) string {
 		}
 		if len(calls) > 0 {
 			if len(text) > 0 {
-				s = clip(oneLine(s), 60)
+				s = Clip(oneLine(s), 60)
 			}
 			s += " → " + strings.Join(calls, ", ")
 		}
@@ -466,8 +466,10 @@ func messagePreview(e *journal.Entry, raw []byte) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// clip folds whitespace and cuts s to n characters, marking a cut with "…".
-func clip(s string, n int) string {
+// Clip folds whitespace (newlines and tabs too) into single spaces and
+// cuts s to n characters, marking a cut with "…": a preview, or a cell of
+// a table printed one row a line.
+func Clip(s string, n int) string {
 	s = oneLine(s)
 	if utf8.RuneCountInString(s) <= n {
 		return s

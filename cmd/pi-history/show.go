@@ -115,6 +115,19 @@ func runShow(g *globals, args []string) error {
 	return nil
 }
 
+// sessionNameWidth is the most characters of a session's name the
+// sessions table shows.
+const sessionNameWidth = 48
+
+// oneCell is s as one cell of a table: on one line, without tabs, at most
+// n characters.
+func oneCell(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	return search.Clip(s, n)
+}
+
 func runSessions(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("sessions takes no arguments")
@@ -138,7 +151,11 @@ func runSessions(g *globals, args []string) error {
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tLAST ACTIVITY\tENTRIES\tWINDOWS\tNAME\tPROJECT")
 	for _, s := range ss {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.LastActivity, s.Entries, s.Windows, s.Name, s.Cwd)
+		// A name is whatever was given to /name, a pasted paragraph
+		// too: one line, cut, so that one name cannot push every
+		// other row's project off the screen (--json has it whole).
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", oneCell(s.ID, 80), s.LastActivity, s.Entries, s.Windows,
+			oneCell(s.Name, sessionNameWidth), oneCell(s.Cwd, 400))
 	}
 	return tw.Flush()
 }

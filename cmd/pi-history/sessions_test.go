@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestSessionsTablePrintsOneLineASession: a session named with a pasted
+// paragraph (newlines, tabs, hundreds of characters) still takes one line
+// of the sessions table, its name cut to sessionNameWidth characters, and
+// the other rows keep their width; a session without a name shows "-".
+// --json keeps the name whole. Run with the data directory opened here
+// and through a running server.
+func TestSessionsTablePrintsOneLineASession(t *testing.T) {
+	long := "fix the flaky test\nthen\tdeploy " + strings.Repeat("and then some more ", 20)
+	for _, serve := range []bool{false, true} {
+		e := newTestEnv(t)
+		e.journal("--p--", "named", `{"type":"session","version":3,"id":"named","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+			srvLine("a1", "", "hello"),
+			fmt.Sprintf(`{"type":"session_info","id":"i1","parentId":"a1","timestamp":"2026-01-01T10:00:02.000Z","name":%q}`, long))
+		e.journal("--q--", "plain", `{"type":"session","version":3,"id":"plain","timestamp":"2026-01-01T11:00:00.000Z","cwd":"/q"}`,
+			srvLine("b1", "", "hi"))
+		if _, stderr, code := e.cli("import", e.sessions); code != 0 {
+			t.Fatalf("import: exit %d: %s", code, stderr)
+		}
+		if serve {
+			e.serve()
+		}
+		out, stderr, code := e.cli("sessions")
+		if code != 0 {
+			t.Fatalf("serve=%v: sessions: exit %d: %s", serve, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != 3 || strings.Contains(out, "\t") {
+			t.Fatalf("serve=%v: want a header and one line per session, no tabs; got:\n%s", serve, out)
+		}
+		named, plain := lines[1], lines[2]
+		if !strings.HasPrefix(named, "named ") {
+			named, plain = plain, named
+		}
+		cut := "fix the flaky test then deploy and then some mo"
+		if !strings.Contains(named, cut+"…") || utf8.RuneCountInString(cut+"…") != sessionNameWidth || !strings.HasSuffix(named, "/p") {
+			t.Errorf("serve=%v: the named session's row does not show its name cut to %d characters and its project:\n%s", serve, sessionNameWidth, named)
+		}
+		if !strings.HasPrefix(plain, "plain ") || !strings.Contains(plain, " -  ") || !strings.HasSuffix(plain, "/q") {
+			t.Errorf("serve=%v: the unnamed session's row does not show - for its name:\n%s", serve, plain)
+		}
+		if a, b := utf8.RuneCountInString(named), utf8.RuneCountInString(plain); a != b {
+			t.Errorf("serve=%v: the rows differ in width (%d and %d characters): the name cell was not cut to one width\n%s\n%s", serve, a, b, named, plain)
+		}
+		js, _, _ := e.cli("sessions", "--json")
+		if !strings.Contains(js, fmt.Sprintf("%q", long)[1:20]) || !strings.Contains(js, "and then some more and then some more \"") {
+			t.Errorf("serve=%v: --json does not keep the whole name:\n%s", serve, js)
+		}
+	}
+}
