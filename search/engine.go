@@ -463,7 +463,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			lo = p.after + 1
 		}
 		if plan.Zero == "" {
-			if err := eachWindow(lo, through, c.window(), false, c.full, func(a, b uint64) error {
+			if err := eachWindow(lo, through, c.window(), false, c.full, c.grow, func(a, b uint64) error {
 				return c.candidates(ctx, a, b)
 			}); err != nil {
 				return c.result(err)
@@ -486,7 +486,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		hi = through
 	}
 	if plan.Zero == "" {
-		err := eachWindow(1, hi, c.window(), true, c.full, func(a, b uint64) error {
+		err := eachWindow(1, hi, c.window(), true, c.full, c.grow, func(a, b uint64) error {
 			return c.candidates(ctx, a, b)
 		})
 		return c.result(err)
@@ -516,9 +516,11 @@ const (
 )
 
 // eachWindow calls fn on consecutive windows covering [lo, hi] in request
-// order (from hi down when newest), the first w seqs wide and each next
-// four times wider, until fn fails or stop reports true.
-func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, fn func(a, b uint64) error) error {
+// order (from hi down when newest), the first w seqs wide and each next as
+// wide as grow says, given the last width and how many seqs the windows
+// so far covered, until fn fails or stop reports true.
+func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, grow func(w, covered uint64) uint64, fn func(a, b uint64) error) error {
+	covered := uint64(0)
 	for lo <= hi && !stop() {
 		a, b := lo, hi
 		if hi-lo >= w {
@@ -531,6 +533,7 @@ func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, fn func(a, b ui
 		if err := fn(a, b); err != nil {
 			return err
 		}
+		covered += b - a + 1
 		if newest {
 			if a == lo {
 				return nil
@@ -542,11 +545,39 @@ func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, fn func(a, b ui
 			}
 			lo = b + 1
 		}
-		if w < 1<<60 {
-			w *= 4
-		}
+		w = grow(w, covered)
 	}
 	return nil
+}
+
+// fourTimes is the windows' growth when nothing tells a better one.
+func fourTimes(w, _ uint64) uint64 {
+	if w >= 1<<60 {
+		return w
+	}
+	return 4 * w
+}
+
+// grow returns the width of c's next window, given the last width and the
+// seqs covered so far: four times the last, unless the page's hits so far
+// say it fills sooner. Then it is a quarter more than the seqs the missing
+// hits should take at the density found so far, but at least twice the
+// last (hits that bunch up early do not make the windows crawl). A page of
+// a needle of middling density filled in the fourth window of 64K seqs
+// when 31K were enough (median of the benchmark's 6-12 character needles),
+// testing twice the sketches it needed. In-process, alternating, medians
+// of five runs of each of the benchmark's 200 needles a group, two runs:
+// 6-12 characters p50 0.799, 0.847 -> 0.730, 0.766 ms (median ratios
+// 0.946, 0.911; sums -8%, -6%); 3-5 and 13-40 characters within 4% at
+// p50, their sums 1-7% lower; newest first the same or better.
+func (c *collector) grow(w, covered uint64) uint64 {
+	next := fourTimes(w, covered)
+	h := uint64(len(c.hits))
+	if c.p.limit == 0 || h == 0 || next == w {
+		return next
+	}
+	est := (uint64(c.p.limit) - min(h, uint64(c.p.limit))) * covered / h
+	return min(max(est+est/4, 2*w), next)
 }
 
 // window is the first width of the index windows of c's plan. Windows
@@ -699,7 +730,7 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if c.p.limit == 0 {
 		w = wholeScanWindow
 	}
-	return eachWindow(lo, hi, w, c.p.req.NewestFirst, c.full, func(a, b uint64) error {
+	return eachWindow(lo, hi, w, c.p.req.NewestFirst, c.full, c.grow, func(a, b uint64) error {
 		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: a, Hi: b}}, c.st)
 		if err != nil {
 			return err

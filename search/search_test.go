@@ -472,7 +472,7 @@ func TestEachWindowTilesTheRangeInRequestOrder(t *testing.T) {
 		{1, ^uint64(0), 1 << 62, false, "[1 4611686018427387904] [4611686018427387905 9223372036854775808] [9223372036854775809 13835058055282163712] [13835058055282163713 18446744073709551615]"},
 	} {
 		var got []string
-		err := eachWindow(tc.lo, tc.hi, tc.w, tc.newest, func() bool { return false }, func(a, b uint64) error {
+		err := eachWindow(tc.lo, tc.hi, tc.w, tc.newest, func() bool { return false }, fourTimes, func(a, b uint64) error {
 			got = append(got, fmt.Sprintf("[%d %d]", a, b))
 			return nil
 		})
@@ -481,8 +481,32 @@ func TestEachWindowTilesTheRangeInRequestOrder(t *testing.T) {
 		}
 	}
 	n := 0
-	eachWindow(1, 1000, 10, false, func() bool { return n == 2 }, func(a, b uint64) error { n++; return nil })
+	eachWindow(1, 1000, 10, false, func() bool { return n == 2 }, fourTimes, func(a, b uint64) error { n++; return nil })
 	if n != 2 {
 		t.Errorf("eachWindow went on for %d windows after stop said so at 2", n)
+	}
+}
+
+// TestWindowsGrowWithTheHitsFound: a search's next window is four times
+// the last unless the page's hits say it fills sooner: then a quarter more
+// than the missing hits should take at the density so far, but at least
+// twice the last. Counts, and pages without hits yet, grow four times.
+func TestWindowsGrowWithTheHitsFound(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		limit, hits      int
+		w, covered, want uint64
+	}{
+		{"a count grows four times", 0, 10, 1024, 1024, 4096},
+		{"no hits yet: four times", 50, 0, 1024, 1024, 4096},
+		{"sparse hits: at most four times", 50, 5, 4096, 5120, 16384},
+		{"middling: what the missing hits take, a quarter more", 50, 20, 4096, 5120, 9600},
+		{"dense: at least twice", 50, 40, 1024, 1024, 2048},
+		{"the widest window stays", 50, 20, 1 << 60, 1 << 60, 1 << 60},
+	} {
+		c := &collector{p: &prepared{limit: tc.limit}, hits: make([]*store.Meta, tc.hits)}
+		if got := c.grow(tc.w, tc.covered); got != tc.want {
+			t.Errorf("%s: after a window of %d, %d seqs and %d of %d hits: next %d, want %d", tc.name, tc.w, tc.covered, tc.hits, tc.limit, got, tc.want)
+		}
 	}
 }
