@@ -495,10 +495,11 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 }
 
 // First windows of seqs: index candidates are asked for, and sketches
-// scanned, this many seqs at a time at first, then four times more each
-// time, so that a page that fills early costs little and one that does
-// not costs few rounds. A search for every hit (a count, --all) has no
-// page to fill, and starts its scan wider.
+// scanned, this many seqs at a time at first, then in windows two to four
+// times wider each time (see collector.grow), so that a page that fills
+// early costs little and one that does not costs few rounds. A search for
+// every hit (a count, --all) has no page to fill, and starts its scan
+// wider.
 //
 // A scan's first window is one sketch chunk: a page of a dense needle
 // fills within the first thousand entries or so (median of the
