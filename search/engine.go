@@ -111,7 +111,7 @@ type hitText struct {
 
 // segment is a part of a hit's text and where it lies in the whole.
 type segment struct {
-	text  string
+	text  []byte
 	runes int // runes of the whole text before this part
 }
 
@@ -944,7 +944,7 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 			truncated = true
 		} else {
 			var used int
-			h.Snippets, used = snippets(hits.texts[i].segs, p.req.Needle, share)
+			h.Snippets, used = snippets(hits.texts[i].segs, p.find.needle, share)
 			budget -= used
 			if len(h.Snippets) < min(h.Matches, maxSnippets) {
 				truncated = true
@@ -985,11 +985,7 @@ func snippetSegments(text, needle []byte) []segment {
 			break
 		}
 		m := from + i
-		a := m
-		for k := 0; k < maxContext && a > 0; k++ {
-			_, sz := utf8.DecodeLastRune(text[:a])
-			a -= sz
-		}
+		a := runesBack(text, m, maxContext)
 		from = runesOn(text, m+len(needle), maxContext)
 		b := runesOn(text, min(len(text), from+len(needle)), maxContext)
 		if n := len(spans); n > 0 && a <= spans[n-1].b {
@@ -1005,7 +1001,7 @@ func snippetSegments(text, needle []byte) []segment {
 	runes, at := 0, 0
 	for k, sp := range spans {
 		runes += utf8.RuneCount(text[at:sp.a])
-		segs[k] = segment{text: string(text[sp.a:sp.b]), runes: runes}
+		segs[k] = segment{text: bytes.Clone(text[sp.a:sp.b]), runes: runes}
 		runes += utf8.RuneCount(text[sp.a:sp.b])
 		at = sp.b
 	}
@@ -1013,12 +1009,42 @@ func snippetSegments(text, needle []byte) []segment {
 }
 
 // runesOn returns the byte offset n runes after at in text (or its end).
+// A stretch of ASCII, most text, is stepped over at once: a hit keeps and
+// shows up to three matches with 80 characters each side, and decoding
+// them rune by rune took 30% of the CPU of first pages of 1-2 character
+// needles. In-process, alternating, medians of five runs of each of the
+// benchmark's 200 such needles: p50 0.120 -> 0.096 ms (median ratio
+// 0.79); the longer needles' groups within 2%.
 func runesOn(text []byte, at, n int) int {
+	if end := min(len(text), at+n); ascii(text[at:end]) {
+		return end
+	}
 	for k := 0; k < n && at < len(text); k++ {
 		_, sz := utf8.DecodeRune(text[at:])
 		at += sz
 	}
 	return at
+}
+
+// runesBack returns the byte offset n runes before at in text (or 0).
+func runesBack(text []byte, at, n int) int {
+	if start := max(0, at-n); ascii(text[start:at]) {
+		return start
+	}
+	for k := 0; k < n && at > 0; k++ {
+		_, sz := utf8.DecodeLastRune(text[:at])
+		at -= sz
+	}
+	return at
+}
+
+// ascii reports whether b holds only ASCII bytes.
+func ascii(b []byte) bool {
+	var or byte
+	for _, c := range b {
+		or |= c
+	}
+	return or < utf8.RuneSelf
 }
 
 // maxContext is the most runes a snippet shows on either side of a match.
@@ -1028,15 +1054,15 @@ const maxContext = 80
 // within budget characters in all, from the parts of it in segs (the whole
 // text as one segment, or what snippetSegments kept of it). It returns the
 // pieces and the characters used.
-func snippets(segs []segment, needle string, budget int) ([]Snippet, int) {
+func snippets(segs []segment, needle []byte, budget int) ([]Snippet, int) {
 	var out []Snippet
 	used := 0
-	nl := utf8.RuneCountInString(needle)
+	nl := utf8.RuneCount(needle)
 	// The next search starts in segment seg at byte from.
 	seg, from := 0, 0
 	for len(out) < maxSnippets && seg < len(segs) {
 		text := segs[seg].text
-		i := strings.Index(text[from:], needle)
+		i := bytes.Index(text[from:], needle)
 		if i < 0 {
 			seg, from = seg+1, 0
 			continue
@@ -1048,20 +1074,12 @@ func snippets(segs []segment, needle string, budget int) ([]Snippet, int) {
 		}
 		ctxChars := (room/max(maxSnippets-len(out), 1) - nl) / 2
 		ctxChars = max(min(ctxChars, maxContext), 5)
-		s := i
-		for k := 0; k < ctxChars && s > 0; k++ {
-			_, sz := utf8.DecodeLastRuneInString(text[:s])
-			s -= sz
-		}
-		end := i + len(needle)
-		for k := 0; k < ctxChars && end < len(text); k++ {
-			_, sz := utf8.DecodeRuneInString(text[end:])
-			end += sz
-		}
+		s := runesBack(text, i, ctxChars)
+		end := runesOn(text, i+len(needle), ctxChars)
 		piece := text[s:end]
-		out = append(out, Snippet{Text: piece, MatchStart: i - s, MatchEnd: i - s + len(needle),
-			Offset: segs[seg].runes + utf8.RuneCountInString(text[:s])})
-		used += utf8.RuneCountInString(piece)
+		out = append(out, Snippet{Text: string(piece), MatchStart: i - s, MatchEnd: i - s + len(needle),
+			Offset: segs[seg].runes + utf8.RuneCount(text[:s])})
+		used += utf8.RuneCount(piece)
 		from = end
 	}
 	return out, used

@@ -26,7 +26,7 @@ func TestSnippetsMarkTheNeedleAtTheirRuneOffsets(t *testing.T) {
 		text := b.String()
 		needle := []string{"needle", "日本", "🙂 ", "e", "ab"}[r.IntN(5)]
 		budget := 20 + r.IntN(400)
-		snips, used := snippets([]segment{{text: text}}, needle, budget)
+		snips, used := snippets([]segment{{text: []byte(text)}}, []byte(needle), budget)
 		runes := []rune(text)
 		total, last := 0, -1
 		for i, s := range snips {
@@ -82,7 +82,7 @@ func TestSnippetSegmentsKeepWhatSnippetsReach(t *testing.T) {
 		kept := 0
 		for i, s := range segs {
 			kept += len(s.text)
-			if at := len(string([]rune(text)[:s.runes])); !strings.HasPrefix(text[at:], s.text) {
+			if at := len(string([]rune(text)[:s.runes])); !strings.HasPrefix(text[at:], string(s.text)) {
 				t.Fatalf("text %q: segment %d %q does not lie %d runes in", text, i, s.text, s.runes)
 			}
 		}
@@ -93,8 +93,8 @@ func TestSnippetSegmentsKeepWhatSnippetsReach(t *testing.T) {
 			split++
 		}
 		for _, budget := range []int{20, 60, 150, 600, 10000} {
-			want, wantUsed := snippets([]segment{{text: text}}, needle, budget)
-			got, gotUsed := snippets(segs, needle, budget)
+			want, wantUsed := snippets([]segment{{text: []byte(text)}}, []byte(needle), budget)
+			got, gotUsed := snippets(segs, []byte(needle), budget)
 			if fmt.Sprint(got) != fmt.Sprint(want) || gotUsed != wantUsed {
 				t.Fatalf("needle %q, budget %d, %d bytes kept of %d in %d segments:\n got %v\nwant %v\ntext %q", needle, budget, kept, len(text), len(segs), got, want, text)
 			}
@@ -140,5 +140,44 @@ func TestHitSnippetsPointIntoTheWholeText(t *testing.T) {
 	}
 	if deep < 20 {
 		t.Fatalf("only %d hits had their first match more than %d runes in: the test must have many", deep, maxContext)
+	}
+}
+
+// TestRunesOnAndBackStepByRunes: stepping n runes forward or back from a
+// rune boundary lands where decoding rune by rune does, over ASCII,
+// multi-byte runes and stray continuation bytes, at every boundary and for
+// every n up to beyond the text's ends.
+func TestRunesOnAndBackStepByRunes(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	pieces := []string{"a", "bc", " ", "é", "日本", "🙂", "\x80", strings.Repeat("x", 90)}
+	for range 300 {
+		var b strings.Builder
+		for range r.IntN(30) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := []byte(b.String())
+		for at := 0; at <= len(text); at++ {
+			if at < len(text) && !utf8.RuneStart(text[at]) && text[at] != 0x80 {
+				continue
+			}
+			for _, n := range []int{0, 1, 2, 5, 80, 200} {
+				want := at
+				for k := 0; k < n && want < len(text); k++ {
+					_, sz := utf8.DecodeRune(text[want:])
+					want += sz
+				}
+				if got := runesOn(text, at, n); got != want {
+					t.Fatalf("runesOn(%q, %d, %d) = %d, want %d", text, at, n, got, want)
+				}
+				want = at
+				for k := 0; k < n && want > 0; k++ {
+					_, sz := utf8.DecodeLastRune(text[:want])
+					want -= sz
+				}
+				if got := runesBack(text, at, n); got != want {
+					t.Fatalf("runesBack(%q, %d, %d) = %d, want %d", text, at, n, got, want)
+				}
+			}
+		}
 	}
 }
