@@ -18,6 +18,21 @@ import (
 // needles from 20-50 / 31-36 to 14-16 / 24 ms.
 func ServeCacheBytes() int64 { return cacheFor(totalMemory()) }
 
+// ServeGCPercent is the collector's pace in a server (GOGC; the Go default
+// is 100), unless GOGC is set. A server keeps about a gigabyte in its heap
+// for good at a million entries (sketches, records, current branches), so
+// at the default pace the heap may grow by as much again before a
+// collection: until then every search's few hundred KB of allocations land
+// on pages the process never touched, each a page fault. In `bench/search`
+// runs, the first pages of a group took 4,000-6,500 faults (0.05-0.08 s
+// of system time per 200 queries) in some processes and ~50 in others,
+// depending on how the preload's last collection fell; the faulting ones
+// were up to 2.6x slower (1-2 characters p50 0.36-0.38 against 0.12-0.14
+// ms). At 25, each collection comes after ~250 MB and recycles pages
+// already touched; five runs in a row were all the fast kind, and the
+// heap stays near 1.25x what it keeps instead of 2x.
+const ServeGCPercent = 25
+
 // cacheFor is ServeCacheBytes for a process that may use total bytes (0:
 // unknown).
 func cacheFor(total int64) int64 {

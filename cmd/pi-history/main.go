@@ -297,7 +297,10 @@ Start here:
 Environment:
   PI_HISTORY_DATA                data directory (as --data)
   PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR   where Pi keeps sessions
-  GOMEMLIMIT                     Go heap target (default 768MiB)
+  GOMEMLIMIT                     Go heap target (default 768MiB; serve: 2GiB
+                                 plus its block cache)
+  GOGC                           collector pace (serve: 25, so that searches
+                                 reuse memory instead of faulting in new pages)
   PI_HISTORY_INDEX_BATCH_KB      text per index batch (default 2048): less takes
                                  less memory while indexing, and more CPU
   PI_HISTORY_FLUSH_KB            what an import keeps in memory between flushes
