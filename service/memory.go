@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -22,16 +23,38 @@ func ServeCacheBytes() int64 { return cacheFor(totalMemory()) }
 // is 100), unless GOGC is set. A server keeps about a gigabyte in its heap
 // for good at a million entries (sketches, records, current branches), so
 // at the default pace the heap may grow by as much again before a
-// collection: until then every search's few hundred KB of allocations land
-// on pages the process never touched, each a page fault. In `bench/search`
-// runs, the first pages of a group took 4,000-6,500 faults (0.05-0.08 s
-// of system time per 200 queries) in some processes and ~50 in others,
-// depending on how the preload's last collection fell; the faulting ones
-// were up to 2.6x slower (1-2 characters p50 0.36-0.38 against 0.12-0.14
-// ms). At 25, each collection comes after ~250 MB and recycles pages
-// already touched; five runs in a row were all the fast kind, and the
-// heap stays near 1.25x what it keeps instead of 2x.
+// collection: until then every search's allocations land on pages the
+// process never touched, each a page fault. In `bench/search` runs, a
+// group of 200 first pages took 3,600-6,500 faults (0.04-0.12 s of system
+// time) in some processes and ~50 in others, depending on where the
+// preload's last collection fell; the faulting ones were up to 2.6x
+// slower (1-2 characters p50 0.36-0.38 against 0.12-0.14 ms). At 25, each
+// collection comes after ~250 MB and recycles pages already touched: 11
+// runs in a row were all the fast kind, and the heap stays near 1.25x
+// what it keeps instead of 2x.
 const ServeGCPercent = 25
+
+// ServeHeapLimit is a server's Go memory limit, its block cache aside. A
+// server keeps much in its heap for good (at a million entries ~1.1 GB:
+// the sketches and records, the current branches, cached trees), so under
+// the 768 MiB of other commands the collector ran whenever ~60 MB had
+// been allocated, marking the whole heap each time; under this limit it
+// runs at the pace ServeGCPercent sets.
+const ServeHeapLimit = 2 << 30
+
+// TuneServeMemory sets the Go memory limit (ServeHeapLimit plus the block
+// cache of cache bytes) and the collector's pace (ServeGCPercent) as a
+// server runs, unless GOMEMLIMIT or GOGC say otherwise. Built without cgo,
+// Pebble keeps its block cache in the Go heap: the limit leaves it room
+// on top of what the server keeps.
+func TuneServeMemory(cache int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(ServeHeapLimit + cache)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(ServeGCPercent)
+	}
+}
 
 // cacheFor is ServeCacheBytes for a process that may use total bytes (0:
 // unknown).

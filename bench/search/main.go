@@ -41,17 +41,11 @@ func main() {
 	memProf := flag.String("memprofile", "", "write a profile of what the queries allocated here, every allocation sampled (see FILE.base)")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
 	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
-	memLimit := flag.Int("memlimit-mb", 0, "set the Go memory limit, as the pi-history binary does (0: none)")
-	gcPercent := flag.Int("gcpercent", service.ServeGCPercent, "the collector's pace (GOGC), as 'pi-history serve' sets it unless GOGC is set")
+	memLimit := flag.Int("memlimit-mb", 0, "the Go memory limit in MB (0: what 'pi-history serve' sets)")
+	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
 	cold := flag.Bool("cold", false, "do not preload the trigram sketches and current branches first (serve preloads them when it starts)")
 	flag.Parse()
-	if *memLimit > 0 {
-		debug.SetMemoryLimit(int64(*memLimit) << 20)
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(*gcPercent)
-	}
 	if *data == "" || *corpus == "" {
 		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")
 		os.Exit(2)
@@ -59,6 +53,14 @@ func main() {
 	cache := int64(*cacheMB) << 20
 	if *cacheMB == 0 {
 		cache = service.ServeCacheBytes()
+	}
+	// The heap as a server runs it, unless told otherwise.
+	service.TuneServeMemory(cache)
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(int64(*memLimit) << 20)
+	}
+	if *gcPercent > 0 {
+		debug.SetGCPercent(*gcPercent)
 	}
 	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache})
 	if err != nil {

@@ -145,14 +145,6 @@ func kibFromEnv(name string, def int) (int, error) {
 // of a 351 MB import by a third but cost ~20% more CPU in the collector.
 const heapLimit = 768 << 20
 
-// serveHeapLimit replaces heapLimit in a server. A server keeps much in
-// its heap for good (at a million entries ~640 MB: the sketches, the
-// current branches, cached trees), so under heapLimit the collector ran
-// whenever ~60 MB had been allocated, marking the whole heap each time;
-// with this limit it runs at the usual pace (heap twice the live part).
-// serve adds its block cache to it (see runServe).
-const serveHeapLimit = 2 << 30
-
 func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(heapLimit)

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -101,7 +100,7 @@ func runServe(g *globals, args []string) error {
 	case serveFlags.cacheMB < 8:
 		return usagef("--cache-mb %d: want at least 8, or 0 for the default", serveFlags.cacheMB)
 	}
-	tuneServerMemory(cache)
+	service.TuneServeMemory(cache)
 	batch, err := indexBatchBytes()
 	if err != nil {
 		return err
@@ -257,18 +256,4 @@ func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server,
 	}
 	srv.Auth().SetCookieValidator(logins.ValidCookieValue)
 	return srv, nil
-}
-
-// tuneServerMemory sets the Go memory limit and the collector's pace for a
-// server with a block cache of cache bytes, unless GOMEMLIMIT or GOGC say
-// otherwise. Built without cgo, Pebble keeps its block cache in the Go
-// heap: the limit must leave it room on top of what the server keeps. The
-// pace is service.ServeGCPercent (see there).
-func tuneServerMemory(cache int64) {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(serveHeapLimit + cache)
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(service.ServeGCPercent)
-	}
 }
