@@ -569,8 +569,9 @@ func fourTimes(w, _ uint64) uint64 {
 // testing twice the sketches it needed. In-process, alternating, medians
 // of five runs of each of the benchmark's 200 needles a group, two runs:
 // 6-12 characters p50 0.799, 0.847 -> 0.730, 0.766 ms (median ratios
-// 0.946, 0.911; sums -8%, -6%); 3-5 and 13-40 characters within 4% at
-// p50, their sums 1-7% lower; newest first the same or better.
+// 0.946, 0.911; sums -8%, -6%); 3-5 and 13-40 characters median ratios
+// 0.959-1.002, sums 0.3-7% lower; newest first (one run of three each)
+// median ratios 0.907-0.969.
 func (c *collector) grow(w, covered uint64) uint64 {
 	next := fourTimes(w, covered)
 	h := uint64(len(c.hits))
