@@ -169,7 +169,6 @@ func main() {
 		// to FILE when they are done: compare with
 		// 'go tool pprof -diff_base FILE.base FILE'.
 		runtime.MemProfileRate = 1
-		runtime.GC()
 		if err := writeHeapProfile(*memProf + ".base"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
