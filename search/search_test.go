@@ -485,6 +485,24 @@ func TestEachWindowTilesTheRangeInRequestOrder(t *testing.T) {
 	if n != 2 {
 		t.Errorf("eachWindow went on for %d windows after stop said so at 2", n)
 	}
+	// grow is told the last width and the seqs covered so far, in either
+	// order, and the next window is as wide as it says.
+	for _, newest := range []bool{false, true} {
+		var widths, told []uint64
+		sum := uint64(0)
+		eachWindow(1, 100, 10, newest, func() bool { return false }, func(w, covered uint64) uint64 {
+			told = append(told, covered)
+			return w + 5
+		}, func(a, b uint64) error {
+			widths = append(widths, b-a+1)
+			return nil
+		})
+		for i, w := range widths[:len(widths)-1] {
+			if sum += w; told[i] != sum || widths[i+1] != min(w+5, 100-sum) {
+				t.Fatalf("newest=%v: windows %v, covered told %v", newest, widths, told)
+			}
+		}
+	}
 }
 
 // TestWindowsGrowWithTheHitsFound: a search's next window is four times
