@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +62,11 @@ type browserEnv struct {
 	shop   string // path of the shop journal copy (appended to by the live test)
 	shots  string
 	ctx    context.Context
+	// hold, when set, runs before the server answers each /ui/ request: a
+	// test keeps a request waiting with it.
+	hold atomic.Pointer[func(*http.Request)]
+	// streams counts the event streams the server has open.
+	streams atomic.Int64
 }
 
 func startBrowserEnv(t *testing.T) *browserEnv {
@@ -111,7 +119,16 @@ func startBrowserEnv(t *testing.T) *browserEnv {
 		Addr: ln.Addr().String(), Mount: func(r chi.Router) {
 			r.Get("/", ui.ServeHTTP)
 			r.Handle("/assets/*", ui)
-			r.Handle("/ui/*", ui)
+			r.Handle("/ui/*", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/ui/events" {
+					env.streams.Add(1)
+					defer env.streams.Add(-1)
+				}
+				if h := env.hold.Load(); h != nil {
+					(*h)(r)
+				}
+				ui.ServeHTTP(w, r)
+			}))
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +207,70 @@ func (e *browserEnv) str(t *testing.T, expr string) string {
 func (e *browserEnv) num(t *testing.T, expr string) float64 {
 	t.Helper()
 	return value(t, e, "evaluate "+expr, chromedp.Evaluate[float64](expr))
+}
+
+// holdPages makes the server keep every request for a page of entries that
+// starts at an index in [lo, hi) waiting until free is called (or the test
+// ends). Each held request's query is sent on the channel, when there is
+// room.
+func (e *browserEnv) holdPages(t *testing.T, lo, hi int) (held <-chan string, free func()) {
+	t.Helper()
+	arrived := make(chan string, 16)
+	release := make(chan struct{})
+	var once sync.Once
+	free = func() { once.Do(func() { close(release) }) }
+	hold := func(r *http.Request) {
+		from, err := strconv.Atoi(r.URL.Query().Get("from"))
+		if !strings.HasSuffix(r.URL.Path, "/entries") || err != nil || from < lo || from >= hi {
+			return
+		}
+		select {
+		case arrived <- r.URL.RawQuery:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}
+	e.hold.Store(&hold)
+	t.Cleanup(func() {
+		e.hold.Store(nil)
+		free()
+	})
+	return arrived, free
+}
+
+// waitStreams waits until the server has n event streams open.
+func (e *browserEnv) waitStreams(t *testing.T, n int64, when string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.streams.Load() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the server has %d event streams open, want %d", when, e.streams.Load(), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scrollUntilHeld scrolls to the window's "Load more" button until the
+// page asks for later entries and holdPages holds the request; it returns
+// the request's query. (A load that started before the hold was set may
+// still be under way; when it ends, the button has moved down.)
+func (e *browserEnv) scrollUntilHeld(t *testing.T, held <-chan string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e.run(t, "scroll to the bottom", chromedp.ScrollIntoView(chromedp.CSS(`button.more.bottom`)))
+		select {
+		case q := <-held:
+			return q
+		case <-time.After(250 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the page asked for no later entries after scrolling to the bottom for 20 s")
+		}
+	}
 }
 
 func TestBrowser(t *testing.T) {
@@ -426,6 +507,34 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a page holds its event stream only while shown", func(t *testing.T) {
+		// Pages left behind (kept in the back/forward cache) and hidden
+		// tabs hold no stream: the browser's six connections to the server
+		// stay free for the page in front.
+		for i := 0; i < 8; i++ {
+			e.run(t, "open a page", chromedp.Navigate(fmt.Sprintf("%s/?visit=%d#/", e.base, i)),
+				waitJS(`document.getElementById('live').classList.contains('on')`))
+		}
+		e.waitStreams(t, 1, "after eight page loads")
+		hide := func(hidden bool) chromedp.Action[chromedp.Void] {
+			return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`Object.defineProperty(document, 'hidden', {value: %t, configurable: true}); document.dispatchEvent(new Event('visibilitychange'))`, hidden))
+		}
+		e.run(t, "open shop", chromedp.Navigate(e.base+"/?visit=shop#/s/"+shopID),
+			waitJS(`document.body.textContent.includes('PurpleElephantMarker')`),
+			waitJS(`document.getElementById('live').classList.contains('on')`), hide(true))
+		e.waitStreams(t, 0, "with the page hidden")
+		// What arrives while hidden is drawn once the page is shown again.
+		f, err := os.OpenFile(e.shop, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(f, `{"type":"message","id":"hidden01","parentId":"a0000004","timestamp":"2026-11-29T17:00:00.000Z","message":{"role":"user","content":"HiddenTabMarker arrives while the page is hidden."}}`)
+		f.Close()
+		importFile(t, e.svc.Store, e.shop)
+		e.run(t, "show again", hide(false), waitJS(`document.querySelector('article.entry[data-entry="hidden01"]') !== null`))
+		e.waitStreams(t, 1, "with the page shown again")
+	})
+
 	t.Run("10000-entry session first screen", func(t *testing.T) {
 		budget := 300 * time.Millisecond
 		// Run 1 opens the deep link in a fresh tab state (from about:blank:
@@ -480,8 +589,20 @@ func TestBrowser(t *testing.T) {
 		if n := e.num(t, `document.querySelectorAll('article.entry[data-entry="e0005000"]').length`); n != 1 {
 			t.Fatalf("before: the result e0005000 is not on its own at the top (%v articles)", n)
 		}
+		// The click comes while later pages are still loading at the
+		// bottom, as on a slow machine: the server holds every page past
+		// the focused one until "Load earlier" has drawn its page.
+		held, free := e.holdPages(t, 5006, 1<<30)
+		e.scrollUntilHeld(t, held)
 		e.run(t, "load earlier", chromedp.Click(chromedp.CSS(`button.more.top`)),
 			waitJS(`document.querySelector('article.entry[data-entry="e0004999"]') !== null`))
+		// The held page then joins the bottom, once: nothing shown twice.
+		shown := e.num(t, `document.querySelectorAll('article.entry').length`)
+		free()
+		e.run(t, "later page", waitJS(fmt.Sprintf(`document.querySelectorAll('article.entry').length > %v`, shown)))
+		if dup := e.str(t, `(ids => ids.filter((id, i) => ids.indexOf(id) !== i).join(','))([...document.querySelectorAll('[data-entry]')].map(a => a.dataset.entry))`); dup != "" {
+			t.Errorf("entries shown twice: %s", dup)
+		}
 		if n := e.num(t, `document.querySelectorAll('article.entry[data-entry="e0005000"]').length`); n != 0 {
 			t.Errorf("after loading earlier, the result e0005000 is still shown on its own")
 		}
@@ -493,6 +614,25 @@ func TestBrowser(t *testing.T) {
 		orphans := e.str(t, `[...document.querySelectorAll('article.entry.r-toolResult')].map(a => a.dataset.entry).filter(id => document.querySelector('article.entry[data-entry="e' + String(+id.slice(1) - 1).padStart(7, '0') + '"]')).join(',')`)
 		if orphans != "" {
 			t.Errorf("results shown apart from their calls on screen: %s", orphans)
+		}
+	})
+
+	t.Run("a link elsewhere drops later pages still loading", func(t *testing.T) {
+		// A page still loading for the part of the window shown before a
+		// link moved it must not join the part shown after.
+		e.run(t, "open deep", chromedp.Navigate(fmt.Sprintf("%s/?deep=2#/s/%s?e=e0005005", e.base, bigID)),
+			waitJS(`document.querySelector('article.entry[data-entry="e0005005"]') !== null`))
+		held, free := e.holdPages(t, 5006, 8000)
+		q := e.scrollUntilHeld(t, held)
+		e.run(t, "follow a link", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/s/%s?e=e0008005'`, bigID)),
+			waitJS(`document.querySelector('article.entry[data-entry="e0008005"]') !== null`))
+		free()
+		// Wait until the browser has the held page, then a little longer
+		// for the app to handle it.
+		e.run(t, "held page answered", waitJS(fmt.Sprintf(`performance.getEntriesByType('resource').some(r => r.name.endsWith(%q) && r.responseEnd > 0)`, "?"+q)),
+			chromedp.Evaluate[chromedp.Void](`new Promise(r => setTimeout(r, 300))`, chromedp.EvalAwaitPromise))
+		if stale := e.str(t, `[...document.querySelectorAll('[data-entry]')].map(a => a.dataset.entry).filter(id => +id.slice(1) < 8000).join(',')`); stale != "" {
+			t.Errorf("entries of the earlier part shown after the link: %s", stale)
 		}
 	})
 }

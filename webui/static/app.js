@@ -13,6 +13,7 @@ const S = {
   lastSession: null, // {id, leaf} for search scopes
   loggedIn: false,
   es: null,
+  lastSeq: null, // the store's last sequence number as the events last told it
 };
 
 // ---- routing -------------------------------------------------------------
@@ -286,7 +287,7 @@ function windowSection(view, w) {
     h('span', { class: 'caret' }), ` Window ${n}`, ' · ', h('span', { text: 'started by ' + (startedBy[w.startedBy] || w.startedBy) }),
     w.startedAt ? [' · ', timeEl(w.startedAt)] : null, ' · ', count);
   const sec = h('section', { class: 'window collapsed', dataset: { window: String(n) } }, head, sum, body);
-  const ws = { n, info: w, sec, body, head, count, sum, from: 0, to: 0, total: w.entries, loading: null, topBtn: null, moreBtn: null, sentinel: null };
+  const ws = { n, info: w, sec, body, head, count, sum, from: 0, to: 0, total: w.entries, gen: 0, loading: null, loadingTop: null, topBtn: null, moreBtn: null, sentinel: null };
   view.windows.set(n, ws);
   const toggle = () => {
     if (sec.classList.contains('collapsed')) {
@@ -319,10 +320,14 @@ function renderPage(view, page, how) {
     if (n) nodes.push(n);
   }
   const end = page.from + page.items.length;
+  // A page fetched for what the window showed before (a load still under
+  // way when a link reset it, say) no longer joins up: drop it.
+  const empty = ws.to === 0 && ws.from === 0 && !ws.body.querySelector('.entry');
+  if (!empty && (how === 'prepend' ? end !== ws.from : page.from !== ws.to)) return;
   if (how === 'prepend') {
     ws.body.insertBefore(fragment(nodes), ws.topBtn ? ws.topBtn.nextSibling : ws.body.firstChild);
     ws.from = page.from;
-  } else if (ws.to === 0 && ws.from === 0 && !ws.body.querySelector('.entry')) {
+  } else if (empty) {
     ws.body.replaceChildren(fragment(nodes));
     ws.from = page.from;
     ws.to = end;
@@ -381,31 +386,42 @@ function observe(view, ws) {
   observer.observe(ws.moreBtn);
 }
 
+// loadMore and loadEarlier grow the window at its two ends, each with its
+// own load in flight: a click on "Load earlier" while later pages are still
+// coming in (the observer below keeps loading while the bottom is near)
+// must not be lost. A reset of the window (focusEntry) bumps ws.gen, and a
+// load that started before it draws nothing.
 async function loadMore(view, ws) {
   if (ws.loading || ws.to >= ws.total) return ws.loading;
-  ws.loading = (async () => {
+  const gen = ws.gen;
+  const run = (async () => {
     try {
       const p = await fetchPage(view, { window: ws.n, from: ws.to, limit: PAGE });
-      if (S.cur === view && p.window === ws.n) renderPage(view, p, 'append');
+      if (S.cur === view && ws.gen === gen && p.window === ws.n) renderPage(view, p, 'append');
     } finally {
-      ws.loading = null;
+      if (ws.loading === run) ws.loading = null;
     }
     // Still on screen? keep going.
-    if (ws.moreBtn && ws.moreBtn.getBoundingClientRect().top < innerHeight + 800) loadMore(view, ws);
+    if (ws.gen === gen && ws.moreBtn && ws.moreBtn.getBoundingClientRect().top < innerHeight + 800) loadMore(view, ws);
   })();
-  return ws.loading;
+  ws.loading = run;
+  return run;
 }
 
 async function loadEarlier(view, ws) {
-  if (ws.loading || ws.from <= 0) return;
+  if (ws.loadingTop || ws.from <= 0) return ws.loadingTop;
+  const gen = ws.gen;
   const from = Math.max(0, ws.from - PAGE);
-  ws.loading = fetchPage(view, { window: ws.n, from, limit: ws.from - from });
-  try {
-    const p = await ws.loading;
-    if (S.cur === view) renderPage(view, p, 'prepend');
-  } finally {
-    ws.loading = null;
-  }
+  const run = (async () => {
+    try {
+      const p = await fetchPage(view, { window: ws.n, from, limit: ws.from - from });
+      if (S.cur === view && ws.gen === gen && p.window === ws.n) renderPage(view, p, 'prepend');
+    } finally {
+      if (ws.loadingTop === run) ws.loadingTop = null;
+    }
+  })();
+  ws.loadingTop = run;
+  return run;
 }
 
 async function expandWindow(view, n, scroll) {
@@ -437,6 +453,8 @@ async function focusEntry(view, id) {
     ws.body.replaceChildren();
     ws.topBtn = ws.moreBtn = null;
     ws.from = ws.to = 0;
+    ws.gen++;
+    ws.loading = ws.loadingTop = null;
     renderPage(view, p, 'append');
   }
   scrollToEntry(view, id);
@@ -610,22 +628,55 @@ function hitItem(hit, req, names) {
 
 // ---- live updates --------------------------------------------------------
 
+// A page holds its event stream only while it is shown. Browsers open at
+// most six connections to one host over HTTP/1.1, and a stream holds one for
+// as long as it is open: streams left open by hidden tabs and by pages kept
+// in the back/forward cache would use them up, and every other request of
+// every tab of the app would wait behind them. So the stream closes when the
+// page is hidden or left, and opens again (catching up) when it is shown.
 let pending = null;
 function connectEvents() {
-  if (S.es || !('EventSource' in window)) return;
+  if (S.es || !S.loggedIn || document.hidden || !('EventSource' in window)) return;
   const live = document.getElementById('live');
   const es = new EventSource('/ui/events');
   S.es = es;
   es.addEventListener('open', () => live.classList.add('on'));
   es.addEventListener('error', () => live.classList.remove('on'));
+  es.addEventListener('hello', (ev) => {
+    // Changes made while no stream was open (hidden, or reconnecting after
+    // an error) were never sent: when there were any, redraw what is shown.
+    let c;
+    try { c = JSON.parse(ev.data); } catch { return; }
+    const missed = S.lastSeq !== null && c.lastSeq !== S.lastSeq;
+    S.lastSeq = c.lastSeq;
+    if (missed) later({ lastSeq: c.lastSeq, sessions: S.cur ? [S.cur.id] : [] });
+  });
   es.addEventListener('change', (ev) => {
     let c;
     try { c = JSON.parse(ev.data); } catch { return; }
+    S.lastSeq = c.lastSeq;
     window.__lastChange = c;
-    clearTimeout(pending);
-    pending = setTimeout(() => onChange(c).catch(() => {}), 100);
+    later(c);
   });
 }
+
+function later(c) {
+  clearTimeout(pending);
+  pending = setTimeout(() => onChange(c).catch(() => {}), 100);
+}
+
+function disconnectEvents() {
+  if (!S.es) return;
+  S.es.close();
+  S.es = null;
+  document.getElementById('live').classList.remove('on');
+}
+
+document.addEventListener('visibilitychange', () => (document.hidden ? disconnectEvents() : connectEvents()));
+// Chromium also fires visibilitychange when a page is left or restored; these
+// two are for browsers that do not.
+addEventListener('pagehide', disconnectEvents);
+addEventListener('pageshow', connectEvents);
 
 async function onChange(c) {
   S.sessions = null;
