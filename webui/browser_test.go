@@ -535,6 +535,52 @@ func TestBrowser(t *testing.T) {
 		e.waitStreams(t, 1, "with the page shown again")
 	})
 
+	t.Run("a long session name keeps to its row", func(t *testing.T) {
+		// Pi names a session with whatever the user passes: here a pasted
+		// paragraph of 460 characters with newlines. Its row in the list is
+		// as tall as any other, its heading takes at most two lines, and
+		// both keep the whole name in their title.
+		const longID = "0199aaaa-0000-7000-8000-00000000a001"
+		name := strings.Repeat("Refactor the checkout flow so that coupons apply before tax;\n", 8)
+		p := filepath.Join(t.TempDir(), "long.jsonl")
+		journal := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-11-25T08:00:00.000Z","cwd":"/home/dev/shop"}
+{"type":"session_info","id":"ln000001","parentId":null,"name":%q,"timestamp":"2026-11-25T08:00:01.000Z"}
+{"type":"message","id":"ln000002","parentId":"ln000001","timestamp":"2026-11-25T08:00:02.000Z","message":{"role":"user","content":"LongNameMarker"}}
+`, longID, name)
+		if err := os.WriteFile(p, []byte(journal), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		importFile(t, e.svc.Store, p)
+		e.run(t, "open the list", chromedp.Navigate(e.base+"/?list=long#/"),
+			waitJS(fmt.Sprintf(`document.querySelector('tr.srow[data-session=%q]') !== null`, longID)))
+		heights := e.str(t, fmt.Sprintf(`[...document.querySelectorAll('tr.srow')].map(r => r.dataset.session === %q ? 'long:' + r.getBoundingClientRect().height : r.getBoundingClientRect().height).join(' ')`, longID))
+		var long, other float64
+		for _, f := range strings.Fields(heights) {
+			if v, ok := strings.CutPrefix(f, "long:"); ok {
+				long, _ = strconv.ParseFloat(v, 64)
+			} else if h, _ := strconv.ParseFloat(f, 64); other == 0 || h < other {
+				other = h
+			}
+		}
+		if long == 0 || other == 0 || long > other+1 {
+			t.Errorf("row heights %s: the long name's row is taller than a one-line row", heights)
+		}
+		if got := e.str(t, fmt.Sprintf(`document.querySelector('tr.srow[data-session=%q] a.sname').title`, longID)); got != name {
+			t.Errorf("the list's title holds %q, want the whole name", got)
+		}
+		e.run(t, "open the session", chromedp.Navigate(e.base+"/#/s/"+longID),
+			waitJS(`document.body.textContent.includes('LongNameMarker')`),
+			waitJS(`document.querySelector('h2.sname').title !== ''`))
+		lines := e.num(t, `(h => h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight))(document.querySelector('h2.sname'))`)
+		if lines > 2.1 {
+			t.Errorf("the heading takes %.1f lines, want at most 2", lines)
+		}
+		if got := e.str(t, `document.querySelector('h2.sname').title`); got != name {
+			t.Errorf("the heading's title holds %q, want the whole name", got)
+		}
+		e.shot(t, "long-name.png")
+	})
+
 	t.Run("10000-entry session first screen", func(t *testing.T) {
 		budget := 300 * time.Millisecond
 		// Run 1 opens the deep link in a fresh tab state (from about:blank:

@@ -156,7 +156,7 @@ async function showSessions(q) {
         h('table', { class: 'sessions' },
           h('thead', null, h('tr', null, ['name', 'entries', 'size', 'windows', 'last activity'].map((t) => h('th', { text: t })))),
           h('tbody', null, ss.map((s) => h('tr', { class: 'srow', dataset: { session: s.id } },
-            h('td', null, h('a', { href: sessionHref(s.id), class: 'sname', text: sessionName(s) }),
+            h('td', null, h('a', { href: sessionHref(s.id), class: 'sname', title: sessionName(s), text: sessionName(s) }),
               s.parentSession ? tag('fork', 'dim') : null),
             h('td', { class: 'num', text: String(s.entries) }),
             h('td', { class: 'num', text: humanBytes(s.bytes || 0) }),
@@ -269,7 +269,8 @@ function buildSessionView(view) {
 function fillHeader(view, s) {
   if (!s) return;
   view.summary = s;
-  view.head.querySelector('.sname').textContent = sessionName(s);
+  const nm = view.head.querySelector('.sname');
+  nm.textContent = nm.title = sessionName(s);
   view.head.querySelector('.cwd').textContent = s.cwd || '';
   view.head.querySelector('.smeta').append(' · ', `${s.entries} entries · ${humanBytes(s.bytes || 0)} · last activity `,
     h('span', { title: s.lastActivity, text: ago(s.lastActivity) }));
@@ -617,7 +618,7 @@ function hitItem(hit, req, names) {
   return h('li', { class: 'hit' },
     h('a', { class: 'hitlink', href },
       h('div', { class: 'hithead' },
-        h('b', { text: names.get(hit.session) || hit.session }), ' · ',
+        h('b', { class: 'hname', title: names.get(hit.session) || hit.session, text: names.get(hit.session) || hit.session }), ' · ',
         h('span', { class: 'badge', text: hit.role || hit.type }), hit.toolName ? [' ', tag(hit.toolName, 'dim')] : null,
         hit.customType ? [' ', tag(hit.customType)] : null,
         ` window ${hit.window} · `, h('span', { title: hit.timestamp, text: fmtTime(hit.timestamp) }),
