@@ -581,6 +581,24 @@ func TestBrowser(t *testing.T) {
 		e.shot(t, "long-name.png")
 	})
 
+	t.Run("more hits comes once per page", func(t *testing.T) {
+		// "please look at file" is in 3,334 entries of the big session.
+		e.run(t, "search", chromedp.Navigate(e.base+"/?more=1#/search?q=please%20look%20at%20file&scope=all"),
+			waitJS(`document.querySelectorAll('.hit').length === 50 && document.querySelector('.search button.more') !== null`))
+		// A double click: the second comes while the first page loads.
+		e.run(t, "more hits", chromedp.Evaluate[chromedp.Void](`(b => { b.click(); b.click() })(document.querySelector('.search button.more'))`),
+			waitJS(`document.querySelectorAll('.hit').length >= 100 && !document.querySelector('.search button.more').disabled`))
+		if n := e.num(t, `document.querySelectorAll('.hit').length`); n != 100 {
+			t.Errorf("%v hits after one more page, want 100", n)
+		}
+		if dup := e.str(t, `(ids => ids.filter((id, i) => ids.indexOf(id) !== i).join(' '))([...document.querySelectorAll('.hit a.hitlink')].map(a => a.getAttribute('href')))`); dup != "" {
+			t.Errorf("hits shown twice: %s", dup)
+		}
+		if s := e.str(t, `document.querySelector('.search p.muted').textContent`); !strings.HasPrefix(s, "3334 hits") {
+			t.Errorf("status after more hits: %q, want the count of all 3334", s)
+		}
+	})
+
 	t.Run("10000-entry session first screen", func(t *testing.T) {
 		budget := 300 * time.Millisecond
 		// Run 1 opens the deep link in a fresh tab state (from about:blank:

@@ -593,17 +593,31 @@ async function showSearch(q) {
   const names = new Map();
   loadSessions(false).then((ss) => { for (const s of ss) names.set(s.id, sessionName(s)); }).catch(() => {});
   let shown = 0;
+  let total = null; // the exact count, from the first page
   const more = h('button', { class: 'more', type: 'button', text: 'More hits' });
   const run = async (cursor) => {
     const r = await api('/v1/search', { body: cursor ? { ...req, cursor, count: false } : req });
     try { for (const s of await loadSessions(false)) names.set(s.id, sessionName(s)); } catch { /* names are a nicety */ }
     for (const hit of r.hits) list.append(hitItem(hit, req, names));
     shown += r.hits.length;
-    if (r.total != null) req.total = r.total;
-    status.textContent = `${req.total ?? shown} hit${(req.total ?? shown) === 1 ? '' : 's'} for “${needle}” in ${scope === 'all' ? 'everything' : scope}` +
+    if (r.total != null) total = r.total;
+    status.textContent = `${total ?? shown} hit${(total ?? shown) === 1 ? '' : 's'} for “${needle}” in ${scope === 'all' ? 'everything' : scope}` +
       (r.stats ? ` · ${r.stats.tookMs} ms` : '');
     if (r.cursor) {
-      more.onclick = () => run(r.cursor);
+      // One page at a time: a second click while the next page loads would
+      // ask for the same page again and show its hits twice.
+      more.onclick = async () => {
+        more.disabled = true; // a disabled button takes no clicks
+        more.textContent = 'Loading…';
+        try {
+          await run(r.cursor);
+        } catch (err) {
+          status.textContent = `Loading more hits failed: ${err?.message ?? err}`;
+        } finally {
+          more.disabled = false;
+          more.textContent = 'More hits';
+        }
+      };
       list.after(more);
     } else more.remove();
   };
