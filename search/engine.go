@@ -235,6 +235,15 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 			p.trees[sid] = t
 			p.members = append(p.members, t.Metas...)
 		}
+		if req.Window > 0 {
+			most := 0
+			for _, m := range p.members {
+				most = max(most, m.Window)
+			}
+			if req.Window > most {
+				return nil, notFoundf("window", "window %d does not exist: no branch in this scope has more than %d window(s)", req.Window, most)
+			}
+		}
 	}
 	slices.SortFunc(p.members, func(a, b *store.Meta) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, m := range p.members {

@@ -347,6 +347,8 @@ func TestBadRequestsAreClearErrors(t *testing.T) {
 		{"unknown session", Request{Needle: "a", Scope: ScopeSession, Session: "nope"}, "session"},
 		{"leaf not in session", Request{Needle: "a", Scope: ScopeBranch, Session: "gggg-one", Leaf: "zzzz"}, "leaf"},
 		{"window that does not exist", Request{Needle: "a", Scope: ScopeBranch, Session: "gggg-one", Window: 99}, "window"},
+		{"window no branch of the session has", Request{Needle: "a", Scope: ScopeSession, Session: "gggg-one", Window: 99}, "window"},
+		{"window no session of the lineage has", Request{Needle: "a", Scope: ScopeLineage, Session: "gggg-one", Window: 99}, "window"},
 		{"negative window", Request{Needle: "a", Window: -1}, "window"},
 		{"limit too large", Request{Needle: "a", Limit: 5000}, "limit"},
 		{"forged cursor", Request{Needle: "a", Cursor: "AAAA"}, "cursor"},

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,11 +39,16 @@ func (e *testEnv) journal(project, sid string, lines ...string) string {
 	return p
 }
 
-// cli runs a command in this process, with --data and --sessions set.
+// cli runs a command in this process, with --data and --sessions set
+// (before a "--", if args hold one).
 func (e *testEnv) cli(args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
 	var out, errb bytes.Buffer
-	args = append(args, "--data", e.data, "--sessions", e.sessions)
+	at := len(args)
+	if i := slices.Index(args, "--"); i >= 0 {
+		at = i
+	}
+	args = slices.Concat(args[:at:at], []string{"--data", e.data, "--sessions", e.sessions}, args[at:])
 	code = run(args, &out, &errb)
 	return out.String(), errb.String(), code
 }

@@ -157,8 +157,12 @@ func (l *importLine) files(st service.ImportStatus) {
 		st.FilesDone, st.Files, st.Entries, mbs, pct(b, total), eta, indexed)
 }
 
-// isTerminal reports whether w is a terminal (progress lines go there).
+// isTerminal reports whether w is a terminal (progress lines go there), or
+// a ttySafe writing to one.
 var isTerminal = func(w io.Writer) bool {
+	if _, ok := w.(*ttySafe); ok {
+		return true
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

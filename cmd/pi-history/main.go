@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,6 +35,9 @@ type command struct {
 	help    string // longer text for 'pi-history help NAME'
 	flags   func(fs *flag.FlagSet, g *globals)
 	run     func(g *globals, args []string) error
+	// errStatus is the exit status of a failure other than a usage error:
+	// 1 when zero. Search uses 2, as grep does, since 1 means no match.
+	errStatus int
 }
 
 var commands = map[string]*command{}
@@ -163,6 +167,11 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if isTerminal(stdout) {
+		ts := &ttySafe{w: stdout}
+		defer ts.Flush()
+		stdout = ts
+	}
 	g := &globals{stdout: stdout, stderr: stderr}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		printUsage(stdout)
@@ -215,7 +224,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		fmt.Fprintf(stderr, "pi-history %s: %v\n", c.name, err)
-		return 1
+		return cmp.Or(c.errStatus, 1)
 	}
 	return 0
 }

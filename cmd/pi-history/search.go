@@ -29,7 +29,11 @@ func init() {
 no normalisation, spaces and any Unicode allowed. Searchable text is user and
 assistant text, tool calls (name and string arguments), tool results (except
 the history tool's), user shell commands, custom messages, summaries and
-notebooks. Exit status is 1 when nothing matched, as with grep.
+notebooks. Exit status, as with grep: 0 when something matched, 1 when
+nothing did, 2 on an error (a bad flag, an unknown session, a window the
+branch does not have). Printed to a terminal, control characters from the
+sessions (a tool's colour codes, say) show as visible stand-ins (ESC as ␛);
+to a pipe they pass as stored.
 
 Scopes:
   all      every session (default without --session)
@@ -57,7 +61,8 @@ Examples:
 			fs.BoolVar(&sf.count, "count", false, "also print the exact number of hits")
 			fs.BoolVar(&sf.json, "json", false, "print one JSON object per hit")
 		},
-		run: runSearch,
+		run:       runSearch,
+		errStatus: 2,
 	})
 }
 

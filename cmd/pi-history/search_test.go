@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// searchJournal: one session whose first branch (b1) was abandoned, a text
+// with a terminal's escape sequences in it, and 60 entries of "bulk".
+func searchJournal(e *testEnv) {
+	lines := []string{`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+		srvLine("a1", "", "alpha Foo one"),
+		srvLine("b1", "a1", "AbandonedOnly marker"),
+		srvLine("a2", "a1", "alpha foo two"),
+		jsonLine("a3", "a2", "tool colours \x1b[31mred\x1b[0m, a clipboard write \x1b]52;c;ZXZpbA==\x07 and a C1 CSI \u009b2J end"),
+	}
+	parent := "a3"
+	for i := 1; i <= 60; i++ {
+		id := fmt.Sprintf("c%03d", i)
+		lines = append(lines, srvLine(id, parent, fmt.Sprintf("bulk %d", i)))
+		parent = id
+	}
+	e.journal("--p--", "s1", lines...)
+}
+
+// jsonLine is srvLine for any text: %q does not always write JSON (\x1b).
+func jsonLine(id, parent, text string) string {
+	b, _ := json.Marshal(text)
+	return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-01-01T10:00:01.000Z","message":{"role":"user","content":%s}}`, id, parent, b)
+}
+
+// TestSearchCommand runs 'pi-history search' as a user does, with the data
+// directory opened by the command and through a running server: what it
+// finds, its exit status (0 found, 1 nothing found, 2 an error, as grep),
+// its scopes, paging and JSON, and what it refuses.
+func TestSearchCommand(t *testing.T) {
+	type want struct {
+		code    int
+		has     []string // in stdout
+		hasNot  []string // not in stdout
+		lines   int      // hit lines in stdout (header lines of text output, or JSON lines); -1: any
+		errHas  string   // in stderr
+		jsonOut bool
+	}
+	cases := []struct {
+		name string
+		args []string
+		want want
+	}{
+		{"finds every match in all scope", []string{"alpha"}, want{code: 0, has: []string{"s1/a1 ", "s1/a2 ", "«alpha»"}, lines: 2}},
+		{"is case-sensitive", []string{"Foo"}, want{code: 0, has: []string{"s1/a1 "}, hasNot: []string{"s1/a2 "}, lines: 1}},
+		{"nothing found is status 1 and silent", []string{"not in any entry"}, want{code: 1, lines: 0}},
+		{"branch scope leaves out an abandoned branch", []string{"--session", "s1", "AbandonedOnly"}, want{code: 1, lines: 0}},
+		{"session scope finds it, marked off the branch", []string{"--session", "s1", "--scope", "session", "AbandonedOnly"},
+			want{code: 0, has: []string{"s1/b1 ", "(off the current branch)"}, lines: 1}},
+		{"a limit pages", []string{"--limit", "5", "bulk"}, want{code: 0, has: []string{"s1/c001 ", "s1/c005 ", "(more hits"}, hasNot: []string{"s1/c006 "}, lines: 5}},
+		{"all prints every hit", []string{"--all", "bulk"}, want{code: 0, has: []string{"s1/c001 ", "s1/c060 "}, hasNot: []string{"(more hits"}, lines: 60}},
+		{"newest first", []string{"--newest-first", "--limit", "1", "bulk"}, want{code: 0, has: []string{"s1/c060 "}, lines: 1}},
+		{"json: one object per hit", []string{"--json", "--all", "bulk 1"}, want{code: 0, lines: 11, jsonOut: true}},
+		{"a needle that starts with -", []string{"--", "-x"}, want{code: 1, lines: 0}},
+		{"empty needle", []string{""}, want{code: 2, lines: 0, errHas: "needle"}},
+		{"needle over 4 KB", []string{strings.Repeat("a", 4097)}, want{code: 2, lines: 0, errHas: "needle"}},
+		{"unknown session", []string{"--session", "nope", "alpha"}, want{code: 2, lines: 0, errHas: `no session "nope"`}},
+		{"leaf not in the session", []string{"--session", "s1", "--leaf", "zz", "alpha"}, want{code: 2, lines: 0, errHas: `"zz" is not in session`}},
+		{"window the branch does not have", []string{"--session", "s1", "--window", "9", "alpha"}, want{code: 2, lines: 0, errHas: "window 9 does not exist"}},
+		{"window no branch has", []string{"--session", "s1", "--scope", "session", "--window", "9", "alpha"}, want{code: 2, lines: 0, errHas: "window 9 does not exist"}},
+		{"limit below 1", []string{"--limit", "0", "alpha"}, want{code: 2, lines: 0, errHas: "--limit"}},
+		{"two needles", []string{"alpha", "beta"}, want{code: 2, lines: 0, errHas: "exactly one NEEDLE"}},
+		{"bad time", []string{"--since", "soon", "alpha"}, want{code: 2, lines: 0, errHas: `--since "soon"`}},
+	}
+	for _, serve := range []bool{false, true} {
+		e := newTestEnv(t)
+		searchJournal(e)
+		if _, stderr, code := e.cli("import", e.sessions); code != 0 {
+			t.Fatalf("import: exit %d: %s", code, stderr)
+		}
+		if serve {
+			e.serve()
+		}
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("serve=%v/%s", serve, c.name), func(t *testing.T) {
+				out, errOut, code := e.cli(append([]string{"search"}, c.args...)...)
+				w := c.want
+				if code != w.code {
+					t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, w.code, out, errOut)
+				}
+				if !strings.Contains(errOut, w.errHas) || w.errHas == "" && errOut != "" {
+					t.Errorf("stderr %q, want it to say %q", errOut, w.errHas)
+				}
+				for _, s := range w.has {
+					if !strings.Contains(out, s) {
+						t.Errorf("stdout lacks %q:\n%s", s, out)
+					}
+				}
+				for _, s := range w.hasNot {
+					if strings.Contains(out, s) {
+						t.Errorf("stdout has %q:\n%s", s, out)
+					}
+				}
+				n := 0
+				for _, l := range strings.Split(out, "\n") {
+					if w.jsonOut {
+						if l == "" {
+							continue
+						}
+						var h map[string]any
+						if err := json.Unmarshal([]byte(l), &h); err != nil {
+							t.Fatalf("a --json line is not JSON: %v\n%s", err, l)
+						}
+						for _, k := range []string{"session", "entry", "type", "role", "timestamp", "window"} {
+							if _, ok := h[k]; !ok {
+								t.Errorf("a --json hit lacks %q: %s", k, l)
+							}
+						}
+						n++
+					} else if strings.HasPrefix(l, "s1/") {
+						n++
+					}
+				}
+				if w.lines >= 0 && n != w.lines {
+					t.Errorf("%d hits printed, want %d:\n%s", n, w.lines, out)
+				}
+			})
+		}
+	}
+}
+
+// TestSearchOnATerminalShowsControlCharacters: a tool's escape sequences
+// stored in a session reach a terminal as visible stand-ins, never as
+// commands to it (colours, an OSC 52 clipboard write, an 8-bit CSI); to a
+// pipe they pass as stored.
+func TestSearchOnATerminalShowsControlCharacters(t *testing.T) {
+	for _, serve := range []bool{false, true} {
+		e := newTestEnv(t)
+		searchJournal(e)
+		if _, stderr, code := e.cli("import", e.sessions); code != 0 {
+			t.Fatalf("import: exit %d: %s", code, stderr)
+		}
+		if serve {
+			e.serve()
+		}
+		for _, tty := range []bool{true, false} {
+			func() {
+				defer func(f func(io.Writer) bool) { isTerminal = f }(isTerminal)
+				isTerminal = func(io.Writer) bool { return tty }
+				for _, args := range [][]string{{"search", "colours"}, {"show", "s1/a3"}, {"show", "s1"}} {
+					out, errOut, code := e.cli(args...)
+					if code != 0 {
+						t.Fatalf("serve=%v tty=%v %v: exit %d: %s", serve, tty, args, code, errOut)
+					}
+					raw := strings.ContainsAny(out, "\x1b\x07\u009b")
+					shown := strings.Contains(out, "␛[31mred␛[0m") && strings.Contains(out, "␛]52;c;ZXZpbA==␇") && strings.Contains(out, "<U+009B>2J")
+					if tty && (raw || !shown) {
+						t.Errorf("serve=%v %v on a terminal: control characters not shown as stand-ins:\n%q", serve, args, out)
+					}
+					if !tty && (!raw || shown) {
+						t.Errorf("serve=%v %v to a pipe: the stored bytes were changed:\n%q", serve, args, out)
+					}
+				}
+			}()
+		}
+	}
+}
