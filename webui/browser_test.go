@@ -67,6 +67,8 @@ type browserEnv struct {
 	hold atomic.Pointer[func(*http.Request)]
 	// streams counts the event streams the server has open.
 	streams atomic.Int64
+	// asked counts the requests holdPages matched.
+	asked atomic.Int64
 }
 
 func startBrowserEnv(t *testing.T) *browserEnv {
@@ -212,9 +214,10 @@ func (e *browserEnv) num(t *testing.T, expr string) float64 {
 // holdPages makes the server keep every request for a page of entries that
 // starts at an index in [lo, hi) waiting until free is called (or the test
 // ends). Each held request's query is sent on the channel, when there is
-// room.
+// room; e.asked counts them (and those after free).
 func (e *browserEnv) holdPages(t *testing.T, lo, hi int) (held <-chan string, free func()) {
 	t.Helper()
+	e.asked.Store(0)
 	arrived := make(chan string, 16)
 	release := make(chan struct{})
 	var once sync.Once
@@ -224,6 +227,7 @@ func (e *browserEnv) holdPages(t *testing.T, lo, hi int) (held <-chan string, fr
 		if !strings.HasSuffix(r.URL.Path, "/entries") || err != nil || from < lo || from >= hi {
 			return
 		}
+		e.asked.Add(1)
 		select {
 		case arrived <- r.URL.RawQuery:
 		default:
@@ -596,6 +600,96 @@ func TestBrowser(t *testing.T) {
 		}
 		if s := e.str(t, `document.querySelector('.search p.muted').textContent`); !strings.HasPrefix(s, "3334 hits") {
 			t.Errorf("status after more hits: %q, want the count of all 3334", s)
+		}
+	})
+
+	t.Run("a page still loading when the view is left asks no more", func(t *testing.T) {
+		// A page that arrives after the user left the session is dropped,
+		// and no further page is asked for: the old view's "Load more"
+		// button is out of the page, and must not count as on screen.
+		e.run(t, "open deep", chromedp.Navigate(fmt.Sprintf("%s/?left=1#/s/%s?e=e0005005", e.base, bigID)),
+			waitJS(`document.querySelector('article.entry[data-entry="e0005005"]') !== null`))
+		held, free := e.holdPages(t, 5006, 1<<30)
+		e.scrollUntilHeld(t, held)
+		e.run(t, "leave", chromedp.Evaluate[chromedp.Void](`location.hash = '#/'`), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
+		before := e.asked.Load()
+		free()
+		time.Sleep(1500 * time.Millisecond)
+		if n := e.asked.Load() - before; n > 0 {
+			t.Errorf("the left view asked for %d more pages in 1.5 s", n)
+		}
+	})
+
+	t.Run("an unopened window pages after a live update", func(t *testing.T) {
+		// Window 1 holds 100 entries (more than a first page); a live
+		// update while it is still closed must not leave it without its
+		// "Load more" once opened.
+		const twoID = "0199ffff-0000-7000-8000-00000000f001"
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"type":"session","version":3,"id":%q,"timestamp":"2026-11-21T08:00:00.000Z","cwd":"/home/dev/two"}`+"\n", twoID)
+		parent := "null"
+		for i := 0; i < 100; i++ {
+			fmt.Fprintf(&b, `{"type":"message","id":"w%04d","parentId":%s,"timestamp":"2026-11-21T08:01:00.000Z","message":{"role":"user","content":"first window entry %d"}}`+"\n", i, parent, i)
+			parent = fmt.Sprintf(`"w%04d"`, i)
+		}
+		fmt.Fprintf(&b, `{"type":"compaction","id":"wc000001","summary":"## Goal\nTwo windows.","firstKeptEntryId":"w0099","tokensBefore":9000,"fromHook":false,"timestamp":"2026-11-21T08:02:00.000Z","parentId":%s}`+"\n", parent)
+		b.WriteString(`{"type":"message","id":"x0000001","parentId":"wc000001","timestamp":"2026-11-21T08:03:00.000Z","message":{"role":"user","content":"second window"}}` + "\n")
+		p := filepath.Join(t.TempDir(), "two.jsonl")
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		importFile(t, e.svc.Store, p)
+		e.run(t, "open", chromedp.Navigate(fmt.Sprintf("%s/?two=1#/s/%s", e.base, twoID)),
+			waitJS(`document.querySelector('article.entry[data-entry="x0000001"]') !== null`),
+			waitJS(`document.getElementById('live').classList.contains('on')`))
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(f, `{"type":"message","id":"x0000002","parentId":"x0000001","timestamp":"2026-11-21T08:04:00.000Z","message":{"role":"user","content":"arrives live"}}`)
+		f.Close()
+		importFile(t, e.svc.Store, p)
+		e.run(t, "live entry", waitJS(`document.querySelector('article.entry[data-entry="x0000002"]') !== null`))
+		e.run(t, "open window 1", chromedp.Click(chromedp.CSS(`section.window[data-window="1"] header.whead`)),
+			waitJS(`document.querySelector('section.window[data-window="1"] article.entry') !== null`))
+		e.run(t, "load the rest", chromedp.ScrollIntoView(chromedp.CSS(`section.window[data-window="1"] button.more.bottom`)),
+			waitJS(`document.querySelectorAll('section.window[data-window="1"] article.entry').length === 100`))
+	})
+
+	t.Run("a search from a results page keeps its session", func(t *testing.T) {
+		// A results page opened from its URL (reloaded or bookmarked): the
+		// next search keeps its session scope.
+		e.run(t, "open results", chromedp.Navigate(fmt.Sprintf("%s/?res=1#/search?q=OrangeGiraffeMarker&scope=session&s=%s", e.base, shopID)),
+			waitJS(`document.querySelectorAll('.hit').length === 1`))
+		e.run(t, "search again", setInput(`#q`, "PurpleElephantMarker"),
+			chromedp.Click(chromedp.CSS(`#searchform button[type=submit]`)),
+			waitJS(`location.hash.includes('PurpleElephantMarker') && document.querySelector('.search p.muted') && !document.querySelector('.search p.muted').textContent.startsWith('Searching')`))
+		if h := e.str(t, `location.hash`); !strings.Contains(h, "scope=session") || !strings.Contains(h, "s="+shopID) {
+			t.Errorf("the second search lost its session: %s", h)
+		}
+		if w := e.str(t, `[...document.querySelectorAll('.warnmsg')].map(p => p.textContent).join(' ')`); w != "" {
+			t.Errorf("the second search warns: %s", w)
+		}
+	})
+
+	t.Run("what is open in the side panel stays open through a live update", func(t *testing.T) {
+		e.run(t, "open shop", chromedp.Navigate(e.base+"/?side=1#/s/"+shopID),
+			waitJS(`document.querySelector('.bnode.shown a.leaf') !== null`),
+			waitJS(`document.querySelector('details.note') !== null && document.querySelector('details.rev') !== null`),
+			waitJS(`document.getElementById('live').classList.contains('on')`))
+		leaf := e.str(t, `document.querySelector('.bnode.shown a.leaf').dataset.leaf`)
+		e.run(t, "open a note and a revision", chromedp.Evaluate[chromedp.Void](`for (const d of [document.querySelector('details.note'), document.querySelector('details.rev')]) { d.open = true; d.dataset.old = '1' }`))
+		f, err := os.OpenFile(e.shop, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, `{"type":"message","id":"side0001","parentId":%q,"timestamp":"2026-11-29T19:00:00.000Z","message":{"role":"user","content":"SideMarker"}}`+"\n", leaf)
+		f.Close()
+		importFile(t, e.svc.Store, e.shop)
+		e.run(t, "redrawn", waitJS(`document.querySelector('article.entry[data-entry="side0001"]') !== null`),
+			waitJS(`document.querySelector('details.note') && !document.querySelector('details.note').dataset.old && !document.querySelector('details.rev').dataset.old`))
+		if open := e.str(t, `[document.querySelector('details.note').open, document.querySelector('details.rev').open].join(' ')`); open != "true true" {
+			t.Errorf("after the live update, the note and the revision are open: %s; want true true", open)
 		}
 	})
 

@@ -14,6 +14,7 @@ const S = {
   loggedIn: false,
   es: null,
   lastSeq: null, // the store's last sequence number as the events last told it
+  nav: 0, // counts routes: a route's late answer is dropped once another has started
 };
 
 // ---- routing -------------------------------------------------------------
@@ -37,12 +38,14 @@ export function sessionHref(id, o = {}) {
 
 async function route() {
   const { parts, q } = parseHash();
+  const my = ++S.nav;
   try {
     if (parts[0] === 's' && parts[1]) await showSession(parts[1], { leaf: q.get('leaf') || '', w: +q.get('w') || 0, e: q.get('e') || '' });
     else if (parts[0] === 'search') await showSearch(q);
     else if (parts[0] === 'login') showLogin(q.get('failed') === '1');
     else await showSessions(q);
   } catch (err) {
+    if (my !== S.nav) return; // the user has moved on
     if (err && err.status === 401) showLogin(false);
     else showError(err);
   }
@@ -135,7 +138,9 @@ function sessionName(s) {
 async function showSessions(q) {
   S.cur = null;
   document.title = 'pi-history';
+  const my = S.nav;
   const list = await loadSessions(true);
+  if (my !== S.nav) return; // another page was asked for meanwhile
   const nameIn = h('input', { type: 'search', placeholder: 'filter by name', value: q.get('name') || '', 'aria-label': 'Filter by name', id: 'fname' });
   const projIn = h('input', { type: 'search', placeholder: 'filter by project', value: q.get('project') || '', 'aria-label': 'Filter by project', id: 'fproject' });
   const out = h('div', { class: 'groups' });
@@ -176,11 +181,15 @@ async function showSessions(q) {
   nameIn.addEventListener('input', keep);
   projIn.addEventListener('input', keep);
   draw();
-  app.replaceChildren(h('div', { class: 'list' },
-    h('div', { class: 'filters' }, nameIn, ' ', projIn, h('span', { class: 'muted', text: ` ${list.length} sessions` })), out));
+  const total = h('span', { class: 'muted', text: ` ${list.length} sessions` });
+  app.replaceChildren(h('div', { class: 'list' }, h('div', { class: 'filters' }, nameIn, ' ', projIn, total), out));
+  let asked = 0;
   S.redraw = async () => {
+    const n = ++asked;
     const fresh = await loadSessions(true);
+    if (n !== asked || my !== S.nav) return; // a later redraw, or another page
     list.splice(0, list.length, ...fresh);
+    total.textContent = ` ${list.length} sessions`;
     draw();
   };
 }
@@ -198,7 +207,7 @@ function newCtx(view) {
 
 async function showSession(id, o) {
   const v = S.cur;
-  if (v && v.id === id && v.leafParam === o.leaf && v.el.isConnected) {
+  if (v && v.id === id && v.leafParam === o.leaf && v.el?.isConnected) {
     // Same branch on screen: open the window, focus the entry.
     if (o.e) await focusEntry(v, o.e);
     else if (o.w) await expandWindow(v, o.w, true);
@@ -217,6 +226,7 @@ async function showSession(id, o) {
   if (S.cur !== view) return;
   view.data = page;
   view.leaf = page.leaf;
+  if (S.lastSeq === null && page.lastSeq != null) S.lastSeq = page.lastSeq;
   buildSessionView(view);
   renderPage(view, page, 'append');
   if (page.focus) scrollToEntry(view, page.focus);
@@ -324,11 +334,12 @@ function renderPage(view, page, how) {
   // A page fetched for what the window showed before (a load still under
   // way when a link reset it, say) no longer joins up: drop it.
   const empty = ws.to === 0 && ws.from === 0 && !ws.body.querySelector('.entry');
-  if (!empty && (how === 'prepend' ? end !== ws.from : page.from !== ws.to)) return;
+  if (!empty && (how === 'prepend' ? end !== ws.from : page.from !== ws.to)) return false;
   if (how === 'prepend') {
     ws.body.insertBefore(fragment(nodes), ws.topBtn ? ws.topBtn.nextSibling : ws.body.firstChild);
     ws.from = page.from;
   } else if (empty) {
+    dropPager(ws); // buttons a live update gave the window before it was opened
     ws.body.replaceChildren(fragment(nodes));
     ws.from = page.from;
     ws.to = end;
@@ -337,6 +348,26 @@ function renderPage(view, page, how) {
     ws.to = end;
   }
   updatePager(view, ws);
+  return true;
+}
+
+function dropPager(ws) {
+  if (ws.moreBtn && observer) observer.unobserve(ws.moreBtn);
+  ws.topBtn?.remove();
+  ws.moreBtn?.remove();
+  ws.topBtn = ws.moreBtn = null;
+}
+
+// loadFailed says on the window's button (or in its body) that a page did
+// not load; a 401 goes to the login page.
+function loadFailed(ws, err, btn) {
+  if (err && err.status === 401) {
+    showLogin(false);
+    return;
+  }
+  const msg = `Loading failed: ${err?.message ?? err}. Click to try again.`;
+  if (btn && btn.isConnected) btn.textContent = msg;
+  else ws.body.append(h('p', { class: 'errmsg', text: msg }));
 }
 
 function fragment(nodes) {
@@ -396,14 +427,19 @@ async function loadMore(view, ws) {
   if (ws.loading || ws.to >= ws.total) return ws.loading;
   const gen = ws.gen;
   const run = (async () => {
+    let drawn = false;
     try {
       const p = await fetchPage(view, { window: ws.n, from: ws.to, limit: PAGE });
-      if (S.cur === view && ws.gen === gen && p.window === ws.n) renderPage(view, p, 'append');
+      if (S.cur === view && ws.gen === gen && p.window === ws.n) drawn = renderPage(view, p, 'append');
+    } catch (err) {
+      if (S.cur === view && ws.gen === gen) loadFailed(ws, err, ws.moreBtn);
     } finally {
       if (ws.loading === run) ws.loading = null;
     }
-    // Still on screen? keep going.
-    if (ws.gen === gen && ws.moreBtn && ws.moreBtn.getBoundingClientRect().top < innerHeight + 800) loadMore(view, ws);
+    // Still on screen (and open, and this view's)? keep going. A button no
+    // longer in the page measures 0: it must not count as on screen.
+    if (drawn && S.cur === view && ws.gen === gen && ws.sec.isConnected && !ws.sec.classList.contains('collapsed') &&
+        ws.moreBtn?.isConnected && ws.moreBtn.getBoundingClientRect().top < innerHeight + 800) loadMore(view, ws);
   })();
   ws.loading = run;
   return run;
@@ -417,6 +453,8 @@ async function loadEarlier(view, ws) {
     try {
       const p = await fetchPage(view, { window: ws.n, from, limit: ws.from - from });
       if (S.cur === view && ws.gen === gen && p.window === ws.n) renderPage(view, p, 'prepend');
+    } catch (err) {
+      if (S.cur === view && ws.gen === gen) loadFailed(ws, err, ws.topBtn);
     } finally {
       if (ws.loadingTop === run) ws.loadingTop = null;
     }
@@ -430,12 +468,15 @@ async function expandWindow(view, n, scroll) {
   if (!ws) return;
   ws.sec.classList.remove('collapsed');
   if (!ws.body.querySelector('.entry') && !ws.loading) {
-    ws.loading = fetchPage(view, { window: n, from: 0, limit: PAGE_FIRST });
+    const run = fetchPage(view, { window: n, from: 0, limit: PAGE_FIRST });
+    ws.loading = run;
     try {
-      const p = await ws.loading;
+      const p = await run;
       if (S.cur === view) renderPage(view, p, 'append');
+    } catch (err) {
+      if (S.cur === view) loadFailed(ws, err, null);
     } finally {
-      ws.loading = null;
+      if (ws.loading === run) ws.loading = null;
     }
   }
   if (scroll) ws.sec.scrollIntoView({ block: 'start' });
@@ -451,8 +492,8 @@ async function focusEntry(view, id) {
     }
     const ws = view.windows.get(p.window);
     // Reset the window to the page around the entry.
+    dropPager(ws);
     ws.body.replaceChildren();
-    ws.topBtn = ws.moreBtn = null;
     ws.from = ws.to = 0;
     ws.gen++;
     ws.loading = ws.loadingTop = null;
@@ -473,14 +514,25 @@ function scrollToEntry(view, id) {
 
 // ---- side panels ---------------------------------------------------------
 
+// loadSide (re)draws the side panels: at first and on each live update.
+// Only the answers of the latest call are drawn (they may come out of
+// order), and what the user opened stays open.
 function loadSide(view) {
-  api(`/ui/data/sessions/${enc(view.id)}/branches`).then((b) => S.cur === view && drawBranches(view, b)).catch((e) => {
-    view.tabs.branches.replaceChildren(h('p', { class: 'errmsg', text: String(e.message) }));
-  });
+  const n = (view.sideAsked = (view.sideAsked || 0) + 1);
+  const fresh = () => S.cur === view && n === view.sideAsked;
+  const draw = (el, fn) => (x) => fresh() && keepOpen(el, () => fn(view, x));
+  const fail = (el) => (e) => fresh() && el.replaceChildren(h('p', { class: 'errmsg', text: String(e.message) }));
+  api(`/ui/data/sessions/${enc(view.id)}/branches`).then(draw(view.tabs.branches, drawBranches)).catch(fail(view.tabs.branches));
   const q = view.leaf ? '?leaf=' + enc(view.leaf) : '';
-  api(`/ui/data/sessions/${enc(view.id)}/notebook${q}`).then((nb) => S.cur === view && drawNotebook(view, nb)).catch((e) => {
-    view.tabs.notebook.replaceChildren(h('p', { class: 'errmsg', text: String(e.message) }));
-  });
+  api(`/ui/data/sessions/${enc(view.id)}/notebook${q}`).then(draw(view.tabs.notebook, drawNotebook)).catch(fail(view.tabs.notebook));
+}
+
+// keepOpen redraws el with draw, reopening the <details> (by data-key)
+// that were open before.
+function keepOpen(el, draw) {
+  const open = new Set([...el.querySelectorAll('details[open][data-key]')].map((d) => d.dataset.key));
+  draw();
+  for (const d of el.querySelectorAll('details[data-key]')) if (open.has(d.dataset.key)) d.open = true;
 }
 
 function drawBranches(view, b) {
@@ -494,7 +546,7 @@ function drawBranches(view, b) {
         : h('span', { class: 'fork' }, 'fork at ', view.ctx.link(n.entry, clip(n.preview || n.entry, 60))),
       h('div', { class: 'bmeta' }, `${n.segment} entries`, n.kind === 'leaf' ? ` · depth ${n.depth}` : '', n.timestamp ? [' · ', timeEl(n.timestamp)] : null),
       (n.labels || []).map((l) => h('div', { class: 'blabel' }, tag('label: ' + l.label, 'label'), ' ', view.ctx.link(l.entry, l.entry))),
-      (n.summaries || []).map((s) => h('details', { class: 'bsum' }, h('summary', null, 'branch summary ', view.ctx.link(s.entry, '↗')), renderText(s.text + (s.clipped ? '' : '')))));
+      (n.summaries || []).map((s) => h('details', { class: 'bsum', dataset: { key: 'bsum ' + s.entry } }, h('summary', null, 'branch summary ', view.ctx.link(s.entry, '↗')), renderText(s.text + (s.clipped ? '' : '')))));
     const kids = n.children && n.children.length ? h('ul', null, n.children.map((c) => h('li', null, node(c)))) : null;
     return [row, kids];
   };
@@ -521,7 +573,7 @@ function drawNotebook(view, nb) {
       if (r.changed?.length) ch.push(h('span', { class: 'chg', text: '~' + r.changed.join(', ~') }));
       if (r.removed?.length) ch.push(h('span', { class: 'del', text: '−' + r.removed.join(', −') }));
       if (r.reviewOnly) ch.push(tag('review', 'dim'));
-      tl.append(h('li', null, h('details', { class: 'rev' },
+      tl.append(h('li', null, h('details', { class: 'rev', dataset: { key: 'rev ' + r.revision } },
         h('summary', null, `r${r.revision} `, timeEl(r.timestamp), ' ', ch.flatMap((c) => [c, ' '])),
         h('div', { class: 'muted' }, `${r.bytes} bytes · `, view.ctx.link(r.entryId, 'show entry')),
         (r.content || []).map((s) => h('div', { class: 'nbsec' }, h('div', { class: 'mdh', text: s.name }), renderText(s.text))))));
@@ -531,7 +583,7 @@ function drawNotebook(view, nb) {
   kids.push(h('h4', { text: `Named notes (${nb.notes.length})` }));
   if (!nb.notes.length) kids.push(h('p', { class: 'muted', text: 'No named notes on this branch.' }));
   for (const n of nb.notes) {
-    kids.push(h('details', { class: 'note' },
+    kids.push(h('details', { class: 'note', dataset: { key: 'note ' + n.name } },
       h('summary', null, h('b', { text: n.name }), ` · ${n.characters} chars · `, timeEl(n.updatedAt)),
       h('div', { class: 'muted' }, h('code', { text: n.ref }), ' ', view.ctx.link(n.entryId, 'entry')),
       renderText(n.content)));
@@ -551,10 +603,13 @@ form.addEventListener('submit', (ev) => {
   q.set('scope', scope);
   if (scope !== 'all' && S.lastSession) {
     q.set('s', S.lastSession.id);
-    if (scope === 'branch' && S.cur?.leaf) q.set('leaf', S.cur.leaf);
+    const leaf = S.cur?.leaf ?? S.lastSession.leaf;
+    if (scope === 'branch' && leaf) q.set('leaf', leaf);
   }
   for (const k of ['window', 'role', 'type']) if (f.get(k)) q.set(k, String(f.get(k)));
-  location.hash = '#/search?' + q;
+  // The same search again (to see what arrived since) changes no hash.
+  if (location.hash === '#/search?' + q) route();
+  else location.hash = '#/search?' + q;
 });
 
 function syncForm(q) {
@@ -575,6 +630,9 @@ async function showSearch(q) {
   }
   let scope = q.get('scope') || 'all';
   const session = q.get('s') || '';
+  // The next search from this page keeps its session and branch (a
+  // reloaded or bookmarked results page included).
+  if (session) S.lastSession = { id: session, leaf: q.get('leaf') || '' };
   const notes = [];
   if (scope !== 'all' && !session) {
     notes.push(`Scope “${scope}” needs a session: open one first. Searching everything instead.`);
@@ -677,7 +735,10 @@ function connectEvents() {
 
 function later(c) {
   clearTimeout(pending);
-  pending = setTimeout(() => onChange(c).catch(() => {}), 100);
+  pending = setTimeout(() => onChange(c).catch((err) => {
+    if (err?.status === 401) showLogin(false);
+    else console.warn('pi-history: live update failed:', err);
+  }), 100);
 }
 
 function disconnectEvents() {
@@ -696,7 +757,7 @@ addEventListener('pageshow', connectEvents);
 async function onChange(c) {
   S.sessions = null;
   const v = S.cur;
-  if (v && v.el.isConnected) {
+  if (v && v.el?.isConnected) {
     if (c.sessions.includes(v.id)) await refreshSession(v);
     return;
   }
@@ -715,7 +776,12 @@ async function refreshSession(view) {
     if (S.cur !== view) return;
     if (chk.leaf !== p.leaf) {
       S.cur = null;
-      await showSession(view.id, { leaf: view.leafParam });
+      const my = S.nav;
+      try {
+        await showSession(view.id, { leaf: view.leafParam });
+      } catch (err) {
+        if (my === S.nav) showError(err);
+      }
       return;
     }
     view.leaf = p.leaf;
@@ -732,7 +798,7 @@ async function refreshSession(view) {
     if (loadedToEnd && ws.to < ws.total) {
       const np = await fetchPage(view, { window: w.window, from: ws.to, limit: PAGE });
       if (S.cur === view) renderPage(view, np, 'append');
-    } else updatePager(view, ws);
+    } else if (ws.body.querySelector('.entry')) updatePager(view, ws); // an unopened window gets its pager when opened
   }
   loadSide(view);
 }
