@@ -24,6 +24,8 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-chi/chi/v5"
@@ -516,6 +518,11 @@ func (in *EventRequest) check() error {
 	switch in.Event.Kind {
 	case rollover.EvAgentStart, rollover.EvTurnEnd, rollover.EvToolCall, rollover.EvNotes, rollover.EvNewContext,
 		rollover.EvSettle, rollover.EvCompaction, rollover.EvAbort:
+		return nil
+	case rollover.EvRolloverFailed:
+		if !slices.Contains(rollover.FailureWhys, in.Event.Why) {
+			return badParam("event.why", "why must be one of %s; not %q", strings.Join(rollover.FailureWhys, ", "), in.Event.Why)
+		}
 		return nil
 	}
 	return badParam("event.kind", "unknown event kind %q", in.Event.Kind)

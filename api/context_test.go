@@ -462,6 +462,27 @@ func TestContextStateMachine(t *testing.T) {
 	if code, _ := f.do("POST", sp+"/events", `{"event":{"kind":"nap"}}`, nil); code != http.StatusBadRequest {
 		t.Fatalf("unknown event accepted")
 	}
+	if code, body := f.do("POST", sp+"/events", `{"event":{"kind":"rollover_failed","why":"gremlins"}}`, nil); code != http.StatusBadRequest || !strings.Contains(string(body), "no_model") {
+		t.Fatalf("a rollover failure with an unknown why: %d %s", code, body)
+	}
+	// The extension's compaction for a rollover failed: the schedule goes,
+	// and the ledger says why.
+	f.must("POST", sp+"/events", EventRequest{Event: rollover.Event{Kind: rollover.EvCompaction}, Usage: usage(30000), Pi: &pi}, &er)
+	f.must("POST", sp+"/events", EventRequest{Event: rollover.Event{Kind: rollover.EvNewContext}, Usage: usage(30000), Pi: &pi}, &er)
+	if er.Decision.Schedule == "" {
+		t.Fatalf("new_context not scheduled: %+v", er)
+	}
+	f.must("POST", sp+"/events", EventRequest{Event: rollover.Event{Kind: rollover.EvRolloverFailed, Why: "nothing_to_compact"}, Usage: usage(30000), Pi: &pi}, &er)
+	if er.State.Pending != "" || er.Decision.Failed != rollover.ReasonModel {
+		t.Fatalf("after a failed rollover: %+v", er)
+	}
+	var lg struct {
+		Rows []rollover.Row `json:"rows"`
+	}
+	f.must("GET", "/v1/ledger?kind=rollover_failed", nil, &lg)
+	if len(lg.Rows) != 1 || lg.Rows[0].Why != "nothing_to_compact" || lg.Rows[0].Reason != rollover.ReasonModel {
+		t.Fatalf("ledger rows of kind rollover_failed: %+v", lg.Rows)
+	}
 	var cfg ContextConfigResponse
 	f.must("GET", "/v1/context/config", nil, &cfg)
 	if cfg.Config.MinReclaimTokens != 1000 || cfg.Config.LeadTokens != 24000 {

@@ -49,6 +49,7 @@ func TestExtensionEndToEnd(t *testing.T) {
 		{name: "new-context", script: "test/new-context.mjs", serve: true},
 		{name: "fallback", script: "test/fallback.mjs", serve: true},
 		{name: "abort-tree", script: "test/abort-tree.mjs", serve: true},
+		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
 		{name: "cli", script: "test/cli.mjs", serve: true},

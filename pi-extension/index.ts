@@ -18,6 +18,8 @@ import { existsSync } from "node:fs";
 import { ApiError, optionsFromEnv, Service, ServiceDown } from "./service.ts";
 import {
 	continuation,
+	continuationOwnSummary,
+	failureWhy,
 	GUIDANCE,
 	HISTORY_DESCRIPTION,
 	NEW_CONTEXT_DESCRIPTION,
@@ -66,6 +68,11 @@ class SessionState {
 	externalShownWindow = 0;
 	ourCompaction?: string; // the reason of the compaction this extension started
 	externalModels: string[] = [];
+	// The request behind each cursor the history tool handed out: the next
+	// page is asked with it (the leaf moves with every message, and a
+	// cursor is bound to the request it came from), so a cursor alone is a
+	// whole call. The last maxCursors are kept.
+	cursors = new Map<string, { kind: "search" | "list"; req: any }>();
 	configLoaded = false;
 }
 
@@ -195,17 +202,32 @@ export default function piHistory(pi: ExtensionAPI) {
 		const done = () => {
 			S.ourCompaction = undefined;
 		};
+		const resume = (content: string) => {
+			try {
+				pi.sendMessage({ customType: CONTINUE_TYPE, content, display: true }, { triggerTurn: true });
+			} catch {
+				// the session went away meanwhile
+			}
+		};
 		ctx.compact({
 			onComplete: (res: any) => {
-				const win = res?.details?.windowNumber ?? (S.rollover?.window ?? 1);
-				try {
-					pi.sendMessage({ customType: CONTINUE_TYPE, content: continuation(win, res?.details?.reason ?? reason), display: true }, { triggerTurn: true });
-				} catch {
-					// the session went away meanwhile
-				}
+				// Only the service's summary (it sets windowNumber) holds the
+				// notebook; Pi's own, written when the service declined or
+				// could not be reached, does not.
+				const win = res?.details?.windowNumber;
+				resume(win ? continuation(win, res?.details?.reason ?? reason) : continuationOwnSummary(reason));
 				done();
 			},
-			onError: () => done(),
+			onError: (err: unknown) => {
+				done();
+				const why = failureWhy(err);
+				// Another compaction got there first (Pi's own, at its
+				// threshold): a new window is open all the same.
+				if (why === "already_compacted") resume(continuationOwnSummary(reason));
+				// The service drops the rollover, so the next run does not ask
+				// for it (and fail) again, and the ledger says why.
+				void quietly(() => event(ctx, { kind: "rollover_failed", why }));
+			},
 		});
 	}
 
@@ -252,6 +274,10 @@ export default function piHistory(pi: ExtensionAPI) {
 		name: "notes",
 		label: "Notes",
 		description: NOTES_DESCRIPTION,
+		// Each write builds on the revision before it: two writes in one
+		// message, run side by side, would both build on the same one and
+		// the second would drop the first's sections.
+		executionMode: "sequential",
 		parameters: Type.Object({
 			sections: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "sections to replace; \"\" deletes one" })),
 			replaceAll: Type.Optional(Type.Boolean({ description: "sections become the whole notebook" })),
@@ -388,7 +414,7 @@ export default function piHistory(pi: ExtensionAPI) {
 			types: Type.Optional(Type.Array(Type.String())),
 			limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
 			offset: Type.Optional(Type.Integer({ minimum: 0, description: "id: character offset" })),
-			cursor: Type.Optional(Type.String({ description: "next page of a query or list" })),
+			cursor: Type.Optional(Type.String({ description: "next page of a query or list: the cursor it gave (enough on its own)" })),
 		}),
 		async execute(toolCallId, p: any, signal, _onUpdate, ctx) {
 			return tool(async () => {
@@ -410,23 +436,29 @@ export default function piHistory(pi: ExtensionAPI) {
 					for (const it of r.after ?? []) out.push(`  after: ${itemLine(it)}`);
 					return text(out.join("\n"), { entry: r.item.entry });
 				}
-				if (p.query) {
-					const scope = p.scope || "branch";
-					const r = await svc.request("POST", "/v1/search", {
-						body: {
-							needle: p.query,
-							scope,
-							session: scope === "all" ? undefined : S.sid,
-							leaf: scope === "branch" ? leaf : undefined,
-							window: p.window,
-							roles: p.roles,
-							types: p.types,
-							limit: p.limit ?? 10,
-							cursor: p.cursor,
-							budget: 6000,
-						},
-						signal,
-					});
+				const prior = p.cursor ? S.cursors.get(p.cursor) : undefined;
+				if (p.query || prior?.kind === "search") {
+					// A cursor continues the request it came from (unless the
+					// call names another needle: the service then says the
+					// cursor does not fit).
+					const same = prior?.kind === "search" && (!p.query || p.query === prior.req.needle);
+					const body = same
+						? { ...prior.req, cursor: p.cursor }
+						: {
+								needle: p.query,
+								scope: p.scope || "branch",
+								session: (p.scope || "branch") === "all" ? undefined : S.sid,
+								leaf: (p.scope || "branch") === "branch" ? leaf : undefined,
+								window: p.window,
+								roles: p.roles,
+								types: p.types,
+								limit: p.limit ?? 10,
+								cursor: p.cursor,
+								budget: 6000,
+							};
+					const scope = body.scope;
+					const r = await svc.request("POST", "/v1/search", { body, signal });
+					if (r.cursor) remember(r.cursor, "search", { ...body, cursor: undefined });
 					const hits = (r.hits ?? []).filter((h: any) => !(h.entry === self && h.session === S.sid));
 					const out = hits.map((h: any) => {
 						const who = h.role ? h.role : h.type;
@@ -434,8 +466,8 @@ export default function piHistory(pi: ExtensionAPI) {
 						const where = h.session !== S.sid ? ` session=${h.session}` : "";
 						return `${h.ref} w${h.window} ${who}${h.toolName ? `(${h.toolName})` : ""}${where}: ${snip}`;
 					});
-					if (out.length === 0) out.push(`No entry contains ${JSON.stringify(p.query)} in scope ${scope}.`);
-					if (r.cursor) out.push(`[more hits: cursor ${r.cursor}]`);
+					if (out.length === 0) out.push(`No entry contains ${JSON.stringify(body.needle)} in scope ${scope}${filtersNote(body)}.`);
+					if (r.cursor) out.push(`[more hits: call history with cursor "${r.cursor}"]`);
 					return text(out.join("\n"), { hits: hits.length, cursor: r.cursor });
 				}
 				if (p.windows) {
@@ -443,19 +475,34 @@ export default function piHistory(pi: ExtensionAPI) {
 					const out = r.windows.map((w: any) => `w${w.window} ${w.startedBy} ${w.entries} entries [history entry=${w.firstEntry}] … [history entry=${w.lastEntry}]`);
 					return text(out.join("\n"), r);
 				}
-				if (p.list) {
-					const r = await svc.request("GET", `${base}/entries`, {
-						query: { leaf, window: p.window, roles: p.roles, types: p.types, limit: p.limit ?? 50, cursor: p.cursor },
-						signal,
-					});
+				if (p.list || prior?.kind === "list") {
+					const query = prior?.kind === "list" ? { ...prior.req, cursor: p.cursor } : { leaf, window: p.window, roles: p.roles, types: p.types, limit: p.limit ?? 50, cursor: p.cursor };
+					const r = await svc.request("GET", `${base}/entries`, { query, signal });
+					if (r.cursor) remember(r.cursor, "list", { ...query, cursor: undefined });
 					const out = r.items.map(itemLine);
-					if (r.cursor) out.push(`[${r.total} entries; next page: cursor ${r.cursor}]`);
+					if (r.cursor) out.push(`[${r.total} entries; next page: call history with cursor "${r.cursor}"]`);
 					return text(out.join("\n") || "No entries.", { total: r.total, cursor: r.cursor });
 				}
-				throw new Error("history needs one of query, id, list or windows");
+				if (p.cursor) throw new Error("history: this cursor was not handed out in this session (or is too old to be remembered); repeat the query or list call that gave it, with the cursor");
+				throw new Error("history needs one of query, id, list, windows or cursor");
 			});
 		},
 	});
+
+	const maxCursors = 50;
+	function remember(cursor: string, kind: "search" | "list", req: any) {
+		S.cursors.set(cursor, { kind, req });
+		while (S.cursors.size > maxCursors) S.cursors.delete(S.cursors.keys().next().value as string);
+	}
+
+	/** The filters of a search, for a message that says nothing matched under them. */
+	function filtersNote(b: any): string {
+		const f: string[] = [];
+		if (b.window) f.push(`window ${b.window}`);
+		if (b.roles?.length) f.push(`roles ${b.roles.join(",")}`);
+		if (b.types?.length) f.push(`types ${b.types.join(",")}`);
+		return f.length ? ` with ${f.join(", ")} (try without them)` : "";
+	}
 
 	const itemLine = (it: any) => `[history entry=${it.entry}] w${it.window} ${it.preview}`;
 

@@ -96,10 +96,13 @@ export class Service {
 	downMessage(): string {
 		const o = this.opts;
 		const how = `start it with \`${o.bin} serve --data ${o.dataDir}\``;
-		const auto = o.autostart
-			? ` (automatic start did not work${this.lastProblem ? `: ${this.lastProblem}` : ""}; set PI_HISTORY_BIN to the binary's path if it is not on PATH)`
-			: " (automatic start is off: PI_HISTORY_AUTOSTART=0)";
-		return `pi-history service is not reachable for data directory ${o.dataDir}: ${how}${auto}, then try again.`;
+		let why: string;
+		if (o.url) why = ` (PI_HISTORY_URL is ${o.url}, so it is not started automatically)`;
+		else if (!o.autostart) why = " (automatic start is off: PI_HISTORY_AUTOSTART=0)";
+		else if (this.lastProblem) why = ` (automatic start did not work: ${this.lastProblem}; set PI_HISTORY_BIN to the binary's path if it is not on PATH)`;
+		else if (this.started) why = ` (this Pi started it earlier and it has stopped since; see ${join(o.dataDir, "serve.log")})`;
+		else why = "";
+		return `pi-history service is not reachable for data directory ${o.dataDir}: ${how}${why}, then try again.`;
 	}
 
 	/** True when the last attempt to reach the service failed and it is not time to try again. */
@@ -206,7 +209,7 @@ export class Service {
 	 * Sends a request to the service. Throws ServiceDown when it cannot be
 	 * reached and ApiError for an error status.
 	 */
-	async request<T = any>(method: string, path: string, opts: { body?: unknown; query?: Record<string, unknown>; signal?: AbortSignal } = {}): Promise<T> {
+	async request<T = any>(method: string, path: string, opts: { body?: unknown; query?: Record<string, unknown>; signal?: AbortSignal } = {}, retried = false): Promise<T> {
 		if (!(await this.available())) throw new ServiceDown(this.downMessage());
 		let url = this.base + path;
 		if (opts.query) {
@@ -225,10 +228,18 @@ export class Service {
 		let r: Response;
 		try {
 			r = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal });
-		} catch (e) {
+		} catch (e: any) {
 			if (opts.signal?.aborted) throw e;
+			if (timeout.aborted) {
+				// It answers, slowly (a large sync or import): not down.
+				throw new ServiceDown(`pi-history did not answer ${method} ${path} within ${this.opts.requestTimeoutMs} ms; it may be busy (a large import or sync): try again shortly.`);
+			}
 			this.drop();
 			this.downUntil = 0; // reconnect on next use (the server may have moved)
+			// Refused: the request never reached a server, so it is safe to
+			// send again once, to a server that restarted (on another port,
+			// as its server.json says) since the last request.
+			if (!retried && e?.cause?.code === "ECONNREFUSED") return this.request<T>(method, path, opts, true);
 			throw new ServiceDown(this.downMessage());
 		}
 		const text = await r.text();

@@ -49,6 +49,21 @@ export function continuation(window: number, reason: string): string {
 	return `[note-context] Context window #${window} is open (rollover reason: ${reason}). The summary above holds your notebook and an index of earlier user messages. Continue with the notebook's Next action.`;
 }
 
+/** The continuation when the new window's summary is not the service's (Pi wrote its own, or another compaction came first): it cannot promise the notebook is in it. */
+export function continuationOwnSummary(reason: string): string {
+	return `[note-context] A new context window is open (rollover reason: ${reason}). Its summary was not written from your notebook: read the notebook with notes() first, then continue with its Next action.`;
+}
+
+/** Classifies the error of a compaction this extension started, as the service's rollover_failed event names it. */
+export function failureWhy(err: unknown): string {
+	const m = String((err as any)?.message ?? err);
+	if (/already compacted/i.test(m)) return "already_compacted";
+	if (/nothing to compact/i.test(m)) return "nothing_to_compact";
+	if (/no model selected|no api key|authentication failed/i.test(m)) return "no_model";
+	if (/cancel|abort/i.test(m)) return "cancelled";
+	return "other";
+}
+
 export function neutralMaintenance(attempt: number): string {
 	return `[note-context maintenance #${attempt}] completed; no action required.`;
 }

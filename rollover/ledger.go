@@ -31,7 +31,7 @@ const (
 	RowGate              = "gate"               // a gate verdict (accepted or refused)
 	RowRollover          = "rollover"           // a template rollover reached the branch
 	RowRolloverCancelled = "rollover_cancelled" // a schedule was cancelled (why: blocker, external_owner, user_abort, other_compaction)
-	RowRolloverFailed    = "rollover_failed"    // a scheduled rollover failed (why: cancelled, already_compacted, nothing_to_compact, no_model, boundary_rejected, other)
+	RowRolloverFailed    = "rollover_failed"    // a rollover's compaction failed (why: one of FailureWhys)
 	RowRolloverDeclined  = "rollover_declined"  // the template was declined (why: a Decline* category)
 	RowMaintenance       = "maintenance"        // a fallback stage was reached (stage, attempt)
 	RowNotes             = "notes"              // a notebook write or review (revision, bytes)
@@ -233,6 +233,9 @@ func DecisionRows(session string, s State, d Decision) []Row {
 	}
 	if d.RollOver == ReasonFallback {
 		rows = append(rows, Row{Kind: RowMaintenance, Session: session, Window: s.Window, Stage: StageCheckpointed, Attempt: s.Active})
+	}
+	if d.Failed != "" {
+		rows = append(rows, Row{Kind: RowRolloverFailed, Session: session, Window: s.Window, Reason: d.Failed, Why: d.FailedWhy})
 	}
 	if d.GiveUp {
 		rows = append(rows, Row{Kind: RowMaintenance, Session: session, Window: s.Window, Stage: "gave_up"})

@@ -73,7 +73,14 @@ const (
 	EvSettle     EventKind = "settle"      // agent_before_settle / agent_settled
 	EvCompaction EventKind = "compaction"  // a compaction reached the branch (ours or Pi's)
 	EvAbort      EventKind = "abort"       // ctx.signal.aborted was seen
+	// EvRolloverFailed: the compaction the extension started for a
+	// rollover (ctx.compact) failed; Why classifies the error.
+	EvRolloverFailed EventKind = "rollover_failed"
 )
+
+// Why a rollover's compaction failed (EvRolloverFailed), as the ledger's
+// rollover_failed rows name it.
+var FailureWhys = []string{"cancelled", "already_compacted", "nothing_to_compact", "no_model", "other"}
 
 // Event is one event. Only the fields of its kind are read.
 type Event struct {
@@ -83,6 +90,7 @@ type Event struct {
 	NotesOK       bool      `json:"notesOk,omitempty"`       // notes: the write or review landed
 	NotesError    string    `json:"notesError,omitempty"`    // notes: why it failed
 	UserRequested bool      `json:"userRequested,omitempty"` // new_context: the userRequested argument
+	Why           string    `json:"why,omitempty"`           // rollover_failed: one of FailureWhys
 }
 
 // Decision is what the extension must do for an event.
@@ -113,6 +121,10 @@ type Decision struct {
 	// GiveUp is set when maintenance gives up for the window: Pi's own
 	// compaction (with its LLM summary) proceeds.
 	GiveUp bool `json:"giveUp,omitempty"`
+	// Failed names the reason of a rollover whose compaction failed, and
+	// FailedWhy why, for the rollover_failed ledger row.
+	Failed    Reason `json:"failed,omitempty"`
+	FailedWhy string `json:"failedWhy,omitempty"`
 }
 
 // Texts the state machine sends.
@@ -304,6 +316,22 @@ func Step(s State, ev Event, w World) (State, Decision) {
 
 	case EvCompaction:
 		s = State{Window: windowNumber(w.Path), Attempt: s.Attempt}
+
+	case EvRolloverFailed:
+		// The rollover asked for is dropped, so the next run does not ask
+		// for it again (and fail again). A failed fallback ends
+		// maintenance for the window: Pi's own compaction takes over.
+		switch {
+		case s.Stage == StageCheckpointed:
+			d.Failed = ReasonFallback
+			giveUp(&s, &d)
+		case s.Pending != "":
+			d.Failed = s.Pending
+		default:
+			return s, d // nothing was under way (a late or repeated report)
+		}
+		d.FailedWhy = ev.Why
+		s.Pending, s.Confirmed = "", false
 	}
 	return s, d
 }

@@ -68,6 +68,34 @@ func TestStepTransitions(t *testing.T) {
 					t.Errorf("state %+v decision %+v", s, d)
 				}
 			}},
+		{name: "a failed rollover drops its schedule, so the next run asks nothing", state: State{Window: 1, Pending: ReasonModel, Confirmed: true},
+			ev: Event{Kind: EvRolloverFailed, Why: "no_model"}, world: world(usageLow),
+			want: func(t *testing.T, s State, d Decision) {
+				if s.Pending != "" || s.Confirmed || d.Failed != ReasonModel || d.FailedWhy != "no_model" || d.GiveUp {
+					t.Errorf("state %+v decision %+v", s, d)
+				}
+				if s2, d2 := Step(s, Event{Kind: EvSettle}, world(usageLow)); d2.RollOver != "" || s2.Pending != "" {
+					t.Errorf("after the failure, settle still asks for a rollover: state %+v decision %+v", s2, d2)
+				}
+				rows := DecisionRows("s", s, d)
+				if len(rows) != 1 || rows[0].Kind != RowRolloverFailed || rows[0].Reason != ReasonModel || rows[0].Why != "no_model" {
+					t.Errorf("ledger rows %+v, want one rollover_failed row", rows)
+				}
+			}},
+		{name: "a failed fallback rollover gives up for the window", state: State{Window: 1, Stage: StageCheckpointed, Attempt: 4, Active: 4},
+			ev: Event{Kind: EvRolloverFailed, Why: "other"}, world: world(usageFallback),
+			want: func(t *testing.T, s State, d Decision) {
+				if s.Stage != StageIdle || !s.Exhausted || d.Failed != ReasonFallback || !d.GiveUp {
+					t.Errorf("state %+v decision %+v", s, d)
+				}
+			}},
+		{name: "a failure with nothing under way changes nothing", state: State{Window: 1}, ev: Event{Kind: EvRolloverFailed, Why: "cancelled"}, world: world(usageLow),
+			want: func(t *testing.T, s State, d Decision) {
+				expectNoAction(t, d)
+				if d.Failed != "" || len(DecisionRows("s", s, d)) != 0 {
+					t.Errorf("decision %+v", d)
+				}
+			}},
 		{name: "stale host schedule cancelled at turn end, maintenance takes over", state: State{Window: 1, Pending: ReasonHost}, ev: Event{Kind: EvTurnEnd}, world: staleWorld,
 			want: func(t *testing.T, s State, d Decision) {
 				if d.Cancel != string(BlockStaleNotebook) || s.Pending != "" || s.Stage != StageRequested || d.SteerType != MaintenanceType {

@@ -20,6 +20,9 @@ export const ext = () => globalThis[Symbol.for("pi-history.extension")];
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export function fail(msg) {
+	// Printed as well as thrown: a check inside a model callback throws into
+	// Pi, which ends the run without showing it.
+	console.error(`check failed: ${msg}`);
 	throw new Error(msg);
 }
 
