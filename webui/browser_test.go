@@ -693,6 +693,21 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a window closed while a page loads stays closed", func(t *testing.T) {
+		e.run(t, "open big", chromedp.Navigate(fmt.Sprintf("%s/?close=1#/s/%s", e.base, bigID)),
+			waitJS(`document.querySelector('article.entry') !== null`))
+		held, free := e.holdPages(t, 1, 1<<30)
+		q := e.scrollUntilHeld(t, held)
+		e.run(t, "close the window", chromedp.Click(chromedp.CSS(`section.window[data-window="1"] header.whead`)),
+			waitJS(`document.querySelector('section.window[data-window="1"]').classList.contains('collapsed')`))
+		free()
+		e.run(t, "held page answered", waitJS(fmt.Sprintf(`performance.getEntriesByType('resource').some(r => r.name.endsWith(%q) && r.responseEnd > 0)`, "?"+q)),
+			chromedp.Evaluate[chromedp.Void](`new Promise(r => setTimeout(r, 300))`, chromedp.EvalAwaitPromise))
+		if !strings.Contains(e.str(t, `document.querySelector('section.window[data-window="1"]').className`), "collapsed") {
+			t.Error("the page that arrived opened the window the user closed")
+		}
+	})
+
 	t.Run("10000-entry session first screen", func(t *testing.T) {
 		budget := 300 * time.Millisecond
 		// Run 1 opens the deep link in a fresh tab state (from about:blank:

@@ -229,6 +229,7 @@ async function showSession(id, o) {
   if (S.lastSeq === null && page.lastSeq != null) S.lastSeq = page.lastSeq;
   buildSessionView(view);
   renderPage(view, page, 'append');
+  view.windows.get(page.window)?.sec.classList.remove('collapsed');
   if (page.focus) scrollToEntry(view, page.focus);
   window.__firstEntryMs = window.__firstEntryMs ?? performance.now();
   view.firstMs = performance.now() - t0;
@@ -319,10 +320,11 @@ async function fetchPage(view, params) {
 
 // renderPage draws a page into its window: 'append' after what is shown,
 // 'prepend' before it.
+// A page loading when the user closes its window does not open it again:
+// only the callers that show an entry open its window.
 function renderPage(view, page, how) {
   const ws = view.windows.get(page.window);
-  if (!ws) return;
-  ws.sec.classList.remove('collapsed');
+  if (!ws) return false;
   ws.total = page.total;
   ws.count.textContent = `${page.total} entries`;
   const nodes = [];
@@ -498,6 +500,7 @@ async function focusEntry(view, id) {
     ws.gen++;
     ws.loading = ws.loadingTop = null;
     renderPage(view, p, 'append');
+    ws.sec.classList.remove('collapsed');
   }
   scrollToEntry(view, id);
 }
