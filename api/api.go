@@ -144,7 +144,7 @@ func New(o Options) (*Server, error) {
 		if o.Watcher != nil {
 			o.Serial = o.Watcher.Serial()
 		} else {
-			o.Serial = ingest.NewSerial(o.Service.Store)
+			o.Serial = o.Service.Serial()
 		}
 	}
 	hg, err := newHostGuard(o.Addr, o.AllowedHosts)

@@ -3,7 +3,6 @@ package ingest
 import (
 	"archive/tar"
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -173,11 +172,11 @@ func samePrefix(br *bufio.Reader, size int64, prev *store.FileState) (bool, erro
 	if _, err := io.CopyN(io.Discard, br, tailStart-read); err != nil {
 		return false, err
 	}
-	buf := make([]byte, prev.TailLen)
-	if _, err := io.ReadFull(br, buf); err != nil {
+	h, _, err := hashSpan(br, int64(prev.TailLen))
+	if err != nil {
 		return false, err
 	}
-	return hash(bytes.TrimSuffix(buf, []byte{'\n'})) == prev.TailHash, nil
+	return h == prev.TailHash, nil
 }
 
 type countReader struct {

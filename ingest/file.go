@@ -174,8 +174,12 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 	for {
 		line, err = readLine(r, line[:0])
 		if errors.Is(err, errLineTooLong) {
-			// Skip the rest of the oversize line.
-			n, complete, serr := skipLine(r)
+			// Skip the rest of the oversize line, hashing it: it is the
+			// last line read when nothing follows yet, and the next read
+			// checks that line to tell an append from a rewrite.
+			th := fnv.New64a()
+			th.Write(line)
+			n, complete, serr := skipLine(r, th)
 			if in.member && serr != nil {
 				return fmt.Errorf("read %s %s at byte %d: %w", what, in.key, consumed, serr)
 			}
@@ -185,6 +189,7 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 				break
 			}
 			consumed += int64(len(line)) + n
+			state.TailHash, state.TailLen = th.Sum64(), len(line)+int(n)
 			parser.State.Line++
 			state.Skipped++
 			p := Problem{File: in.key, Line: parser.State.Line, Reason: fmt.Sprintf("line longer than %d MiB; skipped", MaxLineBytes>>20)}
@@ -230,10 +235,15 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 		case h != nil:
 			fb.Header = h
 			headerOK = true
-			state.HeadHash = hash(line)
 		case e != nil:
 			fb.Entries = append(fb.Entries, e)
 			pendingBytes += len(e.Raw)
+		}
+		if consumed == 0 {
+			// The file's first line, whatever it is (Pi reads past a blank
+			// or broken first line to the header): the next read compares
+			// it to tell an append from a rewrite.
+			state.HeadHash = hash(line)
 		}
 		consumed += n
 		state.TailHash, state.TailLen = hash(line), int(n)
@@ -270,15 +280,18 @@ func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-// skipLine discards up to and including the next newline.
-func skipLine(r *bufio.Reader) (int64, bool, error) {
+// skipLine discards up to and including the next newline, writing what it
+// discards, but for the newline, to h.
+func skipLine(r *bufio.Reader, h io.Writer) (int64, bool, error) {
 	var n int64
 	for {
 		chunk, err := r.ReadSlice('\n')
 		n += int64(len(chunk))
 		if err == nil {
+			h.Write(chunk[:len(chunk)-1])
 			return n, true, nil
 		}
+		h.Write(chunk)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
@@ -314,13 +327,34 @@ func isRewritten(f *os.File, size int64, prev *store.FileState) (bool, error) {
 		return true, nil
 	}
 	if prev.TailLen > 0 {
-		buf := make([]byte, prev.TailLen)
-		if _, err := f.ReadAt(buf, prev.Offset-int64(prev.TailLen)); err != nil {
+		h, nl, err := hashSpan(io.NewSectionReader(f, prev.Offset-int64(prev.TailLen), int64(prev.TailLen)), int64(prev.TailLen))
+		if err != nil {
 			return false, err
 		}
-		if len(buf) == 0 || buf[len(buf)-1] != '\n' || hash(buf[:len(buf)-1]) != prev.TailHash {
+		if !nl || h != prev.TailHash {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// hashSpan hashes the next n bytes of r as hash does a line: without a final
+// newline, which it reports. It reads in pieces: the last line read may be
+// one of tens of megabytes.
+func hashSpan(r io.Reader, n int64) (h uint64, newline bool, err error) {
+	f := fnv.New64a()
+	if n <= 0 {
+		return f.Sum64(), false, nil
+	}
+	if _, err := io.CopyN(f, r, n-1); err != nil {
+		return 0, false, err
+	}
+	var last [1]byte
+	if _, err := io.ReadFull(r, last[:]); err != nil {
+		return 0, false, err
+	}
+	if last[0] != '\n' {
+		f.Write(last[:])
+	}
+	return f.Sum64(), last[0] == '\n', nil
 }

@@ -349,10 +349,8 @@ func (w *Watcher) addWatch(dir string) bool {
 // found (they may have been written before the watch existed).
 func (w *Watcher) addTree(dir string) []string {
 	var files []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // vanished or unreadable: skip
-		}
+	w.addWatch(dir)
+	Walk(dir, func(p string, d fs.DirEntry) error {
 		if d.IsDir() {
 			w.addWatch(p)
 			return nil

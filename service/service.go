@@ -52,7 +52,14 @@ type Service struct {
 	cancel       context.CancelFunc
 	done         chan struct{}
 	compacting   atomic.Bool
+	serial       *ingest.Serial
 }
+
+// Serial reads journal files into the store one reader per path at a time:
+// the watcher, sync requests and Import all read through it, so that two
+// never interleave their batches for one journal (after a rewrite, each
+// would replace the session, and the entries' order could end up wrong).
+func (s *Service) Serial() *ingest.Serial { return s.serial }
 
 // Open takes the data directory's lock, opens store and index, replays what
 // the index missed, and starts the background indexer.
@@ -76,7 +83,8 @@ func Open(o Options) (*Service, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{Dir: o.DataDir, SessionsDirs: o.SessionsDirs, Store: st, Index: ix, Log: o.Log, lock: lock, cancel: cancel, done: make(chan struct{})}
+	s := &Service{Dir: o.DataDir, SessionsDirs: o.SessionsDirs, Store: st, Index: ix, Log: o.Log, lock: lock, cancel: cancel, done: make(chan struct{}),
+		serial: ingest.NewSerial(st)}
 	go func() {
 		defer close(s.done)
 		ix.Run(ctx)
@@ -378,10 +386,9 @@ func FindJournals(paths []string) ([]string, int64, error) {
 			}
 			continue
 		}
-		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // a directory that vanished or is unreadable: skip it
-			}
+		// Links to directories are followed (a sessions directory on another
+		// disk); vanished or unreadable directories are skipped.
+		err = ingest.Walk(abs, func(path string, d fs.DirEntry) error {
 			if !d.IsDir() && (strings.HasSuffix(path, ".jsonl") || ingest.IsArchive(path)) && !seen[path] {
 				if info, err := d.Info(); err == nil {
 					seen[path] = true
@@ -449,7 +456,7 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 			reps, err = ingest.Archive(s.Store, f, prog)
 		} else {
 			var rep ingest.FileReport
-			rep, err = ingest.File(s.Store, f, prog)
+			rep, err = s.serial.File(f, prog)
 			reps = []ingest.FileReport{rep}
 		}
 		if err != nil {

@@ -42,6 +42,16 @@ func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
 	if _, _, err := FindJournals([]string{filepath.Join(root, "missing")}); err == nil {
 		t.Error("a missing path is not an error")
 	}
+	// A sessions directory that is a link (to another disk, say) is read,
+	// its journals named under the link.
+	link := filepath.Join(t.TempDir(), "sessions")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	files, _, err = FindJournals([]string{link})
+	if err != nil || len(files) != 3 || files[0] != filepath.Join(link, "--p--", "a.jsonl") {
+		t.Errorf("FindJournals through a link: %v %v", files, err)
+	}
 }
 
 // TestWarmPreloadsSketchesAndEveryBranch: a service's warm-up covers the
@@ -82,5 +92,52 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	// 35 entries: two blocks are indexed, the third is not complete.
 	if w.Sketches.Chunks != 1 || w.Branches != 4 || w.Texts != texts || w.TextBytes != bytes || w.Blocks != 2 {
 		t.Errorf("Warm = %+v; want the one chunk of sketches, 4 sessions' branches, %d texts of %d bytes and 2 index blocks", w, texts, bytes)
+	}
+}
+
+// TestImportWaitsForOtherReadersOfAFile: an import of a journal the
+// watcher (or a sync) is reading waits for that read to end instead of
+// reading the file at the same time; otherwise, after a rewrite, both would
+// replace the session and the entries' order could end up wrong.
+func TestImportWaitsForOtherReadersOfAFile(t *testing.T) {
+	svc, err := Open(Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	text := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
+	for i := 0; i < 3; i++ {
+		text += fmt.Sprintf(`{"type":"message","id":"e%d","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hello %d"}}`+"\n", i, i)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another reader of p (the watcher's read) stops inside its read.
+	inside, release := make(chan struct{}), make(chan struct{})
+	go svc.Serial().File(p, func(int64, int) {
+		close(inside)
+		<-release
+	})
+	<-inside
+	imported := make(chan error, 1)
+	go func() {
+		_, err := svc.Import(context.Background(), []string{p}, nil)
+		imported <- err
+	}()
+	select {
+	case err := <-imported:
+		close(release)
+		t.Fatalf("the import read the file while another reader was inside it (err %v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-imported:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the import did not end once the other reader had")
 	}
 }

@@ -141,7 +141,7 @@ func runServe(g *globals, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	serial := ingest.NewSerial(svc.Store)
+	serial := svc.Serial()
 	var watcher *ingest.Watcher
 	if !serveFlags.noWatch {
 		watcher = ingest.NewWatcher(svc.Store, sessions, ingest.WatchOptions{Serial: serial, Log: g.log})
