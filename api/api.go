@@ -21,12 +21,14 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +61,7 @@ const (
 	DefaultMaxBodyBytes = 1 << 20  // JSON request bodies
 	DefaultMaxPushBytes = 32 << 20 // pushed journal lines
 	DefaultMaxInFlight  = 256
+	DefaultMaxStreams   = 64
 )
 
 // Options configure a Server.
@@ -87,6 +90,12 @@ type Options struct {
 	MaxPushBytes int64 // default DefaultMaxPushBytes
 	// MaxInFlight bounds concurrent requests; beyond it the answer is 429.
 	MaxInFlight int
+	// StreamPaths are the paths of long-lived streams (the web UI's
+	// server-sent events): they do not count against MaxInFlight, which
+	// held streams would use up (every other request then refused), but
+	// against MaxStreams (default DefaultMaxStreams).
+	StreamPaths []string
+	MaxStreams  int
 
 	// Mount, if set, adds routes outside /v1 (the web UI) behind the same
 	// Host and Origin checks. They authenticate themselves, typically with
@@ -110,6 +119,7 @@ type Server struct {
 	router  chi.Router
 	metrics *metrics
 	sem     chan struct{}
+	streams chan struct{}    // slots of StreamPaths
 	export  http.HandlerFunc // GET /v1/sessions/{id}/export
 	archive http.HandlerFunc // GET /v1/export/archive
 	maint   sync.Mutex       // held by a running compact or reindex
@@ -152,7 +162,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{o: o, svc: o.Service, engine: o.Engine, serial: o.Serial, auth: NewAuthenticator(o.Token),
-		hosts: hg, log: o.Log, sem: make(chan struct{}, o.MaxInFlight)}
+		hosts: hg, log: o.Log, sem: make(chan struct{}, o.MaxInFlight), streams: make(chan struct{}, cmp.Or(o.MaxStreams, DefaultMaxStreams))}
 	s.metrics = newMetrics(s)
 	s.export = export.Handler(o.Service.Store, s.fail)
 	s.archive = export.ArchiveHandler(o.Service.Store, s.fail)
@@ -311,14 +321,18 @@ func (s *Server) guard(next http.Handler) http.Handler {
 // limit answers 429 when too many requests are in flight.
 func (s *Server) limit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sem, what := s.sem, "requests are"
+		if slices.Contains(s.o.StreamPaths, r.URL.Path) {
+			sem, what = s.streams, "event streams are"
+		}
 		select {
-		case s.sem <- struct{}{}:
-			defer func() { <-s.sem }()
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
 			next.ServeHTTP(w, r)
 		default:
 			w.Header().Set("Retry-After", "1")
 			writeProblem(w, &client.Error{Type: ProblemTooManyRequests, Title: "Too many requests", Status: http.StatusTooManyRequests,
-				Detail: fmt.Sprintf("more than %d requests are in progress; retry shortly", cap(s.sem))})
+				Detail: fmt.Sprintf("more than %d %s in progress; retry shortly", cap(sem), what)})
 		}
 	})
 }

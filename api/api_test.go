@@ -1,9 +1,14 @@
 package api
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -252,6 +257,8 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"search: bad time", req{Path: "/v1/search?needle=x&since=yesterday"}, 400, "since"},
 		{"search: parameter twice", req{Path: "/v1/search?needle=x&needle=y"}, 400, "needle"},
 		{"search: bad scope", req{Path: "/v1/search?needle=x&scope=galaxy"}, 400, ""},
+		{"search: a session with scope all", req{Path: "/v1/search?needle=x&scope=all&session=nope"}, 400, "session"},
+		{"list: forged cursor past 2^63", req{Path: "/v1/sessions/s1/entries?cursor=" + forgedListCursor(t, h)}, 400, "cursor"},
 		{"search: malformed JSON", post("/v1/search", `{"needle":`), 400, ""},
 		{"search: not JSON", post("/v1/search", `needle=x`), 400, ""},
 		{"search: empty body", post("/v1/search", ``), 400, ""},
@@ -359,6 +366,29 @@ func TestListAndRead(t *testing.T) {
 	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/m1?context=1"}), &rr)
 	if !strings.Contains(rr.Text, "ErrCartEmpty") || rr.Item.Entry != "m1" || len(rr.After) != 1 {
 		t.Errorf("read m1: %+v", rr)
+	}
+	// The current branch's list is of the leaf it had: once an entry
+	// arrives, its cursor is refused with a way out (pin the leaf), and a
+	// pinned list pages on.
+	var first, pinned search.ListResponse
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries?limit=2"}), &first)
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries?limit=2&leaf=" + first.Leaf}), &pinned)
+	h.ok(h.do(req{Method: "POST", Path: "/v1/sessions/s1/entries", Body: map[string]any{"lines": []string{userLine("m6", first.Leaf, "arrives meanwhile")}}}), nil)
+	rr0 := h.do(req{Path: "/v1/sessions/s1/entries?limit=2&cursor=" + first.Cursor})
+	if rr0.Code != http.StatusBadRequest || !strings.Contains(rr0.Body.String(), "leaf the first page answered") {
+		t.Errorf("the current branch's cursor after an entry arrived: %d %s", rr0.Code, rr0.Body)
+	}
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries?limit=2&leaf=" + first.Leaf + "&cursor=" + pinned.Cursor}), &lr)
+	if len(lr.Items) != 2 || lr.Items[0].Entry == pinned.Items[0].Entry {
+		t.Errorf("the pinned list's second page: %+v", lr.Items)
+	}
+
+	// Ids escaped more than Go would escape them (encodeURIComponent
+	// escapes any character it likes; chi then routes on the raw path).
+	rr = search.ReadResponse{}
+	h.ok(h.do(req{Path: "/v1/sessions/%73%31/entries/m%31"}), &rr)
+	if rr.Item.Entry != "m1" {
+		t.Errorf("read s1/m1 escaped as %%73%%31/m%%31: %+v", rr.Item)
 	}
 	// The raw line of m3 comes in 2,000-character pieces.
 	var raw strings.Builder
@@ -663,4 +693,58 @@ func TestMaintenanceRoutes(t *testing.T) {
 	h.srv.maint.Unlock()
 	h.problem(h.do(req{Method: "POST", Path: "/v1/maintenance/reindex", NoAuth: true}), 401, "")
 	h.problem(h.do(req{Method: "GET", Path: "/v1/maintenance/compact"}), 405, "")
+}
+
+// forgedListCursor is a list cursor for s1 that passes the cursor's checks
+// (a cursor's check values are no secret) but points at 2^63: converted to
+// an int before the range check, it turned negative and the list panicked.
+func forgedListCursor(t *testing.T, h *harness) string {
+	t.Helper()
+	var lr search.ListResponse
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries?limit=1"}), &lr)
+	b, err := base64.RawURLEncoding.DecodeString(lr.Cursor)
+	if err != nil || len(b) != 21 {
+		t.Fatalf("cursor %q: %v", lr.Cursor, err)
+	}
+	binary.BigEndian.PutUint64(b[9:], 1<<63)
+	binary.BigEndian.PutUint32(b[17:], crc32.ChecksumIEEE(b[:17]))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// TestStreamsDoNotUseUpTheRequestSlots: long-lived event streams count
+// against their own cap, not the one every request shares: held streams
+// made every route answer 429, /healthz and the Pi extension's included.
+func TestStreamsDoNotUseUpTheRequestSlots(t *testing.T) {
+	entered := make(chan struct{}, 8)
+	hold := func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+	}
+	h := newHarness(t, func(o *Options) {
+		o.MaxInFlight, o.MaxStreams, o.StreamPaths = 2, 2, []string{"/stream"}
+		o.Mount = func(r chi.Router) { r.Get("/stream", hold) }
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			h.srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "http://"+testAddr+"/stream", nil).WithContext(ctx))
+			done <- struct{}{}
+		}()
+		<-entered
+	}
+	defer func() {
+		cancel()
+		<-done
+		<-done
+	}()
+	if rr := h.do(req{Path: "/healthz"}); rr.Code != http.StatusOK {
+		t.Errorf("with two streams open, /healthz answered %d", rr.Code)
+	}
+	var lr search.ListResponse
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries"}), &lr)
+	rr := h.do(req{Path: "/stream"})
+	if rr.Code != http.StatusTooManyRequests || !strings.Contains(rr.Body.String(), "event streams") {
+		t.Errorf("a third stream: %d %s; want 429 naming the streams' cap", rr.Code, rr.Body)
+	}
 }

@@ -470,7 +470,7 @@ type branch struct {
 // leaf when leaf is ""). When it cannot, it writes the problem and returns
 // false.
 func (c *ContextRoutes) loadBranch(w http.ResponseWriter, r *http.Request, leaf string) (branch, bool) {
-	sid := chi.URLParam(r, "id")
+	sid := pathParam(r, "id")
 	path, leaf, err := BranchPath(c.Store, sid, leaf)
 	if err != nil {
 		c.fail(w, r, err)
@@ -505,7 +505,17 @@ func (in *CompactionRequest) leafID() string { return in.Leaf }
 func (in *EventRequest) leafID() string      { return in.Leaf }
 
 func (in *StatusRequest) check() error { return nil }
-func (in *GateRequest) check() error   { return nil }
+func (in *GateRequest) check() error {
+	switch in.Request {
+	case rollover.ReasonModel, rollover.ReasonUser, rollover.ReasonHost:
+	default:
+		return badParam("request", "request must be model, user or host; not %q", in.Request)
+	}
+	if in.Pending != nil && *in.Pending != "" && !in.Pending.Valid() {
+		return badParam("pending", "pending must be empty (none) or model, user, host, threshold or fallback; not %q", *in.Pending)
+	}
+	return nil
+}
 
 func (in *CompactionRequest) check() error {
 	if in.Reason != "" && !in.Reason.Valid() {
@@ -655,7 +665,7 @@ func (c *ContextRoutes) getRevisions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *ContextRoutes) getNotes(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
+	sid := pathParam(r, "id")
 	q := newQuery(r)
 	leaf, scope, offset := q.str("leaf"), q.str("scope"), q.int("offset", 0)
 	if err := q.done(); err != nil {
@@ -675,7 +685,7 @@ func (c *ContextRoutes) getNotes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *ContextRoutes) searchNotes(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
+	sid := pathParam(r, "id")
 	q := newQuery(r)
 	leaf, scope, query, offset := q.str("leaf"), q.str("scope"), q.str("query"), q.int("offset", 0)
 	if err := q.done(); err != nil {
@@ -703,7 +713,7 @@ func (c *ContextRoutes) searchNotes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *ContextRoutes) readNote(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
+	sid := pathParam(r, "id")
 	q := newQuery(r)
 	leaf, scope, name, ref := q.str("leaf"), q.str("scope"), q.str("name"), q.str("ref")
 	offset, limit := q.int("offset", 0), q.int("limit", 0)
@@ -737,7 +747,7 @@ func (c *ContextRoutes) readNote(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *ContextRoutes) postNote(w http.ResponseWriter, r *http.Request) {
-	sid := chi.URLParam(r, "id")
+	sid := pathParam(r, "id")
 	var in NoteOpRequest
 	if err := decodeBody(w, r, &in); err != nil {
 		c.fail(w, r, err)

@@ -343,6 +343,12 @@ func TestContextGateAndCompaction(t *testing.T) {
 		t.Fatalf("gate without notebook: %+v", v)
 	}
 
+	for _, body := range []string{`{"request":"bogus"}`, `{}`, `{"request":"model","pending":"nonsense"}`} {
+		if code, b := f.do("POST", sp+"/gate", body, nil); code != http.StatusBadRequest || !strings.Contains(string(b), "model, user") {
+			t.Errorf("gate %s: %d %s; want 400 naming the valid values", body, code, b)
+		}
+	}
+
 	firstUser, _ := longSession(f)
 	f.must("POST", sp+"/gate", GateRequest{Request: rollover.ReasonUser, Pi: &pi}, &v)
 	if !v.OK || v.Reason != rollover.ReasonUser {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,7 +99,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
-	id := chi.URLParam(r, "id")
+	id := pathParam(r, "id")
 	q := newQuery(r)
 	leaf := q.str("leaf")
 	withTree := q.bool("tree", true)
@@ -144,7 +145,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) error {
-	id := chi.URLParam(r, "id")
+	id := pathParam(r, "id")
 	q := newQuery(r)
 	leaf := q.str("leaf")
 	if err := q.done(); err != nil {
@@ -163,7 +164,7 @@ func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
 	req := &search.ListRequest{
-		Session:     chi.URLParam(r, "id"),
+		Session:     pathParam(r, "id"),
 		Leaf:        q.str("leaf"),
 		Window:      q.int("window", 0),
 		Types:       q.list("types"),
@@ -186,8 +187,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
 	req := &search.ReadRequest{
-		Session: chi.URLParam(r, "id"),
-		Entry:   chi.URLParam(r, "entry"),
+		Session: pathParam(r, "id"),
+		Entry:   pathParam(r, "entry"),
 		Context: q.int("context", 0),
 		Offset:  q.int("offset", 0),
 		Length:  q.int("length", 0),
@@ -454,7 +455,7 @@ func journalSession(path string) (string, error) {
 }
 
 func (s *Server) handleSync(w http.ResponseWriter, r *http.Request) error {
-	id := chi.URLParam(r, "id")
+	id := pathParam(r, "id")
 	var req client.SyncRequest
 	if err := decodeJSON(w, r, &req, s.o.MaxBodyBytes); err != nil {
 		return err
@@ -526,7 +527,7 @@ func (s *Server) pushLines(w http.ResponseWriter, r *http.Request) ([][]byte, er
 }
 
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) error {
-	id := chi.URLParam(r, "id")
+	id := pathParam(r, "id")
 	lines, err := s.pushLines(w, r)
 	if err != nil {
 		return err
@@ -629,3 +630,19 @@ func (s *Server) handleArchive(w http.ResponseWriter, r *http.Request) {
 
 // exportWriteTimeout bounds one export response.
 const exportWriteTimeout = 30 * time.Minute
+
+// pathParam is the named path parameter, decoded. chi routes on the raw
+// path when the URL has escapes Go would not write itself (an id escaped by
+// encodeURIComponent: m%31, a%3Ab; an escaped slash), and its parameters
+// are then still escaped; otherwise they come from the decoded path and
+// are decoded already (an id holding a literal %41 stays as it is).
+func pathParam(r *http.Request, name string) string {
+	v := chi.URLParam(r, name)
+	if r.URL.RawPath == "" {
+		return v
+	}
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return v
+}

@@ -359,7 +359,7 @@ func sliceNote(n Note, offset, limit int) (NoteText, error) {
 	}
 	runes := []rune(n.Content)
 	end := len(runes)
-	if limit > 0 && offset+limit < end {
+	if limit > 0 && limit < end-offset { // not offset+limit: a huge limit overflows
 		end = offset + limit
 	}
 	t := NoteText{Name: n.Name, Ref: n.Ref, Content: string(runes[offset:end]), Offset: offset,

@@ -3,6 +3,7 @@ package notebook
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -204,6 +205,7 @@ func TestReadNoteRanges(t *testing.T) {
 		{name: "whole", want: "héllo wörld"},
 		{name: "range counts characters, not bytes", offset: 1, limit: 4, want: "éllo", next: intp(5)},
 		{name: "limit past the end", offset: 6, limit: 100, want: "wörld"},
+		{name: "the largest limit (offset+limit would overflow)", offset: 1, limit: math.MaxInt, want: "éllo wörld"},
 		{name: "offset at the end", offset: 11, want: ""},
 		{name: "offset past the end", offset: 12, err: true},
 		{name: "negative offset", offset: -1, err: true},

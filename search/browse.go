@@ -109,13 +109,20 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	startAt := 0
 	if req.Cursor != "" {
 		pos, err := decodeCursor(req.Cursor, qh)
+		if err == errOtherQuery && req.Leaf == "" {
+			// The list of the current branch is of the leaf it had; new
+			// entries move it.
+			return nil, badf("cursor", "cursor belongs to a different list: the filters changed, or new entries moved the session's current leaf since the first page; start again without a cursor, or page a fixed branch by passing the leaf the first page answered with")
+		}
 		if err != nil {
 			return nil, err
 		}
-		startAt = int(pos)
-		if startAt > len(sel) {
+		// Compared before the conversion: a forged position of 2^63 or more
+		// would turn negative.
+		if pos > uint64(len(sel)) {
 			return nil, badf("cursor", "cursor points past the end of the list; start again without a cursor")
 		}
+		startAt = int(pos)
 	}
 	resp := &ListResponse{Session: req.Session, Leaf: leaf, Total: len(sel), Items: []Item{}}
 	labels := t.Labels()

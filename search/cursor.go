@@ -23,6 +23,8 @@ func encodeCursor(qh uint64, seq uint64) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+var errOtherQuery = badf("cursor", "cursor belongs to a different query (needle, scope or filters changed); start again without a cursor")
+
 func decodeCursor(s string, qh uint64) (uint64, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) != 21 || b[0] != cursorVersion {
@@ -32,7 +34,7 @@ func decodeCursor(s string, qh uint64) (uint64, error) {
 		return 0, badf("cursor", "cursor is damaged; start again without a cursor")
 	}
 	if binary.BigEndian.Uint64(b[1:]) != qh {
-		return 0, badf("cursor", "cursor belongs to a different query (needle, scope or filters changed); start again without a cursor")
+		return 0, errOtherQuery
 	}
 	return binary.BigEndian.Uint64(b[9:]), nil
 }

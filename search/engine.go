@@ -151,6 +151,9 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if req.Leaf != "" && req.Scope != ScopeBranch {
 		return nil, badf("leaf", "a leaf applies only to branch scope (scope is %q)", req.Scope)
 	}
+	if req.Session != "" && req.Scope == ScopeAll {
+		return nil, badf("session", "scope all covers every session; drop the session, or use scope branch, session or lineage for one")
+	}
 	if req.Window < 0 {
 		return nil, badf("window", "window %d is invalid; windows are numbered from 1", req.Window)
 	}

@@ -350,6 +350,7 @@ func TestBadRequestsAreClearErrors(t *testing.T) {
 		{"window no branch of the session has", Request{Needle: "a", Scope: ScopeSession, Session: "gggg-one", Window: 99}, "window"},
 		{"window no session of the lineage has", Request{Needle: "a", Scope: ScopeLineage, Session: "gggg-one", Window: 99}, "window"},
 		{"negative window", Request{Needle: "a", Window: -1}, "window"},
+		{"a session with scope all", Request{Needle: "a", Scope: ScopeAll, Session: "gggg-one"}, "session"},
 		{"limit too large", Request{Needle: "a", Limit: 5000}, "limit"},
 		{"forged cursor", Request{Needle: "a", Cursor: "AAAA"}, "cursor"},
 		{"cursor of another query", Request{Needle: "beta", Cursor: resp.Cursor}, "cursor"},

@@ -12,8 +12,9 @@ import (
 
 // Event timing.
 const (
-	eventCoalesce  = 150 * time.Millisecond // commits closer than this make one event
-	eventHeartbeat = 20 * time.Second       // a comment line keeps proxies and the browser from timing out
+	eventCoalesce     = 150 * time.Millisecond // commits closer than this make one event
+	eventHeartbeat    = 20 * time.Second       // a comment line keeps proxies and the browser from timing out
+	eventWriteTimeout = 30 * time.Second       // a write to a client that stopped reading fails after this
 )
 
 // Change is the data of a "change" event: the store's last seq and the
@@ -44,11 +45,19 @@ func marks(st *store.Store) (map[string]sessionMark, error) {
 	return m, nil
 }
 
+// EventsPath is where the page's event stream is served: a server counts
+// these long-lived requests apart from the others (api.Options.StreamPaths).
+const EventsPath = "/ui/events"
+
 // events streams server-sent events until the client goes away.
 func (u *ui) events(w http.ResponseWriter, r *http.Request) {
 	st := u.o.Store
 	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a server WriteTimeout must not cut the stream
+	// A server WriteTimeout must not cut the stream; each write gets its
+	// own deadline instead, so that a client that stops reading frees its
+	// stream (and the slot it holds) instead of keeping it until shutdown.
+	_ = rc.SetWriteDeadline(time.Time{})
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)) }
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -67,11 +76,13 @@ func (u *ui) events(w http.ResponseWriter, r *http.Request) {
 			c.Sessions = []string{}
 		}
 		b, _ := json.Marshal(c)
+		deadline()
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
+	deadline()
 	if _, err := fmt.Fprint(w, "retry: 2000\n"); err != nil {
 		return
 	}
@@ -87,6 +98,7 @@ func (u *ui) events(w http.ResponseWriter, r *http.Request) {
 		case <-u.o.Done:
 			return
 		case <-beat.C:
+			deadline()
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}

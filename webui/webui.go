@@ -129,7 +129,7 @@ func Handler(o Options) http.Handler {
 	m.HandleFunc("GET /ui/login", u.loginCode)
 	m.HandleFunc("POST /ui/login", u.loginToken)
 	m.HandleFunc("POST /ui/logout", u.logout)
-	m.Handle("GET /ui/events", u.authed(u.events))
+	m.Handle("GET "+EventsPath, u.authed(u.events))
 	m.Handle("GET /ui/data/sessions/{id}/entries", u.authed(u.entries))
 	m.Handle("GET /ui/data/sessions/{id}/branches", u.authed(u.branches))
 	m.Handle("GET /ui/data/sessions/{id}/notebook", u.authed(u.notebook))

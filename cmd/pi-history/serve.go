@@ -238,7 +238,7 @@ func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server,
 	var srv *api.Server
 	srv, err := api.New(api.Options{
 		Service: svc, Engine: engine, Token: p.token, Addr: p.addr, AllowedHosts: p.allow,
-		Watcher: p.watcher, Serial: p.serial, Log: g.log,
+		Watcher: p.watcher, Serial: p.serial, Log: g.log, StreamPaths: []string{webui.EventsPath},
 		MountV1: func(r chi.Router) {
 			contextRoutes.Mount(r)
 			api.MountLoginCode(r, logins.CodeHandler())
