@@ -320,8 +320,9 @@ func fileIndex(infos []*store.SessionInfo) map[string]string {
 }
 
 // Lineage returns a session with the sessions it was forked from (up the
-// chain) and every session forked from any of those, transitively, in id
-// order with the session itself first.
+// chain) and the sessions forked from it (down, transitively), in id order
+// with the session itself first. Siblings and cousins (forked from an
+// ancestor, not from this session) are not its lineage.
 func (e *Engine) Lineage(id string) ([]string, error) {
 	infos, err := e.st.Sessions()
 	if err != nil {
@@ -341,19 +342,19 @@ func (e *Engine) Lineage(id string) ([]string, error) {
 	if !known[id] {
 		return nil, notFoundf("session", "no session %q; list sessions to find its id", id)
 	}
-	// The root of the lineage, then everything below it.
-	root := id
-	for seen := map[string]bool{root: true}; parent[root] != "" && !seen[parent[root]]; {
-		root = parent[root]
-		seen[root] = true
+	// The ancestors, then everything below the session itself.
+	var out []string
+	seen := map[string]bool{id: true}
+	for a := parent[id]; a != "" && !seen[a]; a = parent[a] {
+		seen[a] = true
+		out = append(out, a)
 	}
 	children := map[string][]string{}
 	for c, p := range parent {
 		children[p] = append(children[p], c)
 	}
-	var out []string
-	seen := map[string]bool{}
-	stack := []string{root}
+	delete(seen, id)
+	stack := []string{id}
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]

@@ -531,3 +531,37 @@ func TestWindowsGrowWithTheHitsFound(t *testing.T) {
 		}
 	}
 }
+
+// TestLineageIsAncestorsAndDescendants: a session's lineage is the chain it
+// was forked from and the sessions forked from it, at any depth; not its
+// siblings (forked from its parent) nor their forks.
+func TestLineageIsAncestorsAndDescendants(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 7))
+	// root ─┬─ kid-a ── grandkid
+	//       └─ kid-b ── niece
+	files := map[string]string{}
+	for _, s := range []struct{ sid, parent string }{
+		{"root-0000", ""}, {"kida-0000", "root-0000"}, {"kidb-0000", "root-0000"}, {"gkid-0000", "kida-0000"}, {"niec-0000", "kidb-0000"},
+	} {
+		files[s.sid] = writeJournal(t, dir, s.sid, r, 5, files[s.parent])
+		e.importFile(t, files[s.sid])
+	}
+	cases := map[string][]string{
+		"root-0000": {"root-0000", "gkid-0000", "kida-0000", "kidb-0000", "niec-0000"},
+		"kida-0000": {"kida-0000", "gkid-0000", "root-0000"},
+		"gkid-0000": {"gkid-0000", "kida-0000", "root-0000"},
+		"niec-0000": {"niec-0000", "kidb-0000", "root-0000"},
+	}
+	for sid, want := range cases {
+		got, err := e.eng.Lineage(sid)
+		if err != nil || len(got) == 0 || got[0] != sid {
+			t.Fatalf("lineage of %s: %v %v; want the session first", sid, got, err)
+		}
+		rest := slices.Sorted(slices.Values(got[1:]))
+		if !slices.Equal(rest, want[1:]) {
+			t.Errorf("lineage of %s: %v, want %v", sid, got, want)
+		}
+	}
+}

@@ -39,7 +39,8 @@ Scopes:
   all      every session (default without --session)
   branch   the current branch of --session (or the branch ending at --leaf)
   session  every branch of --session; hits say which leaves reach them
-  lineage  --session with the sessions it was forked from and into
+  lineage  --session with the sessions it was forked from (up the chain) and
+           those forked from it (at any depth); not its siblings
 
 Examples:
   pi-history search ErrCartEmpty
