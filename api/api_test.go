@@ -265,6 +265,8 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"search: array body", post("/v1/search", `["x"]`), 400, ""},
 		{"search: unknown field", post("/v1/search", `{"needle":"x","colour":"red"}`), 400, "colour"},
 		{"search: wrong type", post("/v1/search", `{"needle":"x","limit":"ten"}`), 400, "limit"},
+		{"search: a fraction for a whole number", post("/v1/search", `{"needle":"x","limit":1.5}`), 400, "limit"},
+		{"search: an exponent for a whole number", post("/v1/search", `{"needle":"x","limit":1e3}`), 400, "limit"},
 		{"search: wrong type of list", post("/v1/search", `{"needle":"x","roles":"user"}`), 400, "roles"},
 		{"search: bad time in JSON", post("/v1/search", `{"needle":"x","since":"yesterday"}`), 400, ""},
 		{"search: two objects", post("/v1/search", `{"needle":"x"}{"needle":"y"}`), 400, ""},

@@ -78,8 +78,14 @@ func jsonError(err error) error {
 		if field == "" {
 			return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "", "the body must be a JSON object, not %s", te.Value)
 		}
+		want, got := jsonKind(te.Type.String()), te.Value
+		if want == "a number" && strings.HasPrefix(got, "number ") {
+			// A number of the wrong kind (1.5, 1e3, or out of range for an
+			// integer field): say which kind fits.
+			want, got = "a whole number in range", strings.TrimPrefix(got, "number ")
+		}
 		return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", field,
-			"field %q must be %s, not %s", field, jsonKind(te.Type.String()), te.Value)
+			"field %q must be %s, not %s", field, want, got)
 	case errors.As(err, &pe):
 		return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", "",
 			"a time must be RFC 3339, like 2026-01-02T15:04:05Z: %v", err)

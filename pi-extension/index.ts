@@ -105,7 +105,7 @@ export default function piHistory(pi: ExtensionAPI) {
 	// ---- keeping the service current ----
 
 	/** Stores every entry of the session the service has not seen yet. */
-	async function push(ctx: ExtensionContext): Promise<void> {
+	async function push(ctx: ExtensionContext, signal?: AbortSignal): Promise<void> {
 		const sm = ctx.sessionManager;
 		const sid = sm.getSessionId();
 		if (sid !== S.sid) {
@@ -126,12 +126,12 @@ export default function piHistory(pi: ExtensionAPI) {
 		const file = sm.getSessionFile();
 		if (lines.length > 0) {
 			try {
-				await svc.request("POST", `/v1/sessions/${enc(sid)}/entries`, { body: { lines } });
+				await svc.request("POST", `/v1/sessions/${enc(sid)}/entries`, { body: { lines }, signal });
 			} catch (e) {
 				if (!(e instanceof ApiError) || !file || !existsSync(file)) throw e;
 				// The service holds something else for these ids (the file was
 				// rewritten, say): read the journal itself instead.
-				await svc.request("POST", `/v1/sessions/${enc(sid)}/sync`, { body: { path: file } });
+				await svc.request("POST", `/v1/sessions/${enc(sid)}/sync`, { body: { path: file }, signal });
 			}
 			S.headerPushed = true;
 			for (const id of ids) S.pushed.add(id);
@@ -140,7 +140,7 @@ export default function piHistory(pi: ExtensionAPI) {
 			// Register the journal path (Pi writes the file only once the
 			// first assistant message exists).
 			try {
-				await svc.request("POST", `/v1/sessions/${enc(sid)}/sync`, { body: { path: file } });
+				await svc.request("POST", `/v1/sessions/${enc(sid)}/sync`, { body: { path: file }, signal });
 			} catch (e) {
 				if (e instanceof ServiceDown) throw e;
 				// a journal outside the service's sessions directories: pushes suffice
@@ -621,7 +621,7 @@ export default function piHistory(pi: ExtensionAPI) {
 
 	pi.on("session_before_compact", async (ev, ctx) => {
 		const d = await quietly(async () => {
-			await push(ctx);
+			await push(ctx, ev.signal); // a hung service must not hold Pi's compaction up
 			return svc.request("POST", `/v1/sessions/${enc(S.sid)}/compaction`, {
 				body: {
 					leaf: ctx.sessionManager.getLeafId() ?? "",
