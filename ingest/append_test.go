@@ -49,3 +49,51 @@ func TestAppendsAreNotTakenForRewrites(t *testing.T) {
 		})
 	}
 }
+
+// TestACopyOfAStoredSessionAddsToIt: a second file holding a stored session
+// (a backup of the journal, the same journal under another name) adds what
+// it has beyond the stored entries to that session instead of becoming a
+// second session; a file under the same id whose entries differ is a
+// session of its own.
+func TestACopyOfAStoredSessionAddsToIt(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t)
+	lines := []string{header("cp"), userLine("a", "", "one"), userLine("b", "a", "two")}
+	write := func(name string, ls ...string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	orig := write("orig.jsonl", lines...)
+	if rep, err := File(st, orig, nil); err != nil || rep.Added != 2 || rep.Session != "cp" {
+		t.Fatalf("original: %+v %v", rep, err)
+	}
+	backup := write("backup.jsonl", lines...)
+	if rep, err := File(st, backup, nil); err != nil || rep.Added != 0 || rep.Dups != 2 || rep.Session != "cp" {
+		t.Fatalf("a byte-identical backup: %+v %v; want its 2 entries taken as already stored, in session cp", rep, err)
+	}
+	longer := write("longer.jsonl", append(lines, userLine("c", "b", "three"))...)
+	if rep, err := File(st, longer, nil); err != nil || rep.Added != 1 || rep.Session != "cp" {
+		t.Fatalf("a copy with one more entry: %+v %v; want that entry added to cp", rep, err)
+	}
+	// The session's own journal goes on.
+	appendLine(t, orig, userLine("d", "c", "four"))
+	if rep, err := File(st, orig, nil); err != nil || rep.Added != 1 || rep.Session != "cp" {
+		t.Fatalf("an append to the original: %+v %v", rep, err)
+	}
+	other := write("other.jsonl", header("cp"), userLine("a", "", "not the same entry"))
+	rep, err := File(st, other, nil)
+	if err != nil || rep.Session == "cp" || !strings.HasPrefix(rep.Session, "cp~") {
+		t.Fatalf("a file whose entry a differs: %+v %v; want a session of its own", rep, err)
+	}
+	ss, _ := st.Sessions()
+	if len(ss) != 2 {
+		t.Errorf("%d sessions, want cp and the differing file's", len(ss))
+	}
+	si, _ := st.Session("cp")
+	if si.File != orig || si.Entries != 4 {
+		t.Errorf("session cp: file %s, %d entries; want the original journal and 4 entries", si.File, si.Entries)
+	}
+}

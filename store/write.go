@@ -66,13 +66,20 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			return Result{}, fmt.Errorf("store: file %s names session %q: %w", fb.Path, prev.Session, err)
 		}
 	case fb.Header != nil:
-		sid, err := s.sessionIDFor(fb.Header.ID, fb.Path, prev)
+		sid, copied, err := s.sessionIDFor(fb.Header, fb.Path, prev, fb.Entries)
 		if err != nil {
 			return Result{}, err
 		}
 		old, err := s.Session(sid)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return Result{}, err
+		}
+		if copied {
+			// Another copy of a stored session (a backup, an archive
+			// imported again): what it holds beyond the stored entries is
+			// added; the session's own journal stays its file.
+			si = old
+			break
 		}
 		if old != nil && (fb.Replace || old.File != "" && old.File != fb.Path) {
 			n, err := s.dropSession(b, sid, false)
@@ -188,27 +195,64 @@ func (si *SessionInfo) applyHeader(h *journal.Header) {
 }
 
 // sessionIDFor picks the session key for a header read from path: the
-// header's id, unless another live file already owns that id.
-func (s *Store) sessionIDFor(hid, path string, prev *FileState) (string, error) {
+// header's id, unless another live file already owns that id. copied says
+// path is another copy of that stored session: the same header line, and
+// none of the entries of its first batch stored with other bytes (a backup
+// of the journal, or an archive of this store imported again); it adds to
+// the session instead of becoming a second one. A file that differs is a
+// session of its own under a new key (id~hash of its path).
+func (s *Store) sessionIDFor(h *journal.Header, path string, prev *FileState, first []*journal.Entry) (sid string, copied bool, err error) {
 	if prev != nil {
-		return prev.Session, nil
+		return prev.Session, false, nil
 	}
+	hid := h.ID
 	si, err := s.Session(hid)
 	if errors.Is(err, ErrNotFound) {
-		return hid, nil
+		return hid, false, nil
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if si.File == "" || si.File == path {
-		return hid, nil
+		return hid, false, nil
 	}
 	onDisk, _, _ := strings.Cut(si.File, "!") // an archive member lives in its archive
 	if _, err := os.Stat(onDisk); err != nil {
-		return hid, nil // the old file is gone: this is the session, moved
+		return hid, false, nil // the old file is gone: this is the session, moved
+	}
+	if si.Header == string(h.Raw) {
+		same, err := s.holdsSame(hid, first)
+		if err != nil {
+			return "", false, err
+		}
+		if same {
+			return hid, true, nil
+		}
 	}
 	sum := sha256.Sum256([]byte(path))
-	return hid + "~" + hex.EncodeToString(sum[:4]), nil
+	return hid + "~" + hex.EncodeToString(sum[:4]), false, nil
+}
+
+// holdsSame reports whether every entry of entries that session sid
+// stores is stored with the same bytes.
+func (s *Store) holdsSame(sid string, entries []*journal.Entry) (bool, error) {
+	for _, e := range entries {
+		seq, err := s.Lookup(sid, e.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		raw, err := s.Raw(seq)
+		if err != nil {
+			return false, err
+		}
+		if !bytes.Equal(raw, e.Raw) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // dropSession deletes every key of a session into b.

@@ -183,3 +183,30 @@ func TestExportThroughTheServerFailingMidway(t *testing.T) {
 		}
 	}
 }
+
+// TestImportingAnArchiveOfThisStoreAddsNothing: 'export --all' then
+// 'import' of that archive (a restore over the same store, or a backup
+// imported twice) finds every session already stored: no second copy of a
+// session, no hit found twice.
+func TestImportingAnArchiveOfThisStoreAddsNothing(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+		srvLine("a1", "", "ArchiveMarker one"), srvLine("a2", "a1", "two"))
+	e.journal("--q--", "s2", `{"type":"session","version":3,"id":"s2","timestamp":"2026-01-01T11:00:00.000Z","cwd":"/q"}`,
+		srvLine("b1", "", "ArchiveMarker three"))
+	e.mustCLI("import", e.sessions)
+	arch := filepath.Join(t.TempDir(), "all.tar.zst")
+	e.mustCLI("export", "--all", "-o", arch)
+	before := e.mustCLI("sessions", "--json")
+	out := e.mustCLI("import", arch)
+	if !strings.Contains(out, "0 new entries") {
+		t.Errorf("import of the store's own archive: %s", out)
+	}
+	if after := e.mustCLI("sessions", "--json"); after != before {
+		t.Errorf("sessions after importing the archive:\n%s\nbefore:\n%s", after, before)
+	}
+	hits := e.mustCLI("search", "--all", "ArchiveMarker")
+	if n := strings.Count(hits, "ArchiveMarker"); n != 2 {
+		t.Errorf("%d hits of ArchiveMarker, want 2:\n%s", n, hits)
+	}
+}
