@@ -201,6 +201,12 @@ func Step(s State, ev Event, w World) (State, Decision) {
 	}
 	var d Decision
 	cfg := w.Config
+	if !cfg.Enabled && ev.Kind != EvCompaction {
+		// Off (the configuration's enabled is false): no reminder, no
+		// maintenance, no tool blocked, nothing scheduled; a compaction
+		// still starts the next window's state afresh.
+		return s, d
+	}
 	switch ev.Kind {
 	case EvAgentStart:
 		s.Aborted = false

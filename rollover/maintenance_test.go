@@ -269,6 +269,34 @@ func expectNoAction(t *testing.T, d Decision) {
 	}
 }
 
+// TestDisabledDoesNothing: with enabled false in the configuration, no
+// event leads to a steer, a blocked tool, a schedule or a rollover, and
+// Pi's compaction is left to Pi, even where an enabled plugin would act.
+func TestDisabledDoesNothing(t *testing.T) {
+	path, nb := gateSession(t, false)
+	cfg := testConfig()
+	cfg.Enabled = false
+	w := World{Path: path, Notebook: nb, Usage: usageFallback, Pi: testPi, Config: cfg}
+	states := []State{{Window: 1}, {Window: 1, Stage: StageRequested, Attempt: 1, Active: 1}, {Window: 1, Pending: ReasonModel}}
+	events := []Event{{Kind: EvTurnEnd}, {Kind: EvToolCall, Tool: "bash"}, {Kind: EvNotes, NotesOK: true}, {Kind: EvNewContext},
+		{Kind: EvNewContext, UserRequested: true}, {Kind: EvSettle}}
+	for _, st := range states {
+		for _, ev := range events {
+			if _, d := Step(st, ev, w); d != (Decision{}) {
+				t.Errorf("disabled, state %+v, event %+v: decision %+v", st, ev, d)
+			}
+		}
+	}
+	enabled := w
+	enabled.Config = testConfig()
+	if _, d := Step(State{Window: 1}, Event{Kind: EvTurnEnd}, enabled); d.Steer == "" {
+		t.Fatal("the same turn end with the plugin enabled sends no steer: the test shows nothing")
+	}
+	if d := BeforeCompact(BeforeCompactInput{RolloverInput: RolloverInput{Path: path, Notebook: nb, Pi: testPi, Config: cfg}}); d.Compaction != nil || d.Declined != DeclineDisabled {
+		t.Errorf("disabled, Pi's compaction: %+v; want it left to Pi", d)
+	}
+}
+
 // TestFallbackRun walks one whole fallback: reminder, maintenance request,
 // a blocked read, the checkpoint, the rollover at turn end, the compaction.
 func TestFallbackRun(t *testing.T) {

@@ -25,6 +25,7 @@ type BeforeCompactInput struct {
 // Declines: stable ledger categories for a compaction left to Pi or to
 // another extension.
 const (
+	DeclineDisabled           = "disabled" // the configuration's enabled is false
 	DeclineCustomInstructions = "custom_instructions"
 	DeclineExternalOwner      = "external_owner"
 	DeclineMidRun             = "auto_compaction_mid_run"
@@ -48,6 +49,9 @@ type CompactDecision struct {
 // the rollover checks at the actual cut, with the freshness decline named
 // after the trigger.
 func BeforeCompact(in BeforeCompactInput) CompactDecision {
+	if !in.Config.Enabled {
+		return CompactDecision{Declined: DeclineDisabled}
+	}
 	if in.CustomInstructions != "" {
 		return CompactDecision{Declined: DeclineCustomInstructions}
 	}
