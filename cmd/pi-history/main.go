@@ -167,7 +167,10 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if isTerminal(stdout) {
+	tty := isTerminal(stdout)
+	out := &outWriter{w: stdout}
+	stdout = out
+	if tty {
 		ts := &ttySafe{w: stdout}
 		defer ts.Flush()
 		stdout = ts
@@ -189,7 +192,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fs := flag.NewFlagSet("pi-history "+c.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The parser's own messages are dropped: asked-for help goes to stdout
+	// (so that it pipes into grep or less), and a flag error is one line.
+	fs.SetOutput(io.Discard)
 	g.addFlags(fs)
 	if c.flags != nil {
 		c.flags(fs, g)
@@ -205,16 +210,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
 			return 0
 		}
+		fmt.Fprintf(stderr, "pi-history %s: %v\n(see 'pi-history %s --help')\n", c.name, err, c.name)
 		return 2
 	}
 	if err := g.setupLog(); err != nil {
 		fmt.Fprintln(stderr, "pi-history:", err)
 		return 2
 	}
-	if err := c.run(g, fs.Args()); err != nil {
-		var ee exitError
+	err := c.run(g, fs.Args())
+	var ee exitError
+	if out.err != nil && (err == nil || errors.As(err, &ee)) {
+		// Printed output that did not all arrive (a full disk, a closed
+		// pipe) is a failure, whatever the command thought of its result.
+		fmt.Fprintf(stderr, "pi-history %s: writing the output failed: %v\n", c.name, out.err)
+		return cmp.Or(c.errStatus, 1)
+	}
+	if err != nil {
 		if errors.As(err, &ee) {
 			return ee.code
 		}
@@ -227,6 +242,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmp.Or(c.errStatus, 1)
 	}
 	return 0
+}
+
+// outWriter is standard output, remembering the first error a write
+// returned: most commands print with fmt and do not look at each write.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
 }
 
 // usageError is a mistake in the command line.
@@ -257,10 +287,14 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 				if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
 					continue
 				}
-				if i+1 < len(args) {
-					flags = append(flags, args[i+1])
-					i++
+				if i+1 >= len(args) {
+					// A value flag with nothing after it: left last, so that
+					// the parser says it needs an argument (before the "--"
+					// added below, it took that for its value).
+					return flags
 				}
+				flags = append(flags, args[i+1])
+				i++
 			}
 			continue
 		}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -161,6 +163,69 @@ func TestSearchOnATerminalShowsControlCharacters(t *testing.T) {
 					}
 				}
 			}()
+		}
+	}
+}
+
+// TestFlagMistakesAreOneLineAndHelpGoesToStdout: a value flag given last
+// is an error saying it needs a value (it used to take the "--" the parser
+// adds: 'export S -o' wrote a file named --), a bad flag value is one line
+// with a pointer to --help, and asked-for help goes to stdout.
+func TestFlagMistakesAreOneLineAndHelpGoesToStdout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	data := t.TempDir()
+	cases := []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"search", "x", "--session"}, "flag needs an argument: -session"},
+		{[]string{"export", "s1", "-o"}, "flag needs an argument: -o"},
+		{[]string{"search", "--window", "abc", "x"}, `invalid value "abc" for flag -window`},
+		{[]string{"search", "--colour", "x"}, "flag provided but not defined: -colour"},
+	}
+	for _, c := range cases {
+		var out, errb strings.Builder
+		code := run(append([]string{c.args[0], "--data", data}, c.args[1:]...), &out, &errb)
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != 2 || !strings.Contains(lines[0], c.err) || len(lines) != 2 || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want 2 and one line naming %q, then the --help pointer", c.args, code, errb.String(), out.String(), c.err)
+		}
+	}
+	if _, err := os.Stat("--"); err == nil {
+		t.Error("a file named -- was written")
+	}
+	var out, errb strings.Builder
+	if code := run([]string{"help", "search"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Scopes:") || errb.Len() != 0 {
+		t.Errorf("help search: exit %d, stdout %d bytes, stderr %q; want the help on stdout", code, out.Len(), errb.String())
+	}
+}
+
+type fullWriter struct{}
+
+func (fullWriter) Write(p []byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOutputThatCannotBeWrittenFails: output that does not arrive (a full
+// disk, /dev/full) makes the command fail and say so, in every command:
+// search, stats, sessions --json and show used to exit 0 with nothing
+// written.
+func TestOutputThatCannotBeWrittenFails(t *testing.T) {
+	e := newTestEnv(t)
+	searchJournal(e)
+	e.mustCLI("import", e.sessions)
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"search", "alpha"}, 2},
+		{[]string{"search", "--json", "alpha"}, 2},
+		{[]string{"stats"}, 1},
+		{[]string{"sessions", "--json"}, 1},
+		{[]string{"show", "s1"}, 1},
+	} {
+		var errb strings.Builder
+		code := run(append(c.args, "--data", e.data, "--sessions", e.sessions), fullWriter{}, &errb)
+		if code != c.code || !strings.Contains(errb.String(), "writing the output failed: no space left on device") {
+			t.Errorf("%v to a full disk: exit %d, stderr %q; want %d and the write error", c.args, code, errb.String(), c.code)
 		}
 	}
 }
