@@ -32,6 +32,10 @@ type Problem struct {
 	File   string `json:"file"`
 	Line   int    `json:"line,omitempty"`
 	Reason string `json:"reason"`
+	// Unread: the whole file (or archive member) was not read: not a
+	// journal, unreadable, or an archive cut short. Otherwise one line was
+	// skipped and the rest read.
+	Unread bool `json:"unread,omitempty"`
 }
 
 func (p Problem) String() string {
@@ -138,6 +142,7 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 	}
 	parser, state, consumed := in.parser, in.state, in.offset
 	fb := &store.FileBatch{Path: in.key, Replace: in.replace}
+	firstProblem := len(rep.Problems)
 	pendingBytes := 0
 	headerOK := parser.HeaderSeen()
 	flush := func() error {
@@ -219,7 +224,7 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 		h, e, perr := parser.Line(content)
 		switch {
 		case errors.Is(perr, journal.ErrNoHeader):
-			rep.Problems = append(rep.Problems, Problem{File: in.key, Line: 1, Reason: perr.Error() + "; the " + unit + " is not read"})
+			rep.Problems = append(rep.Problems, Problem{File: in.key, Line: 1, Reason: perr.Error() + "; the " + unit + " is not read", Unread: true})
 			return nil
 		case perr != nil:
 			var le *journal.LineError
@@ -255,6 +260,13 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 		if last {
 			break
 		}
+	}
+	if !headerOK && len(rep.Problems) > firstProblem {
+		// Not a journal at all (a page, a log): one problem for the file,
+		// not one per line.
+		n := len(rep.Problems) - firstProblem
+		rep.Problems = append(rep.Problems[:firstProblem], Problem{File: in.key, Unread: true,
+			Reason: fmt.Sprintf("no Pi session header in its first %d lines: not a Pi journal; the %s is not read", n, unit)})
 	}
 	return flush()
 }

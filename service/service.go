@@ -460,7 +460,7 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 			reps = []ingest.FileReport{rep}
 		}
 		if err != nil {
-			sum.Problems = append(sum.Problems, ingest.Problem{File: f, Reason: err.Error()})
+			sum.Problems = append(sum.Problems, ingest.Problem{File: f, Reason: err.Error(), Unread: true})
 		}
 		for _, rep := range reps {
 			if rep.Session != "" {
@@ -469,7 +469,11 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 			sum.Entries += rep.Added
 			sum.Dups += rep.Dups
 			sum.Bytes += rep.Bytes
-			sum.Skipped += len(rep.Problems)
+			for _, p := range rep.Problems {
+				if !p.Unread {
+					sum.Skipped++ // a line skipped; a file not read is not a line
+				}
+			}
 			sum.Problems = append(sum.Problems, rep.Problems...)
 		}
 		if info, err := os.Stat(f); err == nil {

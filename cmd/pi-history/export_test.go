@@ -210,3 +210,39 @@ func TestImportingAnArchiveOfThisStoreAddsNothing(t *testing.T) {
 		t.Errorf("%d hits of ArchiveMarker, want 2:\n%s", n, hits)
 	}
 }
+
+// TestImportFailsForFilesItCouldNotRead: an archive cut short and a file
+// that is not a journal make import fail after its summary (a restore
+// script must not delete the backup), with one line each; a journal with a
+// bad line still imports, the line counted as skipped.
+func TestImportFailsForFilesItCouldNotRead(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+		srvLine("a1", "", "one"), srvLine("a2", "a1", "two"), srvLine("a3", "a2", "three"))
+	e.mustCLI("import", e.sessions)
+	dir := t.TempDir()
+	arch := filepath.Join(dir, "all.tar.zst")
+	e.mustCLI("export", "--all", "-o", arch)
+	b, _ := os.ReadFile(arch)
+	cut := filepath.Join(dir, "cut.tar.zst")
+	page := filepath.Join(dir, "page.jsonl")
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(cut, b[:len(b)/2], 0o644)
+	os.WriteFile(page, []byte(strings.Repeat("<p>not a journal</p>\n", 40)), 0o644)
+	os.WriteFile(bad, []byte(`{"type":"session","version":3,"id":"s9","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`+"\n{broken\n"+srvLine("z1", "", "fine")+"\n"), 0o644)
+	for _, c := range []struct {
+		file   string
+		code   int
+		stderr string
+		lines  int // 'skipped' lines
+	}{
+		{cut, 1, "1 of 1 files (or archive members) could not be read", 1},
+		{page, 1, "no Pi session header in its first 40 lines", 1},
+		{bad, 0, "bad.jsonl:2:", 1},
+	} {
+		out, stderr, code := e.cli("import", c.file)
+		if code != c.code || !strings.Contains(stderr, c.stderr) || strings.Count(stderr, "skipped ") != c.lines {
+			t.Errorf("import %s: exit %d, stdout %q, stderr %q; want %d, %d 'skipped' line(s), %q", filepath.Base(c.file), code, out, stderr, c.code, c.lines, c.stderr)
+		}
+	}
+}

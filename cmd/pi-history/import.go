@@ -167,16 +167,31 @@ var isTerminal = func(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// printImport prints an import's summary. Files that could not be read at
+// all (not a journal, unreadable, an archive cut short) make it fail after
+// the summary, so that 'import backup.tar.zst && rm backup.tar.zst' keeps a
+// backup that did not import; skipped lines alone do not.
 func printImport(g *globals, sum service.ImportSummary) error {
-	if importJSON {
-		enc := json.NewEncoder(g.stdout)
-		return enc.Encode(sum)
-	}
+	unread := 0
 	for _, p := range sum.Problems {
-		fmt.Fprintf(g.stderr, "skipped %s\n", p)
+		if p.Unread {
+			unread++
+		}
 	}
-	fmt.Fprintf(g.stdout, "imported %d files: %d sessions, %d new entries (%d already stored), %.1f MB, %d lines skipped, %.2fs\n",
-		sum.Files, sum.Sessions, sum.Entries, sum.Dups, float64(sum.Bytes)/1e6, sum.Skipped, sum.Seconds)
+	if importJSON {
+		if err := json.NewEncoder(g.stdout).Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range sum.Problems {
+			fmt.Fprintf(g.stderr, "skipped %s\n", p)
+		}
+		fmt.Fprintf(g.stdout, "imported %d files: %d sessions, %d new entries (%d already stored), %.1f MB, %d lines skipped, %.2fs\n",
+			sum.Files, sum.Sessions, sum.Entries, sum.Dups, float64(sum.Bytes)/1e6, sum.Skipped, sum.Seconds)
+	}
+	if unread > 0 {
+		return fmt.Errorf("%d of %d files (or archive members) could not be read: see 'skipped' above; what could be read was imported", unread, sum.Files)
+	}
 	return nil
 }
 
