@@ -385,6 +385,13 @@ func TestListAndRead(t *testing.T) {
 		t.Errorf("the pinned list's second page: %+v", lr.Items)
 	}
 
+	// The model's history tool reads only the allowlisted history: a label
+	// (no searchable text) is refused to it, raw line included; people
+	// read it.
+	h.problem(h.do(req{Path: "/v1/sessions/s1/entries/l1?raw=true&allowlisted=true"}), 400, "entry")
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/l1?raw=true"}), &rr)
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/m1?allowlisted=true"}), &rr)
+
 	// Ids escaped more than Go would escape them (encodeURIComponent
 	// escapes any character it likes; chi then routes on the raw path).
 	rr = search.ReadResponse{}

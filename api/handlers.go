@@ -193,6 +193,8 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) error {
 		Offset:  q.int("offset", 0),
 		Length:  q.int("length", 0),
 		Raw:     q.bool("raw", false),
+
+		Allowlisted: q.bool("allowlisted", false),
 	}
 	if err := q.done(); err != nil {
 		return err

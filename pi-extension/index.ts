@@ -425,7 +425,7 @@ export default function piHistory(pi: ExtensionAPI) {
 				if (p.id) {
 					const sid = p.session || S.sid;
 					const r = await svc.request("GET", `/v1/sessions/${enc(sid)}/entries/${enc(p.id)}`, {
-						query: { context: p.context ?? 1, offset: p.offset, raw: p.raw },
+						query: { context: p.context ?? 1, offset: p.offset, raw: p.raw, allowlisted: true },
 						signal,
 					});
 					const out: string[] = [];

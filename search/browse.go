@@ -182,6 +182,9 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 		return nil, notFoundf("entry", "no entry %q in session %q", req.Entry, req.Session)
 	}
 	m := t.Metas[i]
+	if req.Allowlisted && !m.Searchable() {
+		return nil, badf("entry", "entry %q (%s) is outside the history that can be read back: it holds no searchable text (a command excluded from context, another extension's data, a setting change)", req.Entry, m.Type)
+	}
 	labels := t.Labels()
 	resp := &ReadResponse{Item: e.item(m, labels), Ref: Ref(m.ID)}
 	var full string

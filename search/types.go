@@ -153,6 +153,11 @@ type ReadRequest struct {
 	Offset  int    `json:"offset,omitempty"`  // character offset into the text (or raw line)
 	Length  int    `json:"length,omitempty"`  // characters to return (default 2000 for raw, all for text up to 20000)
 	Raw     bool   `json:"raw,omitempty"`     // return the original JSON line instead of the decoded text
+	// Allowlisted reads only what the history allowlist admits (the
+	// model's history tool): an entry with no searchable text (a bash
+	// command run with !!, another extension's data, a setting change)
+	// is refused, its raw line included.
+	Allowlisted bool `json:"allowlisted,omitempty"`
 }
 
 // ReadResponse is one entry with its neighbours.
