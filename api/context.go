@@ -527,7 +527,7 @@ func (in *CompactionRequest) check() error {
 func (in *EventRequest) check() error {
 	switch in.Event.Kind {
 	case rollover.EvAgentStart, rollover.EvTurnEnd, rollover.EvToolCall, rollover.EvNotes, rollover.EvNewContext,
-		rollover.EvSettle, rollover.EvCompaction, rollover.EvAbort:
+		rollover.EvSettle, rollover.EvCompaction, rollover.EvAbort, rollover.EvSessionStart:
 		return nil
 	case rollover.EvRolloverFailed:
 		if !slices.Contains(rollover.FailureWhys, in.Event.Why) {

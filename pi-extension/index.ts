@@ -514,6 +514,10 @@ export default function piHistory(pi: ExtensionAPI) {
 		await quietly(async () => {
 			await push(ctx);
 			await loadConfig();
+			// The service outlives Pi: what it held for this session (a
+			// pending rollover, maintenance under way) must not carry over
+			// into a resumed or reloaded one.
+			await event(ctx, { kind: "session_start" });
 		});
 	});
 

@@ -76,6 +76,10 @@ const (
 	// EvRolloverFailed: the compaction the extension started for a
 	// rollover (ctx.compact) failed; Why classifies the error.
 	EvRolloverFailed EventKind = "rollover_failed"
+	// EvSessionStart: Pi started, resumed, reloaded or replaced the
+	// session. Pending schedules, maintenance and the reminder marker are
+	// volatile (design §8): they start again from the branch.
+	EvSessionStart EventKind = "session_start"
 )
 
 // Why a rollover's compaction failed (EvRolloverFailed), as the ledger's
@@ -201,7 +205,7 @@ func Step(s State, ev Event, w World) (State, Decision) {
 	}
 	var d Decision
 	cfg := w.Config
-	if !cfg.Enabled && ev.Kind != EvCompaction {
+	if !cfg.Enabled && ev.Kind != EvCompaction && ev.Kind != EvSessionStart {
 		// Off (the configuration's enabled is false): no reminder, no
 		// maintenance, no tool blocked, nothing scheduled; a compaction
 		// still starts the next window's state afresh.
@@ -322,6 +326,11 @@ func Step(s State, ev Event, w World) (State, Decision) {
 
 	case EvCompaction:
 		s = State{Window: windowNumber(w.Path), Attempt: s.Attempt}
+
+	case EvSessionStart:
+		r := RebuildState(w.Path)
+		r.Attempt = max(r.Attempt, s.Attempt) // new maintenance ids stay new
+		s = r
 
 	case EvRolloverFailed:
 		// The rollover asked for is dropped, so the next run does not ask

@@ -89,6 +89,17 @@ func TestStepTransitions(t *testing.T) {
 					t.Errorf("state %+v decision %+v", s, d)
 				}
 			}},
+		{name: "a session start drops what the session held before", state: State{Window: 1, Pending: ReasonModel, Confirmed: true, Stage: StageRequested, Attempt: 4, Active: 4, Blocked: 2},
+			ev: Event{Kind: EvSessionStart}, world: world(usageLow),
+			want: func(t *testing.T, s State, d Decision) {
+				expectNoAction(t, d)
+				if s.Pending != "" || s.Stage != StageIdle || s.Active != 0 || s.Blocked != 0 || s.Attempt != 4 || s.Window != 1 {
+					t.Errorf("state %+v; want it rebuilt from the branch, keeping the attempt count", s)
+				}
+				if _, d2 := Step(s, Event{Kind: EvToolCall, Tool: "bash"}, world(usageLow)); d2.Block {
+					t.Error("after a session start, a tool call is still blocked by old maintenance")
+				}
+			}},
 		{name: "a failure with nothing under way changes nothing", state: State{Window: 1}, ev: Event{Kind: EvRolloverFailed, Why: "cancelled"}, world: world(usageLow),
 			want: func(t *testing.T, s State, d Decision) {
 				expectNoAction(t, d)
