@@ -29,7 +29,7 @@ func (l *localBackend) Close() error { return l.svc.Close() }
 // backend opens the data directory, or (when a server owns it) connects to
 // the server. See remote.go.
 func (g *globals) backend() (backend, error) {
-	svc, err := g.openService()
+	svc, err := g.openExisting()
 	if err != nil {
 		if rb, rerr := g.remoteBackend(err); rerr == nil {
 			return rb, nil

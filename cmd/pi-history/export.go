@@ -128,7 +128,7 @@ func runExport(g *globals, args []string) error {
 	if f.out == "" && f.zstd && isTerminal(g.stdout) {
 		return usagef("refusing to write compressed data to a terminal; use -o FILE or redirect stdout")
 	}
-	svc, err := g.openService()
+	svc, err := g.openExisting()
 	if err != nil {
 		// While 'serve' owns the data directory, its API streams the export.
 		c, rerr := g.remoteClient(err)
@@ -193,7 +193,7 @@ func exportArchive(g *globals) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	svc, err := g.openService()
+	svc, err := g.openExisting()
 	if err != nil {
 		if c, rerr := g.remoteClient(err); rerr == nil {
 			return exportArchiveRemote(ctx, g, c, sel)

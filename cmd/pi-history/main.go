@@ -11,8 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"sort"
@@ -21,6 +23,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
@@ -92,6 +95,22 @@ func (g *globals) setupLog() error {
 }
 
 func (g *globals) dataDir() (string, error) { return datadir.Resolve(g.data) }
+
+// openExisting is openService for the commands that only read: a data
+// directory that holds no store (a mistyped --data, nothing imported yet)
+// is an error, not a new and empty store that answers "no match".
+func (g *globals) openExisting() (*service.Service, error) {
+	dir, err := g.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	_, err = os.Stat(filepath.Join(dir, "store"))
+	_, serr := os.Stat(filepath.Join(dir, client.ServerFile)) // a server answers for it
+	if errors.Is(err, fs.ErrNotExist) && errors.Is(serr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no pi-history data in %s: nothing was imported there; run 'pi-history import' (or 'pi-history serve') first, or check --data and PI_HISTORY_DATA", dir)
+	}
+	return g.openService()
+}
 
 // openService opens the data directory for this process.
 func (g *globals) openService() (*service.Service, error) { return g.openServiceWith(false) }

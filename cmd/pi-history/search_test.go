@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -227,5 +228,32 @@ func TestOutputThatCannotBeWrittenFails(t *testing.T) {
 		if code != c.code || !strings.Contains(errb.String(), "writing the output failed: no space left on device") {
 			t.Errorf("%v to a full disk: exit %d, stderr %q; want %d and the write error", c.args, code, errb.String(), c.code)
 		}
+	}
+}
+
+// TestReadingCommandsRefuseADataDirectoryWithNothingInIt: a mistyped --data
+// used to create an empty store there and answer as if it were the real
+// one (search: "no match"); the commands that only read now say there is
+// nothing there, and create nothing.
+func TestReadingCommandsRefuseADataDirectoryWithNothingInIt(t *testing.T) {
+	typo := filepath.Join(t.TempDir(), "typo")
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"search", "alpha"}, 2},
+		{[]string{"sessions"}, 1},
+		{[]string{"show", "s1"}, 1},
+		{[]string{"export", "s1"}, 1},
+		{[]string{"export", "--all", "-o", filepath.Join(t.TempDir(), "a.tar.zst")}, 1},
+	} {
+		var out, errb strings.Builder
+		code := run(append([]string{c.args[0], "--data", typo}, c.args[1:]...), &out, &errb)
+		if code != c.code || !strings.Contains(errb.String(), "no pi-history data in "+typo) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and 'no pi-history data'", c.args, code, errb.String(), c.code)
+		}
+	}
+	if _, err := os.Stat(typo); err == nil {
+		t.Error("the mistyped data directory was created")
 	}
 }
