@@ -284,7 +284,16 @@ type ImportSummary struct {
 	Bytes    int64            `json:"bytes"` // journal bytes read
 	Skipped  int              `json:"skippedLines"`
 	Problems []ingest.Problem `json:"problems"`
-	Seconds  float64          `json:"seconds"`
+	// Waiting are the files that end in a line without its newline (Pi
+	// writing it, or a file cut short): that line is read once complete.
+	Waiting []WaitingFile `json:"waiting,omitempty"`
+	Seconds float64       `json:"seconds"`
+}
+
+// WaitingFile is a file whose last Bytes have no newline yet.
+type WaitingFile struct {
+	File  string `json:"file"`
+	Bytes int64  `json:"bytes"`
 }
 
 // ImportProgress reports progress: files done of total, bytes read of total,
@@ -475,6 +484,9 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 				}
 			}
 			sum.Problems = append(sum.Problems, rep.Problems...)
+			if rep.Pending > 0 {
+				sum.Waiting = append(sum.Waiting, WaitingFile{File: rep.Path, Bytes: rep.Pending})
+			}
 		}
 		if info, err := os.Stat(f); err == nil {
 			done += info.Size()

@@ -103,6 +103,11 @@ func runExport(g *globals, args []string) error {
 		}
 	} else {
 		lower := strings.ToLower(f.out)
+		if strings.HasSuffix(lower, ".tar.zst") || strings.HasSuffix(lower, ".tzst") {
+			// One session is a journal, not a tar: under this name 'import'
+			// would take it for an archive and fail to read it.
+			return usagef("-o %s: a .tar.zst is an archive of many sessions (--all, --project, --since); one session is written as .jsonl, .jsonl.zst, .md or .html", f.out)
+		}
 		if strings.HasSuffix(lower, ".zst") {
 			f.zstd = true
 			lower = strings.TrimSuffix(lower, ".zst")

@@ -229,6 +229,8 @@ func TestImportFailsForFilesItCouldNotRead(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(cut, b[:len(b)/2], 0o644)
 	os.WriteFile(page, []byte(strings.Repeat("<p>not a journal</p>\n", 40)), 0o644)
+	open := filepath.Join(dir, "open.jsonl")
+	os.WriteFile(open, []byte(`{"type":"session","version":3,"id":"s8","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`+"\n"+srvLine("y1", "", "no newline after me")), 0o644)
 	os.WriteFile(bad, []byte(`{"type":"session","version":3,"id":"s9","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`+"\n{broken\n"+srvLine("z1", "", "fine")+"\n"), 0o644)
 	for _, c := range []struct {
 		file   string
@@ -239,10 +241,27 @@ func TestImportFailsForFilesItCouldNotRead(t *testing.T) {
 		{cut, 1, "1 of 1 files (or archive members) could not be read", 1},
 		{page, 1, "no Pi session header in its first 40 lines", 1},
 		{bad, 0, "bad.jsonl:2:", 1},
+		{open, 0, "waiting " + open + ": its last", 0},
 	} {
 		out, stderr, code := e.cli("import", c.file)
 		if code != c.code || !strings.Contains(stderr, c.stderr) || strings.Count(stderr, "skipped ") != c.lines {
 			t.Errorf("import %s: exit %d, stdout %q, stderr %q; want %d, %d 'skipped' line(s), %q", filepath.Base(c.file), code, out, stderr, c.code, c.lines, c.stderr)
 		}
+	}
+}
+
+// TestExportOfOneSessionRefusesAnArchiveName: one session written under a
+// .tar.zst name was a compressed journal that 'import' then failed to read
+// as a tar; the name is refused before anything is written.
+func TestExportOfOneSessionRefusesAnArchiveName(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`, srvLine("a1", "", "one"))
+	e.mustCLI("import", e.sessions)
+	out := filepath.Join(t.TempDir(), "one.tar.zst")
+	if _, stderr, code := e.cli("export", "s1", "-o", out); code != 2 || !strings.Contains(stderr, "archive of many sessions") {
+		t.Errorf("export s1 -o one.tar.zst: exit %d, %q; want 2 and the reason", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the file was written")
 	}
 }

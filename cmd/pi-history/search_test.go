@@ -257,3 +257,18 @@ func TestReadingCommandsRefuseADataDirectoryWithNothingInIt(t *testing.T) {
 		t.Error("the mistyped data directory was created")
 	}
 }
+
+// TestShowListsOneLineAnEntry: a label holding newlines, tabs and a
+// carriage return stays on its entry's line of 'show SESSION'.
+func TestShowListsOneLineAnEntry(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+		srvLine("a1", "", "hello"), srvLine("a2", "a1", "world"),
+		`{"type":"label","id":"l1","parentId":"a2","timestamp":"2026-01-01T10:00:02.000Z","targetId":"a1","label":"multi\nline\tlabel\rcr"}`)
+	e.mustCLI("import", e.sessions)
+	out := e.mustCLI("show", "s1")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "[multi line label cr]") {
+		t.Errorf("show s1: want one line for each of the 3 entries, the label folded onto a1's:\n%q", out)
+	}
+}

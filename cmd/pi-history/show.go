@@ -84,9 +84,9 @@ func runShow(g *globals, args []string) error {
 		for _, it := range resp.Items {
 			label := ""
 			if it.Label != "" {
-				label = " [" + it.Label + "]"
+				label = " [" + search.Clip(it.Label, 60) + "]" // a label may hold newlines and tabs
 			}
-			fmt.Fprintf(tw, "%s\tw%d\t%s\t%s%s\n", it.Entry, it.Window, it.Timestamp, it.Preview, label)
+			fmt.Fprintf(tw, "%s\tw%d\t%s\t%s%s\n", search.Clip(it.Entry, 80), it.Window, it.Timestamp, it.Preview, label)
 		}
 		tw.Flush()
 		if resp.Cursor != "" {
