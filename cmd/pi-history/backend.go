@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/store"
 )
 
 // backend is what read-only commands need: answered either by opening the
@@ -28,6 +30,31 @@ func (l *localBackend) Close() error { return l.svc.Close() }
 
 // backend opens the data directory, or (when a server owns it) connects to
 // the server. See remote.go.
+// sessionArg resolves a session given on the command line as export
+// does: its id, or a unique prefix of it ('0199bbbb'). An id no session
+// starts with is passed on as given, for the engine's own error.
+func sessionArg(ctx context.Context, b backend, arg string) (string, error) {
+	if arg == "" {
+		return "", nil
+	}
+	ss, err := b.Sessions(ctx)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if s.ID == arg {
+			return arg, nil
+		}
+		ids = append(ids, s.ID)
+	}
+	id, err := pickPrefix(arg, ids)
+	if errors.Is(err, store.ErrNotFound) {
+		return arg, nil
+	}
+	return id, err
+}
+
 func (g *globals) backend() (backend, error) {
 	svc, err := g.openExisting()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/search"
 )
 
@@ -71,12 +72,13 @@ func parseTimeFlag(name, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
+	// As export reads times: RFC 3339, a date, or an age counted back from
+	// now (36h, 7d, 2w).
+	t, err := export.ParseTime(v, time.Now())
+	if err != nil {
+		return time.Time{}, usagef("--%s %q: want RFC 3339 (2026-11-29T10:00:00Z), a date (2026-11-29) or an age (36h, 7d, 2w)", name, v)
 	}
-	return time.Time{}, usagef("--%s %q: want RFC 3339 (2026-11-29T10:00:00Z) or a date (2026-11-29)", name, v)
+	return t, nil
 }
 
 func splitList(s string) []string {
@@ -115,6 +117,9 @@ func runSearch(g *globals, args []string) error {
 		return err
 	}
 	defer b.Close()
+	if req.Session, err = sessionArg(context.Background(), b, req.Session); err != nil {
+		return err
+	}
 	resp, err := b.Search(context.Background(), req)
 	if err != nil {
 		return err

@@ -62,6 +62,9 @@ func TestSearchCommand(t *testing.T) {
 		{"a limit pages", []string{"--limit", "5", "bulk"}, want{code: 0, has: []string{"s1/c001 ", "s1/c005 ", "(more hits"}, hasNot: []string{"s1/c006 "}, lines: 5}},
 		{"all prints every hit", []string{"--all", "bulk"}, want{code: 0, has: []string{"s1/c001 ", "s1/c060 "}, hasNot: []string{"(more hits"}, lines: 60}},
 		{"newest first", []string{"--newest-first", "--limit", "1", "bulk"}, want{code: 0, has: []string{"s1/c060 "}, lines: 1}},
+		{"a unique prefix of a session id", []string{"--session", "s", "--scope", "session", "AbandonedOnly"}, want{code: 0, has: []string{"s1/b1 "}, lines: 1}},
+		{"since an age that reaches the entries", []string{"--since", "100000h", "alpha"}, want{code: 0, lines: 2}},
+		{"since an age that does not", []string{"--since", "1d", "alpha"}, want{code: 1, lines: 0}},
 		{"json: one object per hit", []string{"--json", "--all", "bulk 1"}, want{code: 0, lines: 11, jsonOut: true}},
 		{"a needle that starts with -", []string{"--", "-x"}, want{code: 1, lines: 0}},
 		{"empty needle", []string{""}, want{code: 2, lines: 0, errHas: "needle"}},
@@ -266,7 +269,7 @@ func TestShowListsOneLineAnEntry(t *testing.T) {
 		srvLine("a1", "", "hello"), srvLine("a2", "a1", "world"),
 		`{"type":"label","id":"l1","parentId":"a2","timestamp":"2026-01-01T10:00:02.000Z","targetId":"a1","label":"multi\nline\tlabel\rcr"}`)
 	e.mustCLI("import", e.sessions)
-	out := e.mustCLI("show", "s1")
+	out := e.mustCLI("show", "s") // a unique prefix, as export takes
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[0], "[multi line label cr]") {
 		t.Errorf("show s1: want one line for each of the 3 entries, the label folded onto a1's:\n%q", out)

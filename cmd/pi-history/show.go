@@ -71,6 +71,9 @@ func runShow(g *globals, args []string) error {
 	}
 	defer b.Close()
 	ctx := context.Background()
+	if sid, err = sessionArg(ctx, b, sid); err != nil {
+		return err
+	}
 	if eid == "" {
 		resp, err := b.List(ctx, &search.ListRequest{Session: sid, Leaf: showFlags.leaf, Window: showFlags.window,
 			Roles: splitList(showFlags.role), Types: splitList(showFlags.typ), AllBranches: showFlags.branches, Limit: min(max(showFlags.limit, 1), search.MaxLimit)})
