@@ -50,13 +50,13 @@ Examples:
   pi-history search --role user --since 2026-11-01 'deploy'`,
 		flags: func(fs *flag.FlagSet, g *globals) {
 			fs.StringVar(&sf.scope, "scope", "", "branch, session, lineage or all (default: all, or branch with --session)")
-			fs.StringVar(&sf.session, "session", "", "session id for branch, session and lineage scopes")
+			fs.StringVar(&sf.session, "session", "", "session id (or a unique prefix of it) for branch, session and lineage scopes")
 			fs.StringVar(&sf.leaf, "leaf", "", "branch scope: the leaf entry id (default: the current leaf)")
 			fs.IntVar(&sf.window, "window", 0, "only this context window (1 = before the first compaction)")
 			fs.StringVar(&sf.role, "role", "", "only these message roles, comma-separated (user, assistant, toolResult, bashExecution, custom)")
 			fs.StringVar(&sf.typ, "type", "", "only these entry types, comma-separated (message, compaction, branch_summary, custom_message, custom)")
-			fs.StringVar(&sf.since, "since", "", "only entries at or after this time (RFC 3339 or YYYY-MM-DD)")
-			fs.StringVar(&sf.until, "until", "", "only entries before this time (RFC 3339 or YYYY-MM-DD)")
+			fs.StringVar(&sf.since, "since", "", "only entries at or after this time (RFC 3339, YYYY-MM-DD, or an age: 36h, 7d, 2w)")
+			fs.StringVar(&sf.until, "until", "", "only entries before this time (RFC 3339, YYYY-MM-DD, or an age)")
 			fs.BoolVar(&sf.newest, "newest-first", false, "newest hits first (default: oldest first)")
 			fs.IntVar(&sf.limit, "limit", 20, "hits to print")
 			fs.BoolVar(&sf.all, "all", false, "print every hit")

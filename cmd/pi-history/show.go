@@ -29,11 +29,12 @@ func init() {
 or every entry with --all-branches), one line each, oldest first.
 With SESSION/ENTRY: prints that entry's searchable text, with --context
 neighbours on its branch; --raw prints the journal line exactly as written,
-in 2,000-character pieces (--offset for the next piece).
+in 2,000-character pieces (--offset for the next piece). SESSION is an id
+or a unique prefix of one.
 
 Examples:
   pi-history show 01a2286a-1d6c-766a-a9a4-b20e40c3ce44
-  pi-history show 01a2286a-1d6c-766a-a9a4-b20e40c3ce44 --window 2
+  pi-history show 01a2286a --window 2
   pi-history show 01a2286a-1d6c-766a-a9a4-b20e40c3ce44/987f98c7 --context 2`,
 		flags: func(fs *flag.FlagSet, g *globals) {
 			fs.StringVar(&showFlags.leaf, "leaf", "", "the branch ending at this entry (default: the current leaf)")
