@@ -95,11 +95,20 @@ func orProblem(onError ErrorFunc) ErrorFunc {
 
 func exportFromRequest(src source, r *http.Request) (*Export, bool, error) {
 	q := r.URL.Query()
-	for k := range q {
+	inPath := r.PathValue("id") != ""
+	for k, vs := range q {
 		switch k {
-		case "format", "leaf", "window", "zstd", "inline", "session":
+		case "format", "leaf", "window", "zstd", "inline":
+		case "session":
+			if inPath {
+				return nil, false, &paramError{param: k, msg: "the session is named in the path; drop the session parameter"}
+			}
 		default:
 			return nil, false, &paramError{param: k, unknown: true, msg: fmt.Sprintf("unknown parameter %q (known: format, leaf, window, zstd, inline)", k)}
+		}
+		if len(vs) > 1 {
+			// The first of two values is not what the caller meant either.
+			return nil, false, &paramError{param: k, msg: fmt.Sprintf("parameter %q is given %d times; give it once", k, len(vs))}
 		}
 	}
 	sid := r.PathValue("id")
@@ -136,14 +145,20 @@ func exportFromRequest(src source, r *http.Request) (*Export, bool, error) {
 	return x, inline, err
 }
 
+// boolParam reads a boolean as the /v1 routes do (strconv.ParseBool: 1, t,
+// true, TRUE, 0, f, false...), and yes or no, which these routes took first.
 func boolParam(v string) (bool, error) {
 	switch v {
-	case "", "0", "false", "no":
+	case "", "no":
 		return false, nil
-	case "1", "true", "yes":
+	case "yes":
 		return true, nil
 	}
-	return false, fmt.Errorf("%q: want 1 or 0", v)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%q: want true or false (or 1 or 0)", v)
+	}
+	return b, nil
 }
 
 // paramError is a bad query parameter; it wraps ErrInvalid.

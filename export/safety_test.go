@@ -267,6 +267,8 @@ func TestHTTPHandler(t *testing.T) {
 		{sid + "/export?format=pdf", 400, problemInvalidParam, "format"},
 		{sid + "/export?zstd=maybe", 400, problemInvalidParam, "zstd"},
 		{sid + "/export?frmat=md", 400, problemUnknownParam, "frmat"},
+		{sid + "/export?format=md&format=bogus", 400, problemInvalidParam, "format"},
+		{sid + "/export?session=other", 400, problemInvalidParam, "session"},
 	} {
 		res, body := get(c.q)
 		var p problem

@@ -3,8 +3,11 @@ package webui
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -92,6 +95,21 @@ func missing(msg string) error {
 	return &badRequest{http.StatusNotFound, "not-found", msg}
 }
 
+// onlyParams refuses a query parameter not in known, or given twice, as
+// the /v1 routes do: a misspelt or repeated one would be ignored (or its
+// first value taken), and the answer would not be the one asked for.
+func onlyParams(r *http.Request, known ...string) error {
+	for k, vs := range r.URL.Query() {
+		if !slices.Contains(known, k) {
+			return bad(fmt.Sprintf("unknown parameter %q (known: %s)", k, strings.Join(known, ", ")))
+		}
+		if len(vs) > 1 {
+			return bad(fmt.Sprintf("parameter %q is given %d times; give it once", k, len(vs)))
+		}
+	}
+	return nil
+}
+
 func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
@@ -144,6 +162,9 @@ func (u *ui) entries(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
+	if err := onlyParams(r, "limit", "from", "window", "before", "leaf", "entry"); err != nil {
+		return nil, err
+	}
 	q := r.URL.Query()
 	sid := r.PathValue("id")
 	limit, err := intParam(r, "limit", defaultPage, 1, maxPage)
@@ -462,6 +483,10 @@ type NotebookResponse struct {
 }
 
 func (u *ui) notebook(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r, "leaf"); err != nil {
+		u.fail(w, err)
+		return
+	}
 	resp, err := u.notebookOf(r.PathValue("id"), r.URL.Query().Get("leaf"))
 	if err != nil {
 		u.fail(w, err)

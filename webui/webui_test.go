@@ -350,6 +350,13 @@ func TestDataNeedsCookie(t *testing.T) {
 	if rec := f.get(t, "/ui/data/sessions/"+shopID+"/entries?window=9", nil); rec.Code != 404 {
 		t.Errorf("window=9: %d", rec.Code)
 	}
+	// Unknown or repeated parameters are refused, as the /v1 routes refuse
+	// them: the answer would not be the one asked for.
+	for _, q := range []string{"/entries?limit=1&limit=999", "/entries?bogus=1", "/notebook?leaf=a&leaf=b", "/notebook?lef=a"} {
+		if rec := f.get(t, "/ui/data/sessions/"+shopID+q, nil); rec.Code != 400 {
+			t.Errorf("%s: %d, want 400", q, rec.Code)
+		}
+	}
 }
 
 func TestEntries(t *testing.T) {
