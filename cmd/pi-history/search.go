@@ -120,15 +120,38 @@ func runSearch(g *globals, args []string) error {
 	if req.Session, err = sessionArg(context.Background(), b, req.Session); err != nil {
 		return err
 	}
-	resp, err := b.Search(context.Background(), req)
-	if err != nil {
-		return err
+	if sf.all {
+		// Every hit, a page at a time: one answer holding every hit of a
+		// common needle would sit whole in memory (here, or in the
+		// server), and nothing would print until the last was found.
+		// Search cursors stay correct while entries arrive.
+		req.All, req.Limit = false, search.MaxLimit
 	}
-	printHits(g.stdout, resp, sf.json)
-	if sf.count && resp.Total != nil && !sf.json {
-		fmt.Fprintf(g.stdout, "%d hits in all\n", *resp.Total)
+	hits := 0
+	var total *int
+	for {
+		resp, err := b.Search(context.Background(), req)
+		if err != nil {
+			return err
+		}
+		if resp.Total != nil {
+			total = resp.Total
+		}
+		next := ""
+		if sf.all {
+			next, resp.Cursor = resp.Cursor, ""
+		}
+		printHits(g.stdout, resp, sf.json)
+		hits += len(resp.Hits)
+		if next == "" {
+			break
+		}
+		req.Cursor, req.Count = next, false
 	}
-	if len(resp.Hits) == 0 {
+	if sf.count && total != nil && !sf.json {
+		fmt.Fprintf(g.stdout, "%d hits in all\n", *total)
+	}
+	if hits == 0 {
 		return exitError{1}
 	}
 	return nil

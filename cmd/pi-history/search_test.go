@@ -275,3 +275,44 @@ func TestShowListsOneLineAnEntry(t *testing.T) {
 		t.Errorf("show s1: want one line for each of the 3 entries, the label folded onto a1's:\n%q", out)
 	}
 }
+
+// TestSearchAllPagesThroughEveryHit: --all over more hits than one page
+// holds (it asks a page of 1,000 at a time) prints each hit once, in
+// order, and --count the total, here and through a server.
+func TestSearchAllPagesThroughEveryHit(t *testing.T) {
+	for _, serve := range []bool{false, true} {
+		e := newTestEnv(t)
+		lines := []string{`{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`}
+		parent := ""
+		for i := 0; i < 2500; i++ {
+			id := fmt.Sprintf("e%05d", i)
+			lines = append(lines, srvLine(id, parent, fmt.Sprintf("PagedMarker %d", i)))
+			parent = id
+		}
+		e.journal("--p--", "big", lines...)
+		e.mustCLI("import", e.sessions)
+		if serve {
+			e.serve()
+		}
+		out := e.mustCLI("search", "--all", "--json", "PagedMarker")
+		var prev string
+		n := 0
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var h struct{ Entry string }
+			if err := json.Unmarshal([]byte(l), &h); err != nil {
+				t.Fatalf("serve=%v: %v: %s", serve, err, l)
+			}
+			if h.Entry <= prev {
+				t.Fatalf("serve=%v: hit %s after %s: out of order or twice", serve, h.Entry, prev)
+			}
+			prev = h.Entry
+			n++
+		}
+		if n != 2500 {
+			t.Errorf("serve=%v: %d hits, want 2500", serve, n)
+		}
+		if out := e.mustCLI("search", "--all", "--count", "PagedMarker"); !strings.HasSuffix(out, "2500 hits in all\n") || strings.Contains(out, "(more hits") {
+			t.Errorf("serve=%v: --all --count ends %q", serve, out[max(0, len(out)-60):])
+		}
+	}
+}
