@@ -316,3 +316,50 @@ func TestSearchAllPagesThroughEveryHit(t *testing.T) {
 		}
 	}
 }
+
+// TestShowPagesWithACursor: a list longer than --limit ends with the
+// command for the next page (with the leaf, so that entries arriving in
+// between do not void it); following it lists the rest, here and through a
+// server. A limit outside 1..1000 is refused instead of quietly changed.
+func TestShowPagesWithACursor(t *testing.T) {
+	for _, serve := range []bool{false, true} {
+		e := newTestEnv(t)
+		lines := []string{`{"type":"session","version":3,"id":"pg","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`}
+		parent := ""
+		for i := 0; i < 25; i++ {
+			id := fmt.Sprintf("p%03d", i)
+			lines = append(lines, srvLine(id, parent, "hello"))
+			parent = id
+		}
+		e.journal("--p--", "pg", lines...)
+		e.mustCLI("import", e.sessions)
+		if serve {
+			e.serve()
+		}
+		out := e.mustCLI("show", "pg", "--limit", "10")
+		var seen []string
+		for page := 0; ; page++ {
+			if page > 5 {
+				t.Fatalf("serve=%v: the pages do not end", serve)
+			}
+			next := ""
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				if rest, ok := strings.CutPrefix(l, "(25 entries in all; the next page: pi-history "); ok {
+					next = strings.TrimSuffix(rest, ")")
+					continue
+				}
+				seen = append(seen, strings.Fields(l)[0])
+			}
+			if next == "" {
+				break
+			}
+			out = e.mustCLI(strings.Fields(next)...)
+		}
+		if len(seen) != 25 || seen[0] != "p000" || seen[24] != "p024" {
+			t.Errorf("serve=%v: pages listed %d entries (%v), want p000..p024", serve, len(seen), seen)
+		}
+		if _, stderr, code := e.cli("show", "pg", "--limit", "0"); code != 2 || !strings.Contains(stderr, "--limit 0") {
+			t.Errorf("serve=%v: --limit 0: exit %d %q; want a usage error", serve, code, stderr)
+		}
+	}
+}

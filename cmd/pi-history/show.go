@@ -13,6 +13,7 @@ import (
 
 var showFlags struct {
 	leaf, role, typ     string
+	cursor              string
 	window, context     int
 	offset, limit       int
 	raw, json, branches bool
@@ -42,7 +43,8 @@ Examples:
 			fs.StringVar(&showFlags.role, "role", "", "only these roles, comma-separated")
 			fs.StringVar(&showFlags.typ, "type", "", "only these entry types, comma-separated")
 			fs.BoolVar(&showFlags.branches, "all-branches", false, "every entry of the session in file order")
-			fs.IntVar(&showFlags.limit, "limit", 1000, "entries to list")
+			fs.IntVar(&showFlags.limit, "limit", 1000, "entries to list (1 to 1000; --cursor goes on)")
+			fs.StringVar(&showFlags.cursor, "cursor", "", "the next page of a list, as the last page said")
 			fs.IntVar(&showFlags.context, "context", 0, "with ENTRY: neighbours to show on each side")
 			fs.IntVar(&showFlags.offset, "offset", 0, "with ENTRY: character offset to start from")
 			fs.BoolVar(&showFlags.raw, "raw", false, "with ENTRY: the original JSON line")
@@ -76,8 +78,12 @@ func runShow(g *globals, args []string) error {
 		return err
 	}
 	if eid == "" {
+		if showFlags.limit < 1 || showFlags.limit > search.MaxLimit {
+			return usagef("--limit %d: list 1 to %d entries a page; --cursor goes on", showFlags.limit, search.MaxLimit)
+		}
 		resp, err := b.List(ctx, &search.ListRequest{Session: sid, Leaf: showFlags.leaf, Window: showFlags.window,
-			Roles: splitList(showFlags.role), Types: splitList(showFlags.typ), AllBranches: showFlags.branches, Limit: min(max(showFlags.limit, 1), search.MaxLimit)})
+			Roles: splitList(showFlags.role), Types: splitList(showFlags.typ), AllBranches: showFlags.branches, Limit: showFlags.limit,
+			Cursor: showFlags.cursor})
 		if err != nil {
 			return err
 		}
@@ -94,7 +100,10 @@ func runShow(g *globals, args []string) error {
 		}
 		tw.Flush()
 		if resp.Cursor != "" {
-			fmt.Fprintf(g.stdout, "(%d of %d entries shown; use --limit)\n", len(resp.Items), resp.Total)
+			// The leaf pins the branch: the session's current leaf moves as
+			// entries arrive, and a cursor of the old one would be refused.
+			fmt.Fprintf(g.stdout, "(%d entries in all; the next page: pi-history show %s --leaf %s --cursor %s)\n",
+				resp.Total, sid, resp.Leaf, resp.Cursor)
 		}
 		return nil
 	}
