@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,4 +189,47 @@ func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// IsCompressedJournal reports whether path names one journal compressed
+// with zstd, as 'pi-history export SESSION --zstd' writes it (.jsonl.zst).
+func IsCompressedJournal(path string) bool {
+	return strings.HasSuffix(strings.ToLower(path), ".jsonl.zst")
+}
+
+// CompressedJournal reads a zstd-compressed journal into the store,
+// streaming, as Archive reads one member: the file is whole (a last line
+// without its newline counts), its key is its absolute path, and importing
+// it again adds only what it holds beyond what was read before (a file
+// whose read part changed replaces its session's entries).
+func CompressedJournal(st *store.Store, path string, progress Progress) (FileReport, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return FileReport{Path: path}, err
+	}
+	read := func(replace bool) (FileReport, bool, error) {
+		f, err := os.Open(abs)
+		if err != nil {
+			return FileReport{Path: abs}, false, err
+		}
+		defer f.Close()
+		zr, err := zstd.NewReader(bufio.NewReaderSize(f, 256<<10), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return FileReport{Path: abs}, false, fmt.Errorf("open %s: %w", abs, err)
+		}
+		defer zr.Close()
+		// Its length is known only at its end: as long as can be, for the
+		// checks that compare it with what was read before.
+		rep, rewritten, err := member(st, abs, zr, math.MaxInt64, replace, progress)
+		if err != nil {
+			err = fmt.Errorf("%w; is it a journal that 'pi-history export --zstd' wrote, and complete?", err)
+		}
+		return rep, rewritten, err
+	}
+	rep, rewritten, err := read(false)
+	if rewritten && err == nil {
+		rep, _, err = read(true)
+		rep.Rewritten = true
+	}
+	return rep, err
 }

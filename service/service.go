@@ -461,9 +461,14 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 			}
 		}
 		var reps []ingest.FileReport
-		if ingest.IsArchive(f) { // a .tar.zst written by 'pi-history export'
+		switch {
+		case ingest.IsArchive(f): // a .tar.zst written by 'pi-history export'
 			reps, err = ingest.Archive(s.Store, f, prog)
-		} else {
+		case ingest.IsCompressedJournal(f): // one session written by 'export --zstd'
+			var rep ingest.FileReport
+			rep, err = ingest.CompressedJournal(s.Store, f, prog)
+			reps = []ingest.FileReport{rep}
+		default:
 			var rep ingest.FileReport
 			rep, err = s.serial.File(f, prog)
 			reps = []ingest.FileReport{rep}

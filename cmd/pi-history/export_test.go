@@ -265,3 +265,27 @@ func TestExportOfOneSessionRefusesAnArchiveName(t *testing.T) {
 		t.Error("the file was written")
 	}
 }
+
+// TestACompressedSessionExportImports: 'export S -o s.jsonl.zst' then
+// 'import s.jsonl.zst' into a fresh data directory gives the session back,
+// byte for byte; importing it again adds nothing.
+func TestACompressedSessionExportImports(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+		srvLine("a1", "", "one"), srvLine("a2", "a1", "two"))
+	e.mustCLI("import", e.sessions)
+	zst := filepath.Join(t.TempDir(), "s1.jsonl.zst")
+	e.mustCLI("export", "s1", "-o", zst)
+	want := e.mustCLI("export", "s1")
+
+	f := newTestEnv(t)
+	if out := f.mustCLI("import", zst); !strings.Contains(out, "1 sessions, 2 new entries") {
+		t.Fatalf("import of the compressed session: %s", out)
+	}
+	if got := f.mustCLI("export", "s1"); got != want {
+		t.Errorf("the imported session exports as\n%s\nwant\n%s", got, want)
+	}
+	if out := f.mustCLI("import", zst); !strings.Contains(out, "0 new entries") {
+		t.Errorf("importing it again: %s", out)
+	}
+}

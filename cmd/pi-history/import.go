@@ -27,11 +27,13 @@ func init() {
 		help: `Reads Pi session journals (*.jsonl) and session archives (*.tar.zst or
 *.tzst, as 'pi-history export --all -o FILE.tar.zst' writes them) from the
 given files and directories, at any depth, or from Pi's sessions directory
-when none are given. Archives are read as they are, nothing is unpacked.
-Files already imported are resumed where they stopped: importing the same
-files again adds nothing, and an archive of sessions already stored adds
-only what is new. Unreadable lines are skipped and reported with their file
-and line number.
+when none are given, and one session compressed by 'export --zstd'
+(*.jsonl.zst) when named. Archives are read as they are, nothing is
+unpacked. Files already imported are resumed where they stopped: importing
+the same files again adds nothing, and an archive (or a copy) of sessions
+already stored adds only what is new. Unreadable lines are skipped and
+reported with their file and line number; a file that could not be read at
+all makes the import fail after its summary.
 
 What the summary counts is on disk when it is printed. On the way, what
 was read reaches the disk in flushes, one every 16 MB of stored records
