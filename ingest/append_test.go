@@ -83,6 +83,19 @@ func TestACopyOfAStoredSessionAddsToIt(t *testing.T) {
 	if rep, err := File(st, orig, nil); err != nil || rep.Added != 1 || rep.Session != "cp" {
 		t.Fatalf("an append to the original: %+v %v", rep, err)
 	}
+	// The backup is later overwritten with an older, shorter version of
+	// the journal: that must not replace the session it was a copy of.
+	write("backup.jsonl", lines[:2]...)
+	if rep, err := File(st, backup, nil); err != nil || rep.Replaced != 0 || rep.Session != "cp" {
+		t.Fatalf("the backup rewritten shorter: %+v %v; want it placed as a copy again, nothing replaced", rep, err)
+	}
+	appendLine(t, orig, userLine("e", "d", "five"))
+	if rep, err := File(st, orig, nil); err != nil || rep.Added != 1 {
+		t.Fatalf("an append to the original after the backup's rewrite: %+v %v", rep, err)
+	}
+	if si, _ := st.Session("cp"); si.File != orig || si.Entries != 5 {
+		t.Fatalf("session cp after the backup's rewrite: file %s, %d entries; want the original journal and 5", si.File, si.Entries)
+	}
 	other := write("other.jsonl", header("cp"), userLine("a", "", "not the same entry"))
 	rep, err := File(st, other, nil)
 	if err != nil || rep.Session == "cp" || !strings.HasPrefix(rep.Session, "cp~") {
@@ -93,7 +106,7 @@ func TestACopyOfAStoredSessionAddsToIt(t *testing.T) {
 		t.Errorf("%d sessions, want cp and the differing file's", len(ss))
 	}
 	si, _ := st.Session("cp")
-	if si.File != orig || si.Entries != 4 {
-		t.Errorf("session cp: file %s, %d entries; want the original journal and 4 entries", si.File, si.Entries)
+	if si.File != orig || si.Entries != 5 {
+		t.Errorf("session cp: file %s, %d entries; want the original journal and 5 entries", si.File, si.Entries)
 	}
 }

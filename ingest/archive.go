@@ -171,13 +171,22 @@ func samePrefix(br *bufio.Reader, size int64, prev *store.FileState) (bool, erro
 		return read == prev.Offset, nil
 	}
 	if _, err := io.CopyN(io.Discard, br, tailStart-read); err != nil {
-		return false, err
+		return endsEarly(err)
 	}
 	h, _, err := hashSpan(br, int64(prev.TailLen))
 	if err != nil {
-		return false, err
+		return endsEarly(err)
 	}
 	return h == prev.TailHash, nil
+}
+
+// endsEarly: a member (or compressed journal, whose length is known only
+// at its end) shorter than what was read before is not the same prefix.
+func endsEarly(err error) (bool, error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return false, nil
+	}
+	return false, err
 }
 
 type countReader struct {

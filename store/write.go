@@ -66,7 +66,16 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			return Result{}, fmt.Errorf("store: file %s names session %q: %w", fb.Path, prev.Session, err)
 		}
 	case fb.Header != nil:
-		sid, copied, err := s.sessionIDFor(fb.Header, fb.Path, prev, fb.Entries)
+		idPrev := prev
+		if prev != nil && fb.Replace {
+			// A rewritten copy (read before as a copy of a session whose
+			// own journal is another file) must not replace that session:
+			// it is placed afresh, as a new file would be.
+			if own, err := s.Session(prev.Session); err == nil && own.File != "" && own.File != fb.Path {
+				idPrev = nil
+			}
+		}
+		sid, copied, err := s.sessionIDFor(fb.Header, fb.Path, idPrev, fb.Entries)
 		if err != nil {
 			return Result{}, err
 		}

@@ -289,3 +289,21 @@ func TestACompressedSessionExportImports(t *testing.T) {
 		t.Errorf("importing it again: %s", out)
 	}
 }
+
+// TestACompressedSessionWrittenAgainShorterImports: a .jsonl.zst imported,
+// then written again under the same name with less in it (one window, say),
+// imports as a rewrite instead of failing.
+func TestACompressedSessionWrittenAgainShorterImports(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+		srvLine("a1", "", "one"), srvLine("a2", "a1", "two"), srvLine("a3", "a2", "three"))
+	e.mustCLI("import", e.sessions)
+	zst := filepath.Join(t.TempDir(), "s1.jsonl.zst")
+	e.mustCLI("export", "s1", "-o", zst)
+	f := newTestEnv(t)
+	f.mustCLI("import", zst)
+	e.mustCLI("export", "s1", "--leaf", "a1", "-o", zst, "--force")
+	if _, stderr, code := f.cli("import", zst); code != 0 {
+		t.Fatalf("import of the shorter file: exit %d: %s", code, stderr)
+	}
+}
