@@ -336,27 +336,37 @@ func TestShowPagesWithACursor(t *testing.T) {
 		if serve {
 			e.serve()
 		}
-		out := e.mustCLI("show", "pg", "--limit", "10")
-		var seen []string
-		for page := 0; ; page++ {
-			if page > 5 {
-				t.Fatalf("serve=%v: the pages do not end", serve)
-			}
-			next := ""
-			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-				if rest, ok := strings.CutPrefix(l, "(25 entries in all; the next page: pi-history "); ok {
-					next = strings.TrimSuffix(rest, ")")
-					continue
+		// The next-page command keeps the filters, which the cursor is
+		// bound to, and the page size.
+		for _, flags := range [][]string{{"--limit", "10"}, {"--limit", "7", "--role", "user"}, {"--limit", "10", "--all-branches"}, {"--limit", "10", "--window", "1", "--type", "message"}} {
+			out := e.mustCLI(append([]string{"show", "pg"}, flags...)...)
+			var seen []string
+			for page := 0; ; page++ {
+				if page > 5 {
+					t.Fatalf("serve=%v %v: the pages do not end", serve, flags)
 				}
-				seen = append(seen, strings.Fields(l)[0])
+				next := ""
+				for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+					if rest, ok := strings.CutPrefix(l, "(25 entries in all; the next page: pi-history "); ok {
+						next = strings.TrimSuffix(rest, ")")
+						continue
+					}
+					seen = append(seen, strings.Fields(l)[0])
+				}
+				if next == "" {
+					break
+				}
+				args := strings.Fields(next)
+				var errOut string
+				var code int
+				out, errOut, code = e.cli(args...)
+				if code != 0 {
+					t.Fatalf("serve=%v %v: the printed next page %q failed: exit %d %s", serve, flags, next, code, errOut)
+				}
 			}
-			if next == "" {
-				break
+			if len(seen) != 25 || seen[0] != "p000" || seen[24] != "p024" {
+				t.Errorf("serve=%v %v: pages listed %d entries (%v), want p000..p024", serve, flags, len(seen), seen)
 			}
-			out = e.mustCLI(strings.Fields(next)...)
-		}
-		if len(seen) != 25 || seen[0] != "p000" || seen[24] != "p024" {
-			t.Errorf("serve=%v: pages listed %d entries (%v), want p000..p024", serve, len(seen), seen)
 		}
 		if _, stderr, code := e.cli("show", "pg", "--limit", "0"); code != 2 || !strings.Contains(stderr, "--limit 0") {
 			t.Errorf("serve=%v: --limit 0: exit %d %q; want a usage error", serve, code, stderr)

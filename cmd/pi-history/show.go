@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -102,8 +103,7 @@ func runShow(g *globals, args []string) error {
 		if resp.Cursor != "" {
 			// The leaf pins the branch: the session's current leaf moves as
 			// entries arrive, and a cursor of the old one would be refused.
-			fmt.Fprintf(g.stdout, "(%d entries in all; the next page: pi-history show %s --leaf %s --cursor %s)\n",
-				resp.Total, sid, resp.Leaf, resp.Cursor)
+			fmt.Fprintf(g.stdout, "(%d entries in all; the next page: pi-history %s)\n", resp.Total, nextShowPage(sid, resp))
 		}
 		return nil
 	}
@@ -171,4 +171,45 @@ func runSessions(g *globals, args []string) error {
 			oneCell(s.Name, sessionNameWidth), oneCell(s.Cwd, 400))
 	}
 	return tw.Flush()
+}
+
+// nextShowPage is the command that lists the page after resp: the same
+// filters (a cursor is bound to them), the branch pinned by its leaf unless
+// the list is of every branch, and the cursor.
+func nextShowPage(sid string, resp *search.ListResponse) string {
+	f := &showFlags
+	args := []string{"show", sid}
+	if f.branches {
+		args = append(args, "--all-branches")
+	} else {
+		args = append(args, "--leaf", resp.Leaf)
+	}
+	if f.window > 0 {
+		args = append(args, "--window", strconv.Itoa(f.window))
+	}
+	if f.role != "" {
+		args = append(args, "--role", f.role)
+	}
+	if f.typ != "" {
+		args = append(args, "--type", f.typ)
+	}
+	if f.limit != 1000 {
+		args = append(args, "--limit", strconv.Itoa(f.limit))
+	}
+	args = append(args, "--cursor", resp.Cursor)
+	for i, a := range args {
+		args[i] = shellWord(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellWord quotes a for a POSIX shell when it holds anything but plain
+// characters.
+func shellWord(a string) string {
+	for _, c := range a {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.,/:=@+", c)) {
+			return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return a
 }
