@@ -390,7 +390,25 @@ func TestListAndRead(t *testing.T) {
 	// read it.
 	h.problem(h.do(req{Path: "/v1/sessions/s1/entries/l1?raw=true&allowlisted=true"}), 400, "entry")
 	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/l1?raw=true"}), &rr)
-	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/m1?allowlisted=true"}), &rr)
+	// Its neighbours too: the label after m5 is left out of them.
+	has := func(r search.ReadResponse, id string) bool {
+		for _, it := range append(r.Before, r.After...) {
+			if it.Entry == id {
+				return true
+			}
+		}
+		return false
+	}
+	rr = search.ReadResponse{}
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/m5?allowlisted=true&context=3"}), &rr)
+	if has(rr, "l1") || !has(rr, "m4") {
+		t.Errorf("an allowlisted read of m5: neighbours %+v %+v; want m4 and not the label l1", rr.Before, rr.After)
+	}
+	rr = search.ReadResponse{}
+	h.ok(h.do(req{Path: "/v1/sessions/s1/entries/m5?context=3"}), &rr)
+	if !has(rr, "l1") {
+		t.Errorf("a read for people leaves the label out of m5's neighbours: %+v", rr.After)
+	}
 
 	// Ids escaped more than Go would escape them (encodeURIComponent
 	// escapes any character it likes; chi then routes on the raw path).

@@ -205,10 +205,11 @@ func Step(s State, ev Event, w World) (State, Decision) {
 	}
 	var d Decision
 	cfg := w.Config
-	if !cfg.Enabled && ev.Kind != EvCompaction && ev.Kind != EvSessionStart {
+	if !cfg.Enabled && ev.Kind != EvCompaction && ev.Kind != EvSessionStart && ev.Kind != EvNewContext {
 		// Off (the configuration's enabled is false): no reminder, no
 		// maintenance, no tool blocked, nothing scheduled; a compaction
-		// still starts the next window's state afresh.
+		// still starts the next window's state afresh, and new_context
+		// still gets the gate's answer (it refuses, saying why).
 		return s, d
 	}
 	switch ev.Kind {

@@ -289,12 +289,18 @@ func TestDisabledDoesNothing(t *testing.T) {
 	cfg.Enabled = false
 	w := World{Path: path, Notebook: nb, Usage: usageFallback, Pi: testPi, Config: cfg}
 	states := []State{{Window: 1}, {Window: 1, Stage: StageRequested, Attempt: 1, Active: 1}, {Window: 1, Pending: ReasonModel}}
-	events := []Event{{Kind: EvTurnEnd}, {Kind: EvToolCall, Tool: "bash"}, {Kind: EvNotes, NotesOK: true}, {Kind: EvNewContext},
-		{Kind: EvNewContext, UserRequested: true}, {Kind: EvSettle}}
+	events := []Event{{Kind: EvTurnEnd}, {Kind: EvToolCall, Tool: "bash"}, {Kind: EvNotes, NotesOK: true}, {Kind: EvSettle}}
 	for _, st := range states {
 		for _, ev := range events {
 			if _, d := Step(st, ev, w); d != (Decision{}) {
 				t.Errorf("disabled, state %+v, event %+v: decision %+v", st, ev, d)
+			}
+		}
+		// new_context is refused with the gate's reason, not a bare no.
+		for _, ev := range []Event{{Kind: EvNewContext}, {Kind: EvNewContext, UserRequested: true}} {
+			ns, d := Step(st, ev, w)
+			if d.Schedule != "" || d.RollOver != "" || d.Gate == nil || d.Gate.Blocker != BlockDisabled || !strings.Contains(d.ToolText, "disabled") || ns.Pending != st.Pending {
+				t.Errorf("disabled, state %+v, %+v: decision %+v; want the gate's refusal, nothing scheduled", st, ev, d)
 			}
 		}
 	}

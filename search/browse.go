@@ -223,11 +223,18 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 			if en.ID != req.Entry {
 				continue
 			}
+			// For the allowlisted history, neighbours outside it are left
+			// out: a preview shows a !! command and its output too.
+			take := func(m *store.Meta) bool { return !req.Allowlisted || m.Searchable() }
 			for j := max(0, k-req.Context); j < k; j++ {
-				resp.Before = append(resp.Before, e.item(t.MetaOf(path[j].ID), labels))
+				if m := t.MetaOf(path[j].ID); take(m) {
+					resp.Before = append(resp.Before, e.item(m, labels))
+				}
 			}
 			for j := k + 1; j < len(path) && j <= k+req.Context; j++ {
-				resp.After = append(resp.After, e.item(t.MetaOf(path[j].ID), labels))
+				if m := t.MetaOf(path[j].ID); take(m) {
+					resp.After = append(resp.After, e.item(m, labels))
+				}
 			}
 			break
 		}

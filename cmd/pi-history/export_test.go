@@ -238,7 +238,7 @@ func TestImportFailsForFilesItCouldNotRead(t *testing.T) {
 		stderr string
 		lines  int // 'skipped' lines
 	}{
-		{cut, 1, "1 of 1 files (or archive members) could not be read", 1},
+		{cut, 1, "1 file (or archive member) was not read", 1},
 		{page, 1, "no Pi session header in its first 40 lines", 1},
 		{bad, 0, "bad.jsonl:2:", 1},
 		{open, 0, "waiting " + open + ": its last", 0},

@@ -195,7 +195,11 @@ func printImport(g *globals, sum service.ImportSummary) error {
 			sum.Files, sum.Sessions, sum.Entries, sum.Dups, float64(sum.Bytes)/1e6, sum.Skipped, sum.Seconds)
 	}
 	if unread > 0 {
-		return fmt.Errorf("%d of %d files (or archive members) could not be read: see 'skipped' above; what could be read was imported", unread, sum.Files)
+		what := "file (or archive member) was"
+		if unread > 1 {
+			what = "files (or archive members) were"
+		}
+		return fmt.Errorf("%d %s not read: see 'skipped' above; what could be read was imported", unread, what)
 	}
 	return nil
 }
