@@ -4,7 +4,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, ledger, makeFiles, msgText, say, settle, sleep, startSession } from "./harness.mjs";
+import { call, check, lastToolResult, ledger, makeFiles, msgText, say, scripted, settle, sleep, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-abort-"));
 let s;
@@ -28,14 +28,10 @@ const plan = [
 		return say("Verified.");
 	},
 ];
-let i = 0;
+const script = scripted(plan);
 s = await startSession(root, {
 	contextWindow: 60000,
-	model: (ctx) => {
-		const f = plan[i++];
-		if (!f) throw new Error(`model called more often than scripted (${i})`);
-		return f(ctx);
-	},
+	model: script.model,
 });
 makeFiles(s.cwd, { "big1.txt": { tokens: 11000 }, "big2.txt": { tokens: 11000 }, "big3.txt": { tokens: 11000 }, "small.txt": { tokens: 50 } });
 await s.prompt("Read the big files.");
@@ -48,6 +44,6 @@ check(cancelled.length === 1 && cancelled[0].why === "user_abort" && cancelled[0
 const firstNotes = s.entries().find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "notes");
 await s.session.navigateTree(firstNotes.id, {});
 await s.prompt("Check the small file.");
-check(i === plan.length, `model called ${i} times, scripted ${plan.length}`);
+script.done();
 s.dispose();
 console.log("abort-tree: ok");

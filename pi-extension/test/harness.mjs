@@ -170,6 +170,22 @@ export function toolResults(entries, name) {
 	return entries.filter((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === name).map((e) => e.message);
 }
 
+/**
+ * A model that answers with the steps of plan in order, each called with
+ * the context; done() checks that every step was used.
+ */
+export function scripted(plan) {
+	let i = 0;
+	return {
+		model: (ctx) => {
+			const f = plan[i++];
+			if (!f) throw new Error(`model called more often than scripted (${i})`);
+			return f(ctx);
+		},
+		done: () => check(i === plan.length, `model called ${i} times, scripted ${plan.length}`),
+	};
+}
+
 export const say = (text) => fauxAssistantMessage(text);
 export const call = (name, args, id) => fauxAssistantMessage([fauxText(`calling ${name}`), fauxToolCall(name, args, { id })], { stopReason: "toolUse" });
 

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, ledger, makeFiles, msgText, say, startSession, toolResults } from "./harness.mjs";
+import { call, check, lastToolResult, ledger, makeFiles, msgText, say, scripted, startSession, toolResults } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-long-"));
 const plan = [
@@ -47,14 +47,10 @@ const plan = [
 		return say("All files surveyed.");
 	},
 ];
-let i = 0;
+const script = scripted(plan);
 const s = await startSession(root, {
 	contextWindow: 60000,
-	model: (ctx) => {
-		const f = plan[i++];
-		if (!f) throw new Error(`model called more often than scripted (${i})`);
-		return f(ctx);
-	},
+	model: script.model,
 });
 makeFiles(s.cwd, {
 	"big1.txt": { tokens: 11000, marker: "MARKER_ALPHA sits here" },
@@ -67,7 +63,7 @@ makeFiles(s.cwd, {
 
 await s.prompt("Please survey big1.txt to big3.txt and tell me where MARKER_ALPHA is.");
 await s.prompt("Now survey big4.txt to big6.txt as well.");
-check(i === plan.length, `model called ${i} times, scripted ${plan.length}`);
+script.done();
 check(s.errors.length === 0, `extension errors: ${JSON.stringify(s.errors)}`);
 
 const journal = s.journal();

@@ -5,7 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, ledger, makeFiles, msgText, say, startSession } from "./harness.mjs";
+import { call, check, lastToolResult, ledger, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-nc-"));
 const refused = (ctx, want) => {
@@ -80,14 +80,10 @@ const plan = [
 	},
 ];
 let userEntry = "";
-let i = 0;
+const script = scripted(plan);
 const s = await startSession(root, {
 	contextWindow: 200000,
-	model: (ctx) => {
-		const f = plan[i++];
-		if (!f) throw new Error(`model called more often than scripted (${i})`);
-		return f(ctx);
-	},
+	model: script.model,
 });
 makeFiles(s.cwd, {
 	"med1.txt": { tokens: 5000 },
@@ -96,7 +92,7 @@ makeFiles(s.cwd, {
 	"big2.txt": { tokens: 12000 },
 });
 await s.prompt("Compare the files, and start a fresh context window once you have reviewed your notes.");
-check(i === plan.length, `model called ${i} times, scripted ${plan.length}`);
+script.done();
 const journal = s.journal();
 const comps = journal.filter((e) => e.type === "compaction");
 check(comps.length === 1 && comps[0].fromHook && comps[0].details.reason === "user", `compactions: ${JSON.stringify(comps.map((c) => c.details))}`);

@@ -6,7 +6,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-a
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, msgText, say, settle, startSession } from "./harness.mjs";
+import { call, check, lastToolResult, msgText, say, scripted, settle, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-paging-"));
 const cursorOf = (t) => /cursor "?([^"\s\]]+)/.exec(t)?.[1];
@@ -54,20 +54,16 @@ const plan = [
 		return say("Found them.");
 	},
 ];
-let i = 0;
+const script = scripted(plan);
 const s = await startSession(root, {
 	contextWindow: 60000,
-	model: (ctx) => {
-		const f = plan[i++];
-		if (!f) throw new Error(`model called more often than scripted (${i})`);
-		return f(ctx);
-	},
+	model: script.model,
 });
 await s.prompt("PageMarker alpha");
 await s.prompt("PageMarker beta");
 await s.prompt("PageMarker gamma");
 await s.prompt("Collect what I marked.");
 await settle(s.session);
-check(i === plan.length, `model called ${i} times, scripted ${plan.length}`);
+script.done();
 s.dispose();
 console.log("paging: ok");

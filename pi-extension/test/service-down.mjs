@@ -5,7 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, makeFiles, msgText, say, startSession } from "./harness.mjs";
+import { call, check, lastToolResult, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-down-"));
 const plan = [
@@ -33,20 +33,16 @@ const plan = [
 	// Pi's own compaction asks the model for a summary.
 	() => say("## Goal\nPi's own summary."),
 ];
-let i = 0;
+const script = scripted(plan);
 const s = await startSession(root, {
 	contextWindow: 60000,
-	model: (ctx) => {
-		const f = plan[i++];
-		if (!f) throw new Error(`model called more often than scripted (${i})`);
-		return f(ctx);
-	},
+	model: script.model,
 });
 makeFiles(s.cwd, { "a.txt": { tokens: 10, marker: "hello" } });
 const t0 = Date.now();
 await s.prompt("Try the tools.");
 await s.session.compact();
-check(i === plan.length, `model called ${i} times, scripted ${plan.length}`);
+script.done();
 check(Date.now() - t0 < 20000, "the session was slowed down by the missing service");
 const comps = s.journal().filter((e) => e.type === "compaction");
 check(comps.length === 1 && !comps[0].fromHook && comps[0].summary.includes("Pi's own summary"), `compactions: ${JSON.stringify(comps)}`);
