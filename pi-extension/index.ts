@@ -442,13 +442,14 @@ export default function piHistory(pi: ExtensionAPI) {
 					// call names another needle: the service then says the
 					// cursor does not fit).
 					const same = prior?.kind === "search" && (!p.query || p.query === prior.req.needle);
+					const asked = p.scope || "branch";
 					const body = same
 						? { ...prior.req, cursor: p.cursor }
 						: {
 								needle: p.query,
-								scope: p.scope || "branch",
-								session: (p.scope || "branch") === "all" ? undefined : S.sid,
-								leaf: (p.scope || "branch") === "branch" ? leaf : undefined,
+								scope: asked,
+								session: asked === "all" ? undefined : S.sid,
+								leaf: asked === "branch" ? leaf : undefined,
 								window: p.window,
 								roles: p.roles,
 								types: p.types,
