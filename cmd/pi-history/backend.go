@@ -37,15 +37,16 @@ func sessionArg(ctx context.Context, b backend, arg string) (string, error) {
 	if arg == "" {
 		return "", nil
 	}
+	// A whole id is the usual case: one lookup, not a list of every session.
+	if _, err := b.Session(ctx, arg); err == nil {
+		return arg, nil
+	}
 	ss, err := b.Sessions(ctx)
 	if err != nil {
 		return "", err
 	}
 	ids := make([]string, 0, len(ss))
 	for _, s := range ss {
-		if s.ID == arg {
-			return arg, nil
-		}
 		ids = append(ids, s.ID)
 	}
 	id, err := pickPrefix(arg, ids)
