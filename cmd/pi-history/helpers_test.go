@@ -109,3 +109,13 @@ func (e *testEnv) mustCLI(args ...string) string {
 	}
 	return out
 }
+
+// importAll imports the sessions directory and, when serve is set, starts a
+// server: the commands that follow then run through its API.
+func (e *testEnv) importAll(serve bool) {
+	e.t.Helper()
+	e.mustCLI("import", e.sessions)
+	if serve {
+		e.serve()
+	}
+}

@@ -80,12 +80,7 @@ func TestSearchCommand(t *testing.T) {
 	for _, serve := range []bool{false, true} {
 		e := newTestEnv(t)
 		searchJournal(e)
-		if _, stderr, code := e.cli("import", e.sessions); code != 0 {
-			t.Fatalf("import: exit %d: %s", code, stderr)
-		}
-		if serve {
-			e.serve()
-		}
+		e.importAll(serve)
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("serve=%v/%s", serve, c.name), func(t *testing.T) {
 				out, errOut, code := e.cli(append([]string{"search"}, c.args...)...)
@@ -142,12 +137,7 @@ func TestSearchOnATerminalShowsControlCharacters(t *testing.T) {
 	for _, serve := range []bool{false, true} {
 		e := newTestEnv(t)
 		searchJournal(e)
-		if _, stderr, code := e.cli("import", e.sessions); code != 0 {
-			t.Fatalf("import: exit %d: %s", code, stderr)
-		}
-		if serve {
-			e.serve()
-		}
+		e.importAll(serve)
 		for _, tty := range []bool{true, false} {
 			func() {
 				defer func(f func(io.Writer) bool) { isTerminal = f }(isTerminal)
@@ -290,10 +280,7 @@ func TestSearchAllPagesThroughEveryHit(t *testing.T) {
 			parent = id
 		}
 		e.journal("--p--", "big", lines...)
-		e.mustCLI("import", e.sessions)
-		if serve {
-			e.serve()
-		}
+		e.importAll(serve)
 		out := e.mustCLI("search", "--all", "--json", "PagedMarker")
 		var prev string
 		n := 0
@@ -332,10 +319,7 @@ func TestShowPagesWithACursor(t *testing.T) {
 			parent = id
 		}
 		e.journal("--p--", "pg", lines...)
-		e.mustCLI("import", e.sessions)
-		if serve {
-			e.serve()
-		}
+		e.importAll(serve)
 		// The next-page command keeps the filters, which the cursor is
 		// bound to, and the page size.
 		for _, flags := range [][]string{{"--limit", "10"}, {"--limit", "7", "--role", "user"}, {"--limit", "10", "--all-branches"}, {"--limit", "10", "--window", "1", "--type", "message"}} {

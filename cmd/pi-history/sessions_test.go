@@ -22,12 +22,7 @@ func TestSessionsTablePrintsOneLineASession(t *testing.T) {
 			fmt.Sprintf(`{"type":"session_info","id":"i1","parentId":"a1","timestamp":"2026-01-01T10:00:02.000Z","name":%q}`, long))
 		e.journal("--q--", "plain", `{"type":"session","version":3,"id":"plain","timestamp":"2026-01-01T11:00:00.000Z","cwd":"/q"}`,
 			srvLine("b1", "", "hi"))
-		if _, stderr, code := e.cli("import", e.sessions); code != 0 {
-			t.Fatalf("import: exit %d: %s", code, stderr)
-		}
-		if serve {
-			e.serve()
-		}
+		e.importAll(serve)
 		out, stderr, code := e.cli("sessions")
 		if code != 0 {
 			t.Fatalf("serve=%v: sessions: exit %d: %s", serve, code, stderr)
