@@ -257,6 +257,15 @@ func (e *browserEnv) waitStreams(t *testing.T, n int64, when string) {
 	}
 }
 
+// waitAnswered waits until the browser has the answer to the request of
+// query q (one holdPages held), then a little longer for the app to handle
+// it: for tests that check what the app did not do with a late page.
+func (e *browserEnv) waitAnswered(t *testing.T, q string) {
+	t.Helper()
+	e.run(t, "held page answered", waitJS(fmt.Sprintf(`performance.getEntriesByType('resource').some(r => r.name.endsWith(%q) && r.responseEnd > 0)`, "?"+q)),
+		chromedp.Evaluate[chromedp.Void](`new Promise(r => setTimeout(r, 300))`, chromedp.EvalAwaitPromise))
+}
+
 // scrollUntilHeld scrolls to the window's "Load more" button until the
 // page asks for later entries and holdPages holds the request; it returns
 // the request's query. (A load that started before the hold was set may
@@ -701,8 +710,7 @@ func TestBrowser(t *testing.T) {
 		e.run(t, "close the window", chromedp.Click(chromedp.CSS(`section.window[data-window="1"] header.whead`)),
 			waitJS(`document.querySelector('section.window[data-window="1"]').classList.contains('collapsed')`))
 		free()
-		e.run(t, "held page answered", waitJS(fmt.Sprintf(`performance.getEntriesByType('resource').some(r => r.name.endsWith(%q) && r.responseEnd > 0)`, "?"+q)),
-			chromedp.Evaluate[chromedp.Void](`new Promise(r => setTimeout(r, 300))`, chromedp.EvalAwaitPromise))
+		e.waitAnswered(t, q)
 		if !strings.Contains(e.str(t, `document.querySelector('section.window[data-window="1"]').className`), "collapsed") {
 			t.Error("the page that arrived opened the window the user closed")
 		}
@@ -800,10 +808,7 @@ func TestBrowser(t *testing.T) {
 		e.run(t, "follow a link", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/s/%s?e=e0008005'`, bigID)),
 			waitJS(`document.querySelector('article.entry[data-entry="e0008005"]') !== null`))
 		free()
-		// Wait until the browser has the held page, then a little longer
-		// for the app to handle it.
-		e.run(t, "held page answered", waitJS(fmt.Sprintf(`performance.getEntriesByType('resource').some(r => r.name.endsWith(%q) && r.responseEnd > 0)`, "?"+q)),
-			chromedp.Evaluate[chromedp.Void](`new Promise(r => setTimeout(r, 300))`, chromedp.EvalAwaitPromise))
+		e.waitAnswered(t, q)
 		if stale := e.str(t, `[...document.querySelectorAll('[data-entry]')].map(a => a.dataset.entry).filter(id => +id.slice(1) < 8000).join(',')`); stale != "" {
 			t.Errorf("entries of the earlier part shown after the link: %s", stale)
 		}
