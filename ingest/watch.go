@@ -366,15 +366,13 @@ func (w *Watcher) addTree(dir string) []string {
 // rescan walks every sessions directory, adds missing watches, and queues
 // the journals whose size or mtime changed since they were last read.
 func (w *Watcher) rescan(ctx context.Context) {
+	var changed []string
 	for _, d := range w.dirs {
 		if _, err := os.Stat(d); err != nil {
 			w.addRoot(d)
 			continue
 		}
 		for _, f := range w.addTree(d) {
-			if ctx.Err() != nil {
-				return
-			}
 			info, err := os.Stat(f)
 			if err != nil {
 				continue
@@ -385,8 +383,16 @@ func (w *Watcher) rescan(ctx context.Context) {
 			if ok && sig.size == info.Size() && sig.mtime.Equal(info.ModTime()) {
 				continue
 			}
-			w.schedule(f, false)
+			changed = append(changed, f)
 		}
+	}
+	// A first scan stores every session: oldest first, across projects.
+	SortByStart(changed)
+	for _, f := range changed {
+		if ctx.Err() != nil {
+			return
+		}
+		w.schedule(f, false)
 	}
 	w.mu.Lock()
 	w.lastScan = time.Now()

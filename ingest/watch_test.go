@@ -235,3 +235,41 @@ func TestSerialReadsOnePathAtATime(t *testing.T) {
 		t.Errorf("%d path locks left behind", len(s.locks))
 	}
 }
+
+// TestWatcherFirstScanStoresOldestSessionsFirst: the scan at start reads
+// the journals in the order their sessions began, across projects, so that
+// seqs (the order of "oldest first") follow the sessions' dates rather than
+// their directories' names.
+func TestWatcherFirstScanStoresOldestSessionsFirst(t *testing.T) {
+	st := openStore(t)
+	dir := t.TempDir()
+	files := []struct{ dir, name, sid string }{
+		{"--a--", "2026-02-01T10-00-00-000Z_s3.jsonl", "s3"},
+		{"--b--", "2025-07-01T10-00-00-000Z_s1.jsonl", "s1"},
+		{"--c--", "2025-12-01T10-00-00-000Z_s2.jsonl", "s2"},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.dir, f.name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		appendLine(t, p, header(f.sid))
+		appendLine(t, p, userLine(f.sid+"-1", "", "hello"))
+	}
+	// One worker: the reads happen in the order they were queued.
+	w := NewWatcher(st, []string{dir}, WatchOptions{Rescan: time.Hour, Workers: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var seqs []uint64
+	for _, sid := range []string{"s1", "s2", "s3"} {
+		waitStored(t, st, sid, sid+"-1", 10*time.Second)
+		seq, _ := st.Lookup(sid, sid+"-1")
+		seqs = append(seqs, seq)
+	}
+	if seqs[0] >= seqs[1] || seqs[1] >= seqs[2] {
+		t.Errorf("seqs of sessions begun in 2025-07, 2025-12, 2026-02: %v; want them rising", seqs)
+	}
+}

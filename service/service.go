@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -370,7 +369,7 @@ func (s *Service) ImportWatched(ctx context.Context, paths []string, watch func(
 }
 
 // FindJournals lists the journals under paths (files or directories),
-// sorted, with their total size: in directories, every .jsonl file and
+// oldest session first (ingest.SortByStart), with their total size: in directories, every .jsonl file and
 // every session archive (.tar.zst or .tzst, see ingest.IsArchive) at any
 // depth; a file named directly is taken whatever its name. Missing paths
 // are errors.
@@ -411,7 +410,7 @@ func FindJournals(paths []string) ([]string, int64, error) {
 			return nil, 0, err
 		}
 	}
-	sort.Strings(out)
+	ingest.SortByStart(out)
 	return out, total, nil
 }
 

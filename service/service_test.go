@@ -11,6 +11,7 @@ import (
 
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/search"
 )
 
 func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
@@ -22,6 +23,12 @@ func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
 		p := filepath.Join(root, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// One time for all: files not named by Pi are ordered by it,
+		// then by path (see TestImportStoresSessionsOldestFirst).
+		same := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if err := os.Chtimes(p, same, same); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,6 +99,48 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	// 35 entries: two blocks are indexed, the third is not complete.
 	if w.Sketches.Chunks != 1 || w.Branches != 4 || w.Texts != texts || w.TextBytes != bytes || w.Blocks != 2 {
 		t.Errorf("Warm = %+v; want the one chunk of sketches, 4 sessions' branches, %d texts of %d bytes and 2 index blocks", w, texts, bytes)
+	}
+}
+
+// TestImportStoresSessionsOldestFirst: an import stores sessions in the
+// order they began, not in the order of their directories' names, so that
+// a search of every session, oldest first, starts at the oldest session's
+// hit. Sorted by path, project "a"'s sessions of 2026 came first.
+func TestImportStoresSessionsOldestFirst(t *testing.T) {
+	svc, err := Open(Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	root := t.TempDir()
+	for _, f := range []struct{ dir, stamp, id string }{
+		{"--a--", "2026-02-01T10-00-00-000Z", "a-new"},
+		{"--a--", "2025-11-01T10-00-00-000Z", "a-old"},
+		{"--z--", "2025-06-01T10-00-00-000Z", "z-oldest"},
+		{"--m--", "2026-01-01T10-00-00-000Z", "m-mid"},
+	} {
+		ts := f.stamp[:13] + ":" + f.stamp[14:16] + ":" + f.stamp[17:19] + "." + f.stamp[20:]
+		text := `{"type":"session","version":3,"id":"` + f.id + `","timestamp":"` + ts + `","cwd":"/w"}` + "\n" +
+			`{"type":"message","id":"` + f.id + `-1","parentId":null,"timestamp":"` + ts + `","message":{"role":"user","content":"needle in ` + f.id + `"}}` + "\n"
+		p := filepath.Join(root, f.dir, f.stamp+"_"+f.id+".jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.Import(context.Background(), []string{root}, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := search.New(svc.Store, svc.Index).Search(context.Background(), &search.Request{Needle: "needle", Scope: search.ScopeAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range resp.Hits {
+		got = append(got, h.Session)
+	}
+	if want := []string{"z-oldest", "a-old", "m-mid", "a-new"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hits oldest first come from %v, want %v", got, want)
 	}
 }
 
