@@ -12,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -95,10 +96,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "warning: ripgrep (rg) is not on PATH: the rg columns stay empty (install it, e.g. apt-get install ripgrep)")
 	}
 
-	sample := func(minLen, maxLen int) string {
-		for {
-			seq := 1 + r.Uint64N(last)
-			text, err := svc.Store.Text(seq)
+	// sampleAt returns a plain string of minLen to maxLen characters from
+	// the text of an entry seqOf picks, or "" after many tries.
+	sampleAt := func(seqOf func() uint64, minLen, maxLen int) string {
+		for range 10000 {
+			text, err := svc.Store.Text(seqOf())
 			if err != nil || len(text) < maxLen {
 				continue
 			}
@@ -113,6 +115,10 @@ func main() {
 				return s
 			}
 		}
+		return ""
+	}
+	sample := func(minLen, maxLen int) string {
+		return sampleAt(func() uint64 { return 1 + r.Uint64N(last) }, minLen, maxLen)
 	}
 	nearMiss := func(s string) string {
 		b := []rune(s)
@@ -148,7 +154,7 @@ func main() {
 	// characters or more, sampled, plus near-misses. Besides each group, a
 	// line pools the four groups' queries (each group the same size).
 	pooled := map[string]bool{groups[0].name: true, groups[1].name: true, groups[2].name: true, groups[3].name: true}
-	var pool, poolHits, poolRg []float64
+	var pool, poolHits, poolRg, poolRgO []float64
 
 	if *prof != "" {
 		// From here on: the queries, not the preload or the sampling.
@@ -179,39 +185,50 @@ func main() {
 			}
 		}()
 	}
-	fmt.Printf("\n%-58s %9s %9s %9s %11s %9s\n", "query", "p50 ms", "p99 ms", "rg p50 ms", "rg/ours p50", "hits p50")
+	sessions, _ := eng.Sessions(ctx)
+	var ordered []string // the journals in the store's order, for rgInOrder
+	if *rgN > 0 {
+		ordered = storeOrder(svc, sessions)
+	}
+	fmt.Printf("\nrg: ripgrep stopped at 50 lines in whatever order its parallel walk finds them; rg in order: ripgrep reaching\n" +
+		"the same first page, the oldest 50 matches (one file at a time, in the store's order; in branch scope, the session's\n"+
+		"file alone); counts: rg -c over every file\n")
+	fmt.Printf("\n%-58s %9s %9s %9s %9s %11s %9s %9s\n", "query", "p50 ms", "p99 ms", "rg p50", "rg/ours", "in order", "rg/ours", "hits p50")
 	pick := func(name string) bool { return strings.Contains(name, *only) }
 	for _, g := range groups {
 		if !pick(g.name) {
 			continue
 		}
 		ours, hits := run(eng, g.needles, g.req)
-		rgT := rgTimes(*corpus, g.needles[:min(*rgN, len(g.needles))], 50)
-		report(g.name, ours, rgT, hits)
+		sub := g.needles[:min(*rgN, len(g.needles))]
+		rgT, rgO := rgTimes(*corpus, sub, 50), rgInOrder(func(int) []string { return ordered }, sub, 50)
+		report(g.name, ours, rgT, rgO, hits)
 		if pooled[g.name] {
-			pool, poolHits, poolRg = append(pool, ours...), append(poolHits, hits...), append(poolRg, rgT...)
+			pool, poolHits, poolRg, poolRgO = append(pool, ours...), append(poolHits, hits...), append(poolRg, rgT...), append(poolRgO, rgO...)
 			delete(pooled, g.name)
 			if len(pooled) == 0 {
-				rgs, ratio := "-", "-"
-				if len(poolRg) > 0 {
-					rgs = fmt.Sprintf("%.1f", pct(poolRg, 0.5))
-					ratio = fmt.Sprintf("%.0fx", pct(poolRg, 0.5)/max(pct(pool, 0.5), 0.001))
-				}
-				fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f   (the four groups above together: %d queries)\n",
+				fmt.Printf("%-58s %9.2f %9.2f %s %9.0f   (the four groups above together: %d queries)\n",
 					"all scope, first page, 3+ chars and near-misses pooled", pct(pool, 0.5), pct(pool, 0.99),
-					rgs, ratio, pct(poolHits, 0.5), len(pool))
+					versus(pool, poolRg, poolRgO), pct(poolHits, 0.5), len(pool))
 			}
 		}
 	}
 
-	// Branch scope: needles from one session's current branch.
-	sessions, _ := eng.Sessions(ctx)
-	var bn []string
-	var bs []string
-	for i := 0; i < *n; i++ {
+	// Branch scope: needles from the current branch of the session
+	// searched; ripgrep reads that session's journal alone.
+	var bn, bs []string
+	var bf [][]string
+	for len(bn) < *n {
 		s := sessions[r.IntN(len(sessions))]
-		bn = append(bn, sample(5, 12))
-		bs = append(bs, s.ID)
+		seqs, err := svc.Store.CurrentBranchSeqs(s.ID)
+		if err != nil || len(seqs) == 0 {
+			continue
+		}
+		nd := sampleAt(func() uint64 { return seqs[r.IntN(len(seqs))] }, 5, 12)
+		if nd == "" {
+			continue // no text long enough on this branch
+		}
+		bn, bs, bf = append(bn, nd), append(bs, s.ID), append(bf, []string{s.File})
 	}
 	k := 0
 	if name := "branch scope, first page of 50"; pick(name) {
@@ -219,7 +236,7 @@ func main() {
 			k++
 			return search.Request{Needle: nd, Scope: search.ScopeBranch, Session: bs[(k-1)%len(bs)], Limit: 50}
 		})
-		report(name, ours, nil, hits)
+		report(name, ours, nil, rgInOrder(func(i int) []string { return bf[i] }, bn[:min(*rgN, len(bn))], 50), hits)
 	}
 
 	// Exact count of every hit of 20-character needles, vs rg -c over everything.
@@ -231,7 +248,7 @@ func main() {
 		ours, hits := run(eng, cn, func(nd string) search.Request {
 			return search.Request{Needle: nd, Scope: search.ScopeAll, Limit: 1, Count: true}
 		})
-		report(name, ours, rgTimes(*corpus, cn[:min(*rgN, len(cn))], 0), hits)
+		report(name, ours, rgTimes(*corpus, cn[:min(*rgN, len(cn))], 0), nil, hits)
 	}
 
 	// Memory across many queries.
@@ -324,9 +341,70 @@ func run(eng *search.Engine, needles []string, mk func(string) search.Request) (
 	return ts, hits
 }
 
+// rgInOrder runs ripgrep so that it reaches the answer of a first page in
+// all scope, oldest first: the first matching lines in the order the store
+// holds the entries, not the first its parallel walk happens to print. It
+// searches files (for needle i, files(i), in the order the store took
+// them) one at a time (-j1) and stops after first lines. ripgrep matches the raw JSON line, so a
+// needle such as "type" matches lines that search does not; that only lets
+// it stop sooner.
+func rgInOrder(files func(i int) []string, needles []string, first int) []float64 {
+	if _, err := exec.LookPath("rg"); err != nil {
+		return nil
+	}
+	var ts []float64
+	for i, nd := range needles {
+		fs := files(i)
+		if len(fs) == 0 {
+			return nil
+		}
+		t0 := time.Now()
+		cmd := exec.Command("rg", append([]string{"-j1", "-F", "--no-filename", "--", nd}, fs...)...)
+		out, _ := cmd.StdoutPipe()
+		cmd.Start()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 256<<20)
+		for i := 0; i < first && sc.Scan(); i++ {
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		ts = append(ts, float64(time.Since(t0).Microseconds())/1000)
+	}
+	return ts
+}
+
+// storeOrder lists the journals of the store's sessions in the order their
+// first entries were stored (a bulk import stores a file's entries
+// together), for rgInOrder.
+func storeOrder(svc *service.Service, sessions []search.SessionSummary) []string {
+	type file struct {
+		path  string
+		first uint64
+	}
+	var fs []file
+	for _, s := range sessions {
+		t, err := svc.Store.Tree(s.ID)
+		if err != nil || len(t.Metas) == 0 || s.File == "" {
+			continue
+		}
+		first := t.Metas[0].Seq
+		for _, m := range t.Metas {
+			first = min(first, m.Seq)
+		}
+		fs = append(fs, file{s.File, first})
+	}
+	slices.SortFunc(fs, func(a, b file) int { return cmp.Compare(a.first, b.first) })
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.path)
+	}
+	return out
+}
+
 // rgTimes runs ripgrep for each needle: with first > 0, until it has
-// printed that many matching lines (a first page); with 0, counting every
-// match in the corpus.
+// printed that many matching lines, in whatever order its parallel walk
+// finds them (the cheapest "first page" it can give); with 0, counting
+// every match in the corpus.
 func rgTimes(dir string, needles []string, first int) []float64 {
 	if _, err := exec.LookPath("rg"); err != nil {
 		return nil
@@ -361,14 +439,21 @@ func pct(xs []float64, p float64) float64 {
 	return s[min(int(p*float64(len(s))), len(s)-1)]
 }
 
-func report(name string, ours, rg, hits []float64) {
-	rgs, ratio := "-", "-"
-	if len(rg) > 0 {
-		rgs = fmt.Sprintf("%.1f", pct(rg, 0.5))
-		ratio = fmt.Sprintf("%.0fx", pct(rg, 0.5)/max(pct(ours, 0.5), 0.001))
+// versus formats the ripgrep columns: each baseline's median and its ratio
+// to ours, "-" where it did not run.
+func versus(ours, rg, rgOrdered []float64) string {
+	col := func(base []float64, w int) string {
+		if len(base) == 0 {
+			return fmt.Sprintf("%9s %*s", "-", w, "-")
+		}
+		return fmt.Sprintf("%9.1f %*s", pct(base, 0.5), w, fmt.Sprintf("%.0fx", pct(base, 0.5)/max(pct(ours, 0.5), 0.001)))
 	}
+	return col(rg, 9) + " " + col(rgOrdered, 9)
+}
+
+func report(name string, ours, rg, rgOrdered, hits []float64) {
 	n := float64(max(len(ours), 1))
-	fmt.Printf("%-58s %9.2f %9.2f %9s %11s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB)\n", name, pct(ours, 0.5), pct(ours, 0.99), rgs, ratio, pct(hits, 0.5),
+	fmt.Printf("%-58s %9.2f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB)\n", name, pct(ours, 0.5), pct(ours, 0.99), versus(ours, rg, rgOrdered), pct(hits, 0.5),
 		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6)
 	if len(plans) == len(ours) {
 		reportPlans(ours)
