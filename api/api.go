@@ -48,6 +48,7 @@ import (
 // Engine answers the search-related routes; *search.Engine implements it.
 type Engine interface {
 	Search(ctx context.Context, r *search.Request) (*search.Response, error)
+	SearchPages(ctx context.Context, r *search.Request, fn func(*search.Response) error) error
 	List(ctx context.Context, r *search.ListRequest) (*search.ListResponse, error)
 	Read(ctx context.Context, r *search.ReadRequest) (*search.ReadResponse, error)
 	Windows(ctx context.Context, session, leaf string) (leafUsed string, windows []journal.Window, err error)

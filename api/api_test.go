@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -774,4 +776,89 @@ func TestStreamsDoNotUseUpTheRequestSlots(t *testing.T) {
 	if rr.Code != http.StatusTooManyRequests || !strings.Contains(rr.Body.String(), "event streams") {
 		t.Errorf("a third stream: %d %s; want 429 naming the streams' cap", rr.Code, rr.Body)
 	}
+}
+
+// TestSearchForEveryHitComesPageByPage: all=true answers every hit, in
+// order, without repeats, with the count and a snippet budget for the
+// whole answer, while the engine hands the server a page at a time (it
+// used to build the whole answer, every hit with its text's parts, in
+// memory; search tests the pages' size).
+func TestSearchForEveryHitComesPageByPage(t *testing.T) {
+	var pages []int
+	h := newHarness(t, func(o *Options) { o.Engine = pageCounter{o.Engine, &pages} })
+	lines := []string{`{"type":"session","version":3,"id":"big","timestamp":"2026-02-01T10:00:00.000Z","cwd":"/w"}`}
+	parent := ""
+	const n = 2500
+	for i := range n {
+		id := fmt.Sprintf("b%04d", i)
+		lines = append(lines, userLine(id, parent, fmt.Sprintf("haystack %d with the pin in it", i)))
+		parent = id
+	}
+	writeJournal(t, h.sessions, "--w--", "big", lines)
+	if _, err := h.svc.Import(t.Context(), []string{h.sessions}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var r search.Response
+	h.ok(h.do(req{Path: "/v1/search?needle=the+pin&scope=all&all=true&count=true&budget=3000"}), &r)
+	if len(r.Hits) != n || r.Total == nil || *r.Total != n || r.Cursor != "" {
+		t.Fatalf("all=true: %d hits, total %v, cursor %q; want %d hits, total %d, no cursor", len(r.Hits), r.Total, r.Cursor, n, n)
+	}
+	chars := 0
+	for i, hit := range r.Hits {
+		if want := fmt.Sprintf("b%04d", i); hit.Entry != want {
+			t.Fatalf("hit %d is %s, want %s (in order, each once)", i, hit.Entry, want)
+		}
+		for _, sn := range hit.Snippets {
+			chars += utf8.RuneCountInString(sn.Text)
+		}
+	}
+	if chars == 0 || chars > 3000 || !r.Truncated {
+		t.Errorf("snippets: %d characters (truncated %v); want some, at most the budget of 3000, and truncated", chars, r.Truncated)
+	}
+	if r.Stats.Confirmed != n || r.Stats.Plan == "" {
+		t.Errorf("stats %+v: want %d confirmed over every page, and the plan", r.Stats, n)
+	}
+	if len(pages) == 0 {
+		t.Error("the answer did not come through SearchPages, a page at a time")
+	}
+	// A bad request is an ordinary error answer.
+	h.problem(h.do(req{Path: "/v1/search?needle=pin&scope=everything&all=true"}), http.StatusBadRequest, "scope")
+}
+
+// pageCounter records the size of each page SearchPages hands over.
+type pageCounter struct {
+	Engine
+	pages *[]int
+}
+
+func (p pageCounter) SearchPages(ctx context.Context, r *search.Request, fn func(*search.Response) error) error {
+	return p.Engine.SearchPages(ctx, r, func(page *search.Response) error {
+		*p.pages = append(*p.pages, len(page.Hits))
+		return fn(page)
+	})
+}
+
+// TestSearchForEveryHitBreaksOffOnALateError: once hits are written, an
+// error cannot become an error answer; the connection is broken
+// (http.ErrAbortHandler) so that the client does not take the hits so far
+// for all of them.
+func TestSearchForEveryHitBreaksOffOnALateError(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Engine = failAfterAPage{o.Engine} })
+	defer func() {
+		if v := recover(); v != http.ErrAbortHandler {
+			t.Errorf("recovered %v; want http.ErrAbortHandler, which breaks the connection", v)
+		}
+	}()
+	w := h.do(req{Path: "/v1/search?needle=ErrCartEmpty&scope=all&all=true"})
+	t.Errorf("the answer ended normally: %d %s", w.Code, w.Body)
+}
+
+type failAfterAPage struct{ Engine }
+
+func (f failAfterAPage) SearchPages(ctx context.Context, r *search.Request, fn func(*search.Response) error) error {
+	err := f.Engine.SearchPages(ctx, r, fn)
+	if err != nil {
+		return err
+	}
+	return errors.New("the store failed")
 }

@@ -77,12 +77,86 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, req *search.Requ
 	if req.Needle == "" {
 		return badParam("needle", "needle is required: the literal text to find")
 	}
+	if req.All {
+		return s.searchEvery(w, r, req)
+	}
 	resp, err := s.engine.Search(r.Context(), req)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, resp)
 }
+
+// searchEvery answers a search for every hit (all) as its pages come from
+// the engine, so that the server holds one page of a thousand hits at a
+// time, not every hit at once (with a one-character needle, most of the
+// store). The body has the shape of any search answer. A bad request is an
+// ordinary error answer; an error once hits are written (the client gone,
+// the store failing) breaks the connection, so that a cut answer is never
+// read as a whole one.
+func (s *Server) searchEvery(w http.ResponseWriter, r *http.Request, req *search.Request) error {
+	rc := http.NewResponseController(w)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	var sum search.Response
+	started := time.Now()
+	opened, n := false, 0
+	err := s.engine.SearchPages(r.Context(), req, func(page *search.Response) error {
+		// Each page may take its time to write; the next one starts a
+		// new allowance.
+		rc.SetWriteDeadline(time.Now().Add(searchPageWriteTimeout))
+		if !opened {
+			opened = true
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			if _, err := io.WriteString(w, `{"hits":[`); err != nil {
+				return err
+			}
+			sum.Total, sum.Stats.Plan = page.Total, page.Stats.Plan
+		}
+		for _, h := range page.Hits {
+			if n > 0 {
+				if _, err := io.WriteString(w, ","); err != nil {
+					return err
+				}
+			}
+			n++
+			if err := enc.Encode(h); err != nil {
+				return err
+			}
+		}
+		st := &sum.Stats
+		st.Candidates += page.Stats.Candidates
+		st.Scanned += page.Stats.Scanned
+		st.Confirmed += page.Stats.Confirmed
+		st.BytesScanned += page.Stats.BytesScanned
+		st.Skipped += page.Stats.Skipped
+		sum.Truncated = sum.Truncated || page.Truncated
+		return nil
+	})
+	if err != nil {
+		if !opened {
+			return err // nothing written: the usual error answer
+		}
+		s.log.Warn("api: search for every hit cut short", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	sum.Stats.TookMs = float64(time.Since(started).Microseconds()) / 1000
+	tail, err := json.Marshal(struct {
+		Total     *int         `json:"total,omitempty"`
+		Truncated bool         `json:"truncated"`
+		Stats     search.Stats `json:"stats"`
+	}{sum.Total, sum.Truncated, sum.Stats})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "],%s", tail[1:])
+	return err
+}
+
+// searchPageWriteTimeout bounds the writing of one page of a search for
+// every hit.
+const searchPageWriteTimeout = 30 * time.Second
 
 func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
 	if err := newQuery(r).done(); err != nil {

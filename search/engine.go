@@ -267,10 +267,19 @@ func (e *Engine) tree(sid string) (*store.SessionTree, error) {
 
 // Search runs a literal search.
 func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
+	return e.search(ctx, req, 0)
+}
+
+// search runs a literal search; a limit above 0 replaces the request's
+// (SearchPages takes pages larger than a request may ask for).
+func (e *Engine) search(ctx context.Context, req *Request, limit int) (*Response, error) {
 	start := time.Now()
 	p, err := e.prepare(req)
 	if err != nil {
 		return nil, err
+	}
+	if limit > 0 {
+		p.limit = limit
 	}
 	resp := &Response{Hits: []Hit{}}
 	var hits found
@@ -302,6 +311,56 @@ func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
 	resp.Stats.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return resp, nil
 }
+
+// SearchPages runs a literal search and hands its answer to fn a page at a
+// time. Without All that is one page, as Search gives it. With All it is
+// every hit in pages of pageHits, each continuing from the last's cursor
+// (so no hit is repeated or missed while entries arrive), so that the
+// caller need hold only one page however many hits there are. The snippet
+// budget covers the whole answer: each page gets what the pages before it
+// left. A page's Total is set on the first page only (with Count), and its
+// Stats are its own. An error ends the pages; fn returning one stops them.
+func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Response) error) error {
+	if !req.All {
+		resp, err := e.Search(ctx, req)
+		if err != nil {
+			return err
+		}
+		return fn(resp)
+	}
+	page := *req
+	page.All, page.Limit = false, 0
+	left := req.Budget
+	if left <= 0 {
+		left = DefaultBudget
+	}
+	for {
+		// A budget of 0 would mean the default: 1 leaves no room.
+		page.Budget = max(left, 1)
+		resp, err := e.search(ctx, &page, pageHits)
+		if err != nil {
+			return err
+		}
+		for _, h := range resp.Hits {
+			for _, sn := range h.Snippets {
+				left -= utf8.RuneCountInString(sn.Text)
+			}
+		}
+		if err := fn(resp); err != nil {
+			return err
+		}
+		if resp.Cursor == "" {
+			return nil
+		}
+		page.Cursor, page.Count = resp.Cursor, false
+	}
+}
+
+// pageHits is the size of SearchPages's pages: large enough that starting
+// each page again (planning, windows growing from their first size) costs
+// little, small enough that a page's hits and their texts' parts take a few
+// megabytes.
+var pageHits = 10000
 
 // scanMembers confirms a scoped search by reading the text of each member
 // whose sketch lets the needle through.

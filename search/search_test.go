@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/ingest"
@@ -200,6 +201,28 @@ func pages(t *testing.T, e *env, req Request) []uint64 {
 	return nil
 }
 
+// everyHit collects what SearchPages hands over for req (with All), in
+// pages of size hits, failing on a page larger than that.
+func everyHit(t *testing.T, e *env, req Request, size int) []uint64 {
+	t.Helper()
+	defer func(n int) { pageHits = n }(pageHits)
+	pageHits = size
+	var out []uint64
+	err := e.eng.SearchPages(context.Background(), &req, func(page *Response) error {
+		if len(page.Hits) > size {
+			t.Fatalf("a page of %d hits; want at most %d", len(page.Hits), size)
+		}
+		for _, h := range page.Hits {
+			out = append(out, h.Seq)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("search pages %+v: %v", req, err)
+	}
+	return out
+}
+
 // commonModes runs a test with the index's default threshold for common
 // trigrams (never reached by these small corpora) and with one reached
 // after 20 blocks, so that trigrams in 3 blocks or more become common and
@@ -264,6 +287,12 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("needle %q scope %s session %s newest=%v limit %d:\n got %v\nwant %v", needle, req.Scope, req.Session, newest, limit, got, want)
 					}
+				}
+				// Every hit at once, handed over in pages of 7.
+				req := sc
+				req.Needle, req.NewestFirst, req.All = needle, newest, true
+				if got, want := everyHit(t, e, req, 7), brute(t, e, req); !slices.Equal(got, want) {
+					t.Fatalf("every hit of %q scope %s session %s newest=%v:\n got %v\nwant %v", needle, req.Scope, req.Session, newest, got, want)
 				}
 			}
 			req := sc
@@ -563,5 +592,33 @@ func TestLineageIsAncestorsAndDescendants(t *testing.T) {
 		if !slices.Equal(rest, want[1:]) {
 			t.Errorf("lineage of %s: %v, want %v", sid, got, want)
 		}
+	}
+}
+
+// TestSearchPagesShareOneBudget: the snippet budget of a search for every
+// hit covers the whole answer, not each page.
+func TestSearchPagesShareOneBudget(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
+	e.catchUp(t)
+	defer func(n int) { pageHits = n }(pageHits)
+	pageHits = 5
+	chars, pages := 0, 0
+	req := Request{Needle: "a", Scope: ScopeAll, All: true, Budget: 700}
+	err := e.eng.SearchPages(context.Background(), &req, func(page *Response) error {
+		pages++
+		for _, h := range page.Hits {
+			for _, sn := range h.Snippets {
+				chars += utf8.RuneCountInString(sn.Text)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages < 10 || chars == 0 || chars > 700 {
+		t.Errorf("%d pages with %d snippet characters; want many pages and some characters, at most the budget of 700", pages, chars)
 	}
 }
