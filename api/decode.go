@@ -1,12 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,10 +42,18 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) er
 	if mt := mediaType(r); mt != "application/json" {
 		return unsupportedMedia(mt, "application/json")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, limit)
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return jsonError(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		var pe *time.ParseError
+		if errors.As(err, &pe) {
+			// encoding/json does not say which field held the time.
+			return badTime(timeField(body, dst), err)
+		}
 		return jsonError(err)
 	}
 	var extra json.RawMessage
@@ -87,13 +97,53 @@ func jsonError(err error) error {
 		return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", field,
 			"field %q must be %s, not %s", field, want, got)
 	case errors.As(err, &pe):
-		return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", "",
-			"a time must be RFC 3339, like 2026-01-02T15:04:05Z: %v", err)
+		return badTime("", err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
 		return newProblem(http.StatusBadRequest, ProblemUnknownParam, "Unknown field", name, "field %q is not part of this request (see /v1/openapi.json)", name)
 	}
 	return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "", "cannot read the JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// badTime is the answer to a time that is not RFC 3339, in field (when
+// known).
+func badTime(field string, err error) error {
+	if field == "" {
+		return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", "",
+			"a time must be RFC 3339, like 2026-01-02T15:04:05Z: %v", err)
+	}
+	return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A field has the wrong type", field,
+		"field %q must be an RFC 3339 time, like 2026-01-02T15:04:05Z: %v", field, err)
+}
+
+// timeField names the first top-level field of body that dst (a pointer to
+// a struct) reads as a time.Time and that does not hold one, or "".
+func timeField(body []byte, dst any) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return ""
+	}
+	t := reflect.TypeOf(dst)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return ""
+	}
+	timeType := reflect.TypeFor[time.Time]()
+	var names []string
+	for f := range t.Elem().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type == timeType && name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		raw, ok := fields[name]
+		var tm time.Time
+		if ok && json.Unmarshal(raw, &tm) != nil {
+			return name
+		}
+	}
+	return ""
 }
 
 func jsonKind(goType string) string {
