@@ -285,6 +285,7 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		}
 	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
 		w.mu.Lock()
+		w.forget(p)
 		if w.watched[p] {
 			delete(w.watched, p)
 			w.fsw.Remove(p) // usually gone already; the error says so
@@ -295,6 +296,17 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 			}
 		}
 		w.mu.Unlock()
+	}
+}
+
+// forget drops what the watcher keeps about a journal that is gone, unless
+// a read of it is pending or running: without it, the maps would keep every
+// path ever seen. A file of that name that appears later is read as new
+// (the store still knows how far it got). w.mu is held.
+func (w *Watcher) forget(p string) {
+	delete(w.seen, p)
+	if f := w.files[p]; f != nil && f.timer == nil && !f.queued && !f.running {
+		delete(w.files, p)
 	}
 }
 
@@ -367,12 +379,15 @@ func (w *Watcher) addTree(dir string) []string {
 // the journals whose size or mtime changed since they were last read.
 func (w *Watcher) rescan(ctx context.Context) {
 	var changed []string
+	found, whole := map[string]bool{}, true
 	for _, d := range w.dirs {
 		if _, err := os.Stat(d); err != nil {
 			w.addRoot(d)
+			whole = false
 			continue
 		}
 		for _, f := range w.addTree(d) {
+			found[f] = true
 			info, err := os.Stat(f)
 			if err != nil {
 				continue
@@ -385,6 +400,22 @@ func (w *Watcher) rescan(ctx context.Context) {
 			}
 			changed = append(changed, f)
 		}
+	}
+	if whole && ctx.Err() == nil {
+		// Journals gone without an event for them (their directory moved
+		// away, say) are forgotten here.
+		w.mu.Lock()
+		for p := range w.seen {
+			if !found[p] {
+				w.forget(p)
+			}
+		}
+		for p := range w.files {
+			if !found[p] {
+				w.forget(p)
+			}
+		}
+		w.mu.Unlock()
 	}
 	// A first scan stores every session: oldest first, across projects.
 	SortByStart(changed)

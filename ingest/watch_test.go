@@ -273,3 +273,64 @@ func TestWatcherFirstScanStoresOldestSessionsFirst(t *testing.T) {
 		t.Errorf("seqs of sessions begun in 2025-07, 2025-12, 2026-02: %v; want them rising", seqs)
 	}
 }
+
+// TestWatcherForgetsJournalsThatAreGone: what the watcher keeps per journal
+// is dropped when the journal is deleted (on its event) or moved away with
+// its directory (at the next rescan), so that months of sessions come and
+// gone do not pile up in its maps.
+func TestWatcherForgetsJournalsThatAreGone(t *testing.T) {
+	st := openStore(t)
+	dir := t.TempDir()
+	w := startWatcher(t, st, dir)
+	kept := filepath.Join(dir, "--p--", "kept.jsonl")
+	deleted := filepath.Join(dir, "--p--", "deleted.jsonl")
+	moved := filepath.Join(dir, "--q--", "moved.jsonl")
+	for _, p := range []string{kept, deleted, moved} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		sid := filepath.Base(p)
+		appendLine(t, p, header(sid))
+		appendLine(t, p, userLine(sid+"-1", "", "hello"))
+		waitStored(t, st, sid, sid+"-1", 10*time.Second)
+	}
+	known := func() (n int, paths []string) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for p := range w.files {
+			paths = append(paths, p)
+		}
+		for p := range w.seen {
+			if w.files[p] == nil {
+				paths = append(paths, p)
+			}
+		}
+		return len(paths), paths
+	}
+	waitKnown := func(want int, why string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, paths := known()
+			if n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the watcher still keeps %v; want %d path(s)", why, paths, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitKnown(3, "after three journals were read")
+	if err := os.Remove(deleted); err != nil {
+		t.Fatal(err)
+	}
+	waitKnown(2, "after a journal was deleted")
+	if err := os.Rename(filepath.Dir(moved), filepath.Join(t.TempDir(), "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	w.Rescan()
+	waitKnown(1, "after a directory was moved away and a rescan")
+	// What was read stays stored.
+	if _, err := st.Lookup("moved.jsonl", "moved.jsonl-1"); err != nil {
+		t.Errorf("a moved journal's entries: %v", err)
+	}
+}
