@@ -200,14 +200,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	name := args[0]
+	if name == "--version" {
+		name, args = "version", []string{"version"}
+	}
 	if name == "help" {
 		name = args[1]
 		args = []string{name, "--help"}
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "pi-history: unknown command %q\n\n", name)
-		printUsage(stderr)
+		fmt.Fprintf(stderr, "pi-history: unknown command %q%s (see 'pi-history help' for the list)\n", name, suggest(name))
 		return 2
 	}
 	fs := flag.NewFlagSet("pi-history "+c.name, flag.ContinueOnError)
@@ -320,6 +322,48 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 		pos = append(pos, a)
 	}
 	return append(append(flags, "--"), pos...)
+}
+
+// suggest names the command a mistyped one was probably meant to be, as
+// "; did you mean ..."; or "" when none is close: one it begins, or one
+// within two edits of it.
+func suggest(name string) string {
+	var best string
+	bestD := 3
+	for n := range commands {
+		d := editDistance(name, n)
+		if len(name) >= 2 && strings.HasPrefix(n, name) {
+			d = 1
+		}
+		if d < bestD || d == bestD && n < best {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func printUsage(w io.Writer) {
