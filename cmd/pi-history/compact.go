@@ -29,7 +29,7 @@ and indexed when it ends).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "compacting the store (%.1f MB) and the index (%.1f MB)…\n", mb(before.StoreBytes), mb(before.IndexBytes))
+			fmt.Fprintf(g.stderr, "compacting the store (%s) and the index (%s)…\n", size(before.StoreBytes), size(before.IndexBytes))
 			start := time.Now()
 			if err := svc.Compact(ctx); err != nil {
 				return err
@@ -45,8 +45,8 @@ and indexed when it ends).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "compacting the store (%.1f MB) and the index (%.1f MB) in the running server (%s)…\n",
-				mb(before.StoreBytes), mb(before.IndexBytes), c.BaseURL())
+			fmt.Fprintf(g.stderr, "compacting the store (%s) and the index (%s) in the running server (%s)…\n",
+				size(before.StoreBytes), size(before.IndexBytes), c.BaseURL())
 			res, err := c.Compact(ctx)
 			if err != nil {
 				return err
@@ -58,8 +58,6 @@ and indexed when it ends).`,
 }
 
 func printCompacted(g *globals, seconds float64, storeBefore, storeAfter, indexBefore, indexAfter int64) {
-	fmt.Fprintf(g.stdout, "compacted in %.1fs: store %.1f → %.1f MB, index %.1f → %.1f MB\n", seconds,
-		mb(storeBefore), mb(storeAfter), mb(indexBefore), mb(indexAfter))
+	fmt.Fprintf(g.stdout, "compacted in %.1fs: store %s → %s, index %s → %s\n", seconds,
+		size(storeBefore), size(storeAfter), size(indexBefore), size(indexAfter))
 }
-
-func mb(b int64) float64 { return float64(b) / 1e6 }

@@ -16,7 +16,7 @@ func TestMaintenanceKeepsWhatIsStored(t *testing.T) {
 	e.journal("--home-dev-shop--", "s2", exportJournal("s2")...)
 	e.mustCLI("import")
 	before := e.mustCLI("search", "--all", "--json", "e")
-	compacted := regexp.MustCompile(`^compacted in [0-9.]+s: store [0-9.]+ → [0-9.]+ MB, index [0-9.]+ → [0-9.]+ MB\n$`)
+	compacted := regexp.MustCompile(`^compacted in [0-9.]+s: store [0-9.]+ (bytes|KB|MB) → [0-9.]+ (bytes|KB|MB), index [0-9.]+ (bytes|KB|MB) → [0-9.]+ (bytes|KB|MB)\n$`)
 	reindexed := regexp.MustCompile(`^reindexed 10 entries \(0 sketches rewritten\) in [0-9.]+s\n$`)
 	check := func(where string) {
 		t.Helper()
@@ -43,5 +43,14 @@ func TestMaintenanceKeepsWhatIsStored(t *testing.T) {
 	}
 	if _, stderr, code := e.cli("reindex", "now"); code != 2 || !strings.Contains(stderr, "takes no arguments") {
 		t.Errorf("reindex with an argument: exit %d: %s", code, stderr)
+	}
+}
+
+func TestSizesReadForPeople(t *testing.T) {
+	for b, want := range map[int64]string{0: "0 bytes", 999: "999 bytes", 1000: "1.0 KB", 43210: "43.2 KB",
+		1_500_000: "1.5 MB", 999_949_999: "999.9 MB", 1_497_000_000: "1.50 GB"} {
+		if got := size(b); got != want {
+			t.Errorf("size(%d) = %q, want %q", b, got, want)
+		}
 	}
 }

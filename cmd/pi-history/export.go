@@ -240,8 +240,8 @@ var errNoArchiveMatch = errors.New("no stored session matches; nothing written")
 
 func reportArchive(g *globals, stats export.ArchiveStats, start time.Time) {
 	el := time.Since(start).Seconds()
-	fmt.Fprintf(g.stdout, "wrote %s: %d sessions, %d entries, %.1f MB of journals in %.1f MB, %.1f MB/s\n",
-		exportFlags.out, stats.Sessions, stats.Entries, float64(stats.Bytes)/1e6, float64(stats.Written)/1e6, float64(stats.Bytes)/1e6/max(el, 1e-3))
+	fmt.Fprintf(g.stdout, "wrote %s: %d sessions, %d entries, %s of journals in %s, %.1f MB/s\n",
+		exportFlags.out, stats.Sessions, stats.Entries, size(stats.Bytes), size(stats.Written), float64(stats.Bytes)/1e6/max(el, 1e-3))
 }
 
 // exportArchiveRemote writes the archive the running server streams

@@ -162,6 +162,20 @@ func kibFromEnv(name string, def int) (int, error) {
 	return kb << 10, nil
 }
 
+// size writes a byte count for people: bytes, KB, MB or GB (powers of
+// 1000, as the rates beside them), with one decimal past a thousand.
+func size(b int64) string {
+	switch {
+	case b < 1000:
+		return fmt.Sprintf("%d bytes", b)
+	case b < 1e6:
+		return fmt.Sprintf("%.1f KB", float64(b)/1e3)
+	case b < 1e9:
+		return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+	}
+	return fmt.Sprintf("%.2f GB", float64(b)/1e9)
+}
+
 // heapLimit is the Go heap the process tries to stay under unless
 // GOMEMLIMIT says otherwise: a backstop for large imports, where Bleve
 // holds batches' analysed terms. A lower limit (512 MiB) cut the peak RSS

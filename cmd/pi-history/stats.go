@@ -58,9 +58,9 @@ func printStats(w io.Writer, st service.Stats) {
 	if st.IndexLag > 0 {
 		health = fmt.Sprintf("%d entries behind (catching up)", st.IndexLag)
 	}
-	fmt.Fprintf(w, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %.1f MB in %d files (%d lines skipped)\nstore:       %.1f MB\nindex:       %.1f MB, %s (through seq %d of %d)\n",
-		st.DataDir, st.Sessions, st.Entries, st.Searchable, float64(st.Bytes)/1e6, st.Files, st.SkippedLines,
-		float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6, health, st.IndexedThrough, st.LastSeq)
+	fmt.Fprintf(w, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %s in %d files (%d lines skipped)\nstore:       %s\nindex:       %s, %s (through seq %d of %d)\n",
+		st.DataDir, st.Sessions, st.Entries, st.Searchable, size(st.Bytes), st.Files, st.SkippedLines,
+		size(st.StoreBytes), size(st.IndexBytes), health, st.IndexedThrough, st.LastSeq)
 	if st.IndexOutdated {
 		fmt.Fprintf(w, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it with half the postings (smaller, faster to build)\n", st.IndexFormat)
 	}
