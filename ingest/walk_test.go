@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,4 +73,73 @@ func TestWalkFollowsLinkedDirectories(t *testing.T) {
 	}
 	appendLine(t, filepath.Join(root, "proj-b", "b.jsonl"), userLine("wb2", "wb1", "appended through the link"))
 	waitStored(t, st, "wb", "wb2", 10*time.Second)
+}
+
+// TestWalkKeepsADirectorysOwnName: a directory found under its own name
+// and through a link that sorts before it is walked under its own name.
+func TestWalkKeepsADirectorysOwnName(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "--z--"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "--z--", "s.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "--z--"), filepath.Join(root, "--a--")); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	Walk(root, func(p string, d fs.DirEntry) error {
+		rel, _ := filepath.Rel(root, p)
+		got = append(got, rel)
+		return nil
+	})
+	if want := []string{"--z--", filepath.Join("--z--", "s.jsonl")}; !slices.Equal(got, want) {
+		t.Errorf("walked %q, want %q", got, want)
+	}
+}
+
+// TestWatcherIgnoresASecondNameForAWatchedDirectory: a link made, while
+// the watcher runs, to a project directory it watches is not watched, and
+// the project's journal is not read under the link's name (it was, on
+// every append).
+func TestWatcherIgnoresASecondNameForAWatchedDirectory(t *testing.T) {
+	st := openStore(t)
+	root := t.TempDir()
+	journal := filepath.Join(root, "--p--", "s.jsonl")
+	os.MkdirAll(filepath.Dir(journal), 0o755)
+	appendLine(t, journal, header("s"))
+	appendLine(t, journal, userLine("s1", "", "hello"))
+	w := startWatcher(t, st, root)
+	waitStored(t, st, "s", "s1", 10*time.Second)
+	for _, link := range []string{filepath.Join(root, "--a-link--"), filepath.Join(root, "--p--", "self")} {
+		if err := os.Symlink(filepath.Join(root, "--p--"), link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An append after the links, then a rescan, then another append: by
+	// then the links' events have been handled.
+	appendLine(t, journal, userLine("s2", "s1", "after the link"))
+	waitStored(t, st, "s", "s2", 10*time.Second)
+	before := w.Status().LastRescan
+	w.Rescan()
+	for deadline := time.Now().Add(10 * time.Second); w.Status().LastRescan.Equal(before); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the rescan did not run")
+		}
+	}
+	appendLine(t, journal, userLine("s3", "s2", "after the rescan"))
+	waitStored(t, st, "s", "s3", 10*time.Second)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for d := range w.watched {
+		if strings.Contains(d, "link") || strings.HasSuffix(d, "self") {
+			t.Errorf("watching %s, a second name for %s", d, filepath.Dir(journal))
+		}
+	}
+	for p := range w.files {
+		if p != journal {
+			t.Errorf("read %s, the journal %s under a second name", p, journal)
+		}
+	}
 }

@@ -108,6 +108,7 @@ type Watcher struct {
 	mu       sync.Mutex
 	fsw      *fsnotify.Watcher
 	watched  map[string]bool
+	byID     map[dirID]string // watched directories by identity: a second name for one is not watched
 	files    map[string]*fileSched
 	seen     map[string]fileSig // size and mtime at the last read
 	running  bool
@@ -155,7 +156,7 @@ func NewWatcher(st *store.Store, dirs []string, o WatchOptions) *Watcher {
 	}
 	return &Watcher{serial: o.Serial, dirs: clean, o: o, log: o.Log,
 		live: make(chan string, 1024), bulk: make(chan string, 64),
-		watched: map[string]bool{}, files: map[string]*fileSched{}, seen: map[string]fileSig{},
+		watched: map[string]bool{}, byID: map[dirID]string{}, files: map[string]*fileSched{}, seen: map[string]fileSig{},
 		rescanC: make(chan struct{}, 1)}
 }
 
@@ -294,6 +295,11 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 					delete(w.watched, d)
 				}
 			}
+			for id, d := range w.byID {
+				if d == p || strings.HasPrefix(d, p+string(filepath.Separator)) {
+					delete(w.byID, id)
+				}
+			}
 		}
 		w.mu.Unlock()
 	}
@@ -354,16 +360,62 @@ func (w *Watcher) addWatch(dir string) bool {
 		return false
 	}
 	w.watched[dir] = true
+	if info, err := os.Stat(dir); err == nil {
+		if id, ok := idOf(info); ok {
+			w.byID[id] = dir
+		}
+	}
 	return true
+}
+
+// elsewhere reports whether dir is a directory the watcher already watches
+// under another name: a link made to a project directory (or to the
+// sessions directory) while it runs. Walked, its journals would be read a
+// second time, under a second name, on every append. Walk keeps one name
+// within a walk; this keeps the first name across walks and events. A
+// recorded name that is gone, or that is now another directory (its inode
+// reused), no longer counts.
+func (w *Watcher) elsewhere(dir string) bool {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	id, ok := idOf(info)
+	if !ok {
+		return false
+	}
+	w.mu.Lock()
+	other, known := w.byID[id]
+	w.mu.Unlock()
+	if !known || other == dir {
+		return false
+	}
+	if oi, err := os.Stat(other); err == nil {
+		if oid, ok := idOf(oi); ok && oid == id {
+			return true
+		}
+	}
+	w.mu.Lock()
+	if w.byID[id] == other {
+		delete(w.byID, id)
+	}
+	w.mu.Unlock()
+	return false
 }
 
 // addTree watches dir and every directory below it, returning the journals
 // found (they may have been written before the watch existed).
 func (w *Watcher) addTree(dir string) []string {
+	if w.elsewhere(dir) {
+		return nil
+	}
 	var files []string
 	w.addWatch(dir)
 	Walk(dir, func(p string, d fs.DirEntry) error {
 		if d.IsDir() {
+			if w.elsewhere(p) {
+				return fs.SkipDir
+			}
 			w.addWatch(p)
 			return nil
 		}
