@@ -24,6 +24,7 @@ const (
 	defaultPage   = 100
 	maxPage       = 500
 	maxRawBytes   = 4 << 20 // an entry's original line is sent whole up to this size
+	pageBytes     = 8 << 20 // a page stops short of its limit once its lines reach this (always one entry)
 	omittedText   = 20000   // characters of searchable text sent instead of a larger line
 	summaryChars  = 600     // characters of a window's opening summary in the window list
 	branchSummary = 600     // characters of a branch summary in the branch tree
@@ -150,8 +151,14 @@ func holding(t *store.SessionTree, id string) string {
 
 // entries serves a page of one window of a branch. Parameters: leaf (default
 // the current one), window (default the last), from and limit (a page by
-// position in the window), or entry (the page around that entry, with
-// before= entries ahead of it; leaf then defaults to a branch holding it).
+// position in the window), to and limit (the page that ends just before
+// position to: what "Load earlier" asks for), or entry (the page around
+// that entry, with before= entries ahead of it; leaf then defaults to a
+// branch holding it). A page holds fewer than limit entries when their
+// lines reach pageBytes: a window of screenshots (a few MB of base64
+// each) would otherwise make the server build, and the page read, answers
+// of hundreds of megabytes. The answer's from and its items say what it
+// holds.
 func (u *ui) entries(w http.ResponseWriter, r *http.Request) {
 	resp, err := u.entriesPage(r)
 	if err != nil {
@@ -162,7 +169,7 @@ func (u *ui) entries(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
-	if err := onlyParams(r, "limit", "from", "window", "before", "leaf", "entry"); err != nil {
+	if err := onlyParams(r, "limit", "from", "to", "window", "before", "leaf", "entry"); err != nil {
 		return nil, err
 	}
 	q := r.URL.Query()
@@ -182,6 +189,13 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 	before, err := intParam(r, "before", 5, 0, maxPage)
 	if err != nil {
 		return nil, err
+	}
+	to, err := intParam(r, "to", -1, 0, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	if to >= 0 && (q.Has("from") || q.Has("entry")) {
+		return nil, bad("to: give either from, to or entry, not two of them")
 	}
 	st := u.o.Store
 	lastSeq := st.LastSeq()
@@ -223,10 +237,11 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 	if len(ws) == 0 {
 		return resp, nil
 	}
+	focusAt := -1
 	if focus != "" {
 		pos := bv.pos[focus]
 		wn = bv.windowOf[pos]
-		from = max(0, pos-ws[wn-1].Start-before)
+		focusAt = pos - ws[wn-1].Start
 		resp.Focus = focus
 	} else if wn == 0 {
 		wn = len(ws)
@@ -236,9 +251,25 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 	}
 	win := ws[wn-1]
 	ents := path[win.Start:win.End]
-	resp.Window, resp.Total, resp.From = wn, len(ents), min(from, len(ents))
+	size := func(i int) int64 {
+		if m := t.MetaOf(ents[i].ID); m != nil && m.RawLen <= maxRawBytes {
+			return int64(m.RawLen)
+		}
+		return 4 * omittedText // the text sent instead, at most
+	}
+	var end int
+	switch {
+	case focusAt >= 0:
+		resp.From, end = pageAround(focusAt, before, limit, len(ents), size)
+	case to >= 0:
+		resp.From, end = pageBefore(min(to, len(ents)), limit, size)
+	default:
+		resp.From = min(from, len(ents))
+		_, end = pageAround(resp.From, 0, limit, len(ents), size)
+	}
+	resp.Window, resp.Total = wn, len(ents)
 	labels := bv.labels
-	for i := resp.From; i < len(ents) && i < resp.From+limit; i++ {
+	for i := resp.From; i < end; i++ {
 		m := t.MetaOf(ents[i].ID)
 		if m == nil {
 			continue
@@ -263,6 +294,43 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 		resp.Items = append(resp.Items, it)
 	}
 	return resp, nil
+}
+
+// pageAround chooses the page [first, last) of a window of n entries that
+// holds entry at (when at < n) and up to before entries ahead of it, then
+// what follows, at most limit entries in all, and stops adding entries
+// once their lines (size) would pass pageBytes; at itself is always in.
+func pageAround(at, before, limit, n int, size func(int) int64) (first, last int) {
+	if at >= n {
+		return n, n
+	}
+	first, last = at, at+1
+	used := size(at)
+	for first > 0 && at-first < before && last-first < limit && used+size(first-1) <= pageBytes {
+		first--
+		used += size(first)
+	}
+	for last < n && last-first < limit && used+size(last) <= pageBytes {
+		used += size(last)
+		last++
+	}
+	return first, last
+}
+
+// pageBefore chooses the page [first, to) of at most limit entries that
+// ends just before to, by the same budget as pageAround (the entry before
+// to is always in).
+func pageBefore(to, limit int, size func(int) int64) (first, last int) {
+	if to == 0 {
+		return 0, 0
+	}
+	first = to - 1
+	used := size(first)
+	for first > 0 && to-first < limit && used+size(first-1) <= pageBytes {
+		first--
+		used += size(first)
+	}
+	return first, to
 }
 
 // branchView is what every page of one branch needs, computed once per

@@ -379,6 +379,15 @@ func TestEntries(t *testing.T) {
 	if p1.Total != p2.Total || p1.Total < 10 || p1.Items[0].Entry != "m0000001" || p2.Items[0].Index != 5 || p2.Items[0].Entry == p1.Items[4].Entry {
 		t.Fatalf("pages: %+v / %+v", p1.Items, p2.Items)
 	}
+	// The page that ends before an index ("Load earlier").
+	var pb EntriesResponse
+	f.get(t, "/ui/data/sessions/"+shopID+"/entries?window=1&limit=3&to=5", &pb)
+	if pb.From != 2 || len(pb.Items) != 3 || pb.Items[0].Entry != p1.Items[2].Entry || pb.Items[2].Entry != p1.Items[4].Entry {
+		t.Fatalf("page before 5: from %d items %+v", pb.From, pb.Items)
+	}
+	if rec := f.get(t, "/ui/data/sessions/"+shopID+"/entries?window=1&to=5&from=1", nil); rec.Code != 400 {
+		t.Errorf("to with from: %d, want 400", rec.Code)
+	}
 	// An entry on the side branch: its branch, its window, neighbours before it.
 	var fe EntriesResponse
 	f.get(t, "/ui/data/sessions/"+shopID+"/entries?entry=u0000005&before=2", &fe)
@@ -503,4 +512,40 @@ func TestEventsOnCommit(t *testing.T) {
 	}
 	resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
+}
+
+// TestPagesStopShortOfLargeLines: a page whose lines would pass pageBytes
+// holds fewer entries than its limit, always at least one, the entry asked
+// for included; the next page (from, or to for the one before) carries on
+// where it stopped.
+func TestPagesStopShortOfLargeLines(t *testing.T) {
+	mb := int64(1 << 20)
+	sizes := []int64{3 * mb, 3 * mb, 3 * mb, 100, 100, 9 * mb, 100, 2 * mb}
+	size := func(i int) int64 { return sizes[i] }
+	n := len(sizes)
+	for _, c := range []struct {
+		name                string
+		at, before, limit   int
+		wantFirst, wantLast int
+	}{
+		{"from the start: two lines of 3 MB, not a third", 0, 0, 100, 0, 2},
+		{"the limit comes first", 3, 0, 2, 3, 5},
+		{"small lines, then one over the budget alone", 3, 0, 100, 3, 5},
+		{"a line over the budget is a page of its own", 5, 0, 100, 5, 6},
+		{"after it, the rest", 6, 0, 100, 6, 8},
+		{"the entry asked for, and what fits before it", 4, 5, 100, 1, 5},
+		{"past the end", 8, 0, 100, 8, 8},
+	} {
+		first, last := pageAround(c.at, c.before, c.limit, n, size)
+		if first != c.wantFirst || last != c.wantLast {
+			t.Errorf("%s: pageAround(%d, before %d, limit %d) = [%d, %d), want [%d, %d)", c.name, c.at, c.before, c.limit, first, last, c.wantFirst, c.wantLast)
+		}
+	}
+	for _, c := range []struct {
+		to, limit, wantFirst int
+	}{{8, 100, 6}, {6, 100, 5}, {5, 100, 1}, {5, 1, 4}, {2, 100, 0}, {0, 100, 0}} {
+		if first, last := pageBefore(c.to, c.limit, size); first != c.wantFirst || last != c.to {
+			t.Errorf("pageBefore(%d, limit %d) = [%d, %d), want [%d, %d)", c.to, c.limit, first, last, c.wantFirst, c.to)
+		}
+	}
 }

@@ -450,10 +450,11 @@ async function loadMore(view, ws) {
 async function loadEarlier(view, ws) {
   if (ws.loadingTop || ws.from <= 0) return ws.loadingTop;
   const gen = ws.gen;
-  const from = Math.max(0, ws.from - PAGE);
   const run = (async () => {
     try {
-      const p = await fetchPage(view, { window: ws.n, from, limit: ws.from - from });
+      // The page that ends where the window's shown entries begin (the
+      // server may send fewer than PAGE when their lines are large).
+      const p = await fetchPage(view, { window: ws.n, to: ws.from, limit: PAGE });
       if (S.cur === view && ws.gen === gen && p.window === ws.n) renderPage(view, p, 'prepend');
     } catch (err) {
       if (S.cur === view && ws.gen === gen) loadFailed(ws, err, ws.topBtn);
