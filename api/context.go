@@ -152,13 +152,51 @@ type RevisionsResponse struct {
 
 // NoteOpRequest is POST /v1/sessions/{id}/notes: one named-note change.
 type NoteOpRequest struct {
-	Leaf    string `json:"leaf,omitempty"`
-	Op      string `json:"op"`                // write, append, delete, copy
-	Name    string `json:"name,omitempty"`    // the note (copy: the new name, "" keeps the source's)
-	Content string `json:"content,omitempty"` // write
-	Text    string `json:"text,omitempty"`    // append
-	Ref     string `json:"ref,omitempty"`     // copy: context:<session>:<entry>
-	Scope   string `json:"scope,omitempty"`   // copy: where ref may point: branch (default) or lineage
+	Leaf    string  `json:"leaf,omitempty"`
+	Op      string  `json:"op"`                // write, append, delete, copy
+	Name    string  `json:"name,omitempty"`    // the note (copy: the new name, "" keeps the source's)
+	Content *string `json:"content,omitempty"` // write: the whole note (required; "" empties it)
+	Text    *string `json:"text,omitempty"`    // append: what to add (required)
+	Ref     string  `json:"ref,omitempty"`     // copy: context:<session>:<entry>
+	Scope   string  `json:"scope,omitempty"`   // copy: where ref may point: branch (default) or lineage
+}
+
+// check refuses a change missing the field its op needs, or carrying one
+// that belongs to another op. A write without content used to save an empty
+// note: a model that put its text in "text" (append's field) erased the
+// note and was told it was saved.
+func (in *NoteOpRequest) check() error {
+	fields := []struct {
+		name    string
+		present bool
+		ops     []string // the ops it belongs to
+	}{
+		{"content", in.Content != nil, []string{notebook.OpWrite}},
+		{"text", in.Text != nil, []string{notebook.OpAppend}},
+		{"ref", in.Ref != "", []string{notebook.OpCopy}},
+		{"scope", in.Scope != "", []string{notebook.OpCopy}},
+	}
+	known := false
+	for _, f := range fields {
+		for _, op := range f.ops {
+			known = known || op == in.Op
+		}
+	}
+	if !known && in.Op != notebook.OpDelete {
+		return badParam("op", "op must be one of write, append, delete, copy; not %q", in.Op)
+	}
+	for _, f := range fields {
+		if f.present && !slices.Contains(f.ops, in.Op) {
+			return badParam(f.name, "%s belongs to op %s, not %s: nothing was changed", f.name, strings.Join(f.ops, " or "), in.Op)
+		}
+	}
+	needs := map[string]string{"content": `the note's text in full; "" empties it`, "text": "the text to add", "ref": "context:<session>:<entry>"}
+	for _, f := range fields {
+		if !f.present && slices.Contains(f.ops, in.Op) && needs[f.name] != "" {
+			return badParam(f.name, "op %s needs %s (%s); nothing was changed", in.Op, f.name, needs[f.name])
+		}
+	}
+	return nil
 }
 
 // NoteOpResponse is a validated named-note change. Append is absent when
@@ -753,6 +791,10 @@ func (c *ContextRoutes) postNote(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
+	if err := in.check(); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	scope := in.Scope
 	if in.Op == notebook.OpCopy && scope == "" {
 		scope = "lineage"
@@ -766,9 +808,9 @@ func (c *ContextRoutes) postNote(w http.ResponseWriter, r *http.Request) {
 	var rec *notebook.NoteRecord
 	switch in.Op {
 	case notebook.OpWrite:
-		res, rec, err = notebook.WriteNote(bs[0], in.Name, in.Content)
+		res, rec, err = notebook.WriteNote(bs[0], in.Name, *in.Content)
 	case notebook.OpAppend:
-		res, rec, err = notebook.AppendNote(bs[0], in.Name, in.Text)
+		res, rec, err = notebook.AppendNote(bs[0], in.Name, *in.Text)
 	case notebook.OpDelete:
 		res, rec, err = notebook.DeleteNote(bs[0], in.Name)
 	case notebook.OpCopy:

@@ -258,14 +258,14 @@ func TestContextNamedNotes(t *testing.T) {
 	f.assistant("ok", 10)
 
 	var op NoteOpResponse
-	f.must("POST", sp+"/notes", NoteOpRequest{Op: "write", Name: "plan", Content: "step one"}, &op)
+	f.must("POST", sp+"/notes", NoteOpRequest{Op: "write", Name: "plan", Content: ptr("step one")}, &op)
 	if op.Append == nil || op.Append.CustomType != notebook.NoteType || !op.Result.Saved {
 		t.Fatalf("write: %+v", op)
 	}
 	f.custom(op.Append.CustomType, op.Append.Data)
-	f.must("POST", sp+"/notes", NoteOpRequest{Op: "append", Name: "plan", Text: "step two"}, &op)
+	f.must("POST", sp+"/notes", NoteOpRequest{Op: "append", Name: "plan", Text: ptr("step two")}, &op)
 	f.custom(op.Append.CustomType, op.Append.Data)
-	f.must("POST", sp+"/notes", NoteOpRequest{Op: "append", Name: "plan", Text: ""}, &op)
+	f.must("POST", sp+"/notes", NoteOpRequest{Op: "append", Name: "plan", Text: ptr("")}, &op)
 	if op.Append != nil || !op.Result.Unchanged {
 		t.Fatalf("empty append: %+v", op)
 	}
@@ -303,13 +303,45 @@ func TestContextNamedNotes(t *testing.T) {
 	if code, _ := f.do("POST", sp+"/notes", NoteOpRequest{Op: "frob", Name: "x"}, nil); code != http.StatusBadRequest {
 		t.Fatalf("bad op: %d", code)
 	}
-	if code, _ := f.do("POST", sp+"/notes", NoteOpRequest{Op: "write", Name: "big", Content: strings.Repeat("y", 64001)}, nil); code != http.StatusRequestEntityTooLarge {
+	if code, _ := f.do("POST", sp+"/notes", NoteOpRequest{Op: "write", Name: "big", Content: ptr(strings.Repeat("y", 64001))}, nil); code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized note: %d", code)
 	}
 	if code, _ := f.do("GET", sp+"/notes?scope=everything", nil, nil); code != http.StatusBadRequest {
 		t.Fatalf("bad scope: %d", code)
 	}
+	// A change missing its op's field, or carrying another op's, is
+	// refused and changes nothing: a write whose text came as "text"
+	// used to empty the note and say it was saved.
+	for _, c := range []struct {
+		body  string
+		param string
+	}{
+		{`{"op":"write","name":"plan2","text":"more"}`, "text"},
+		{`{"op":"write","name":"plan2"}`, "content"},
+		{`{"op":"append","name":"plan2","content":"x"}`, "content"},
+		{`{"op":"append","name":"plan2"}`, "text"},
+		{`{"op":"delete","name":"plan2","content":"x"}`, "content"},
+		{`{"op":"delete","name":"plan2","scope":"lineage"}`, "scope"},
+		{`{"op":"copy","name":"plan3"}`, "ref"},
+		{`{"op":"copy","ref":"` + list.Notes[0].Ref + `","text":"x"}`, "text"},
+	} {
+		code, body := f.do("POST", sp+"/notes", c.body, nil)
+		if code != http.StatusBadRequest || !strings.Contains(string(body), `"param":"`+c.param+`"`) {
+			t.Errorf("%s: %d %s; want 400 naming %s", c.body, code, body, c.param)
+		}
+	}
+	f.must("GET", sp+"/notes/read?name=plan2", nil, &nt)
+	if nt.Content != "step one\nstep two" {
+		t.Errorf("plan2 after refused changes: %q", nt.Content)
+	}
+	// An explicit empty content still empties a note.
+	f.must("POST", sp+"/notes", NoteOpRequest{Op: "write", Name: "plan2", Content: ptr("")}, &op)
+	if !op.Result.Saved {
+		t.Errorf("write of \"\": %+v", op)
+	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // longSession builds a session whose early part can leave the window:
 // big user/assistant exchanges, then a notebook reviewed through the last
