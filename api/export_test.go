@@ -36,6 +36,16 @@ func TestExportRoute(t *testing.T) {
 		}
 	})
 
+	t.Run("an id escaped more than Go escapes it", func(t *testing.T) {
+		// encodeURIComponent (the web UI's export links) escapes characters
+		// Go leaves; chi then routes on the raw path.
+		h := h.on(t)
+		w := h.do(req{Path: "/v1/sessions/%73%31/export"})
+		if w.Code != 200 || !bytes.Equal(w.Body.Bytes(), journal) {
+			t.Errorf("export of s1 escaped as %%73%%31: status %d: %.200s", w.Code, w.Body)
+		}
+	})
+
 	t.Run("a branch is the header and the path from the root", func(t *testing.T) {
 		h := h.on(t)
 		w := h.do(req{Path: "/v1/sessions/s1/export?format=jsonl&leaf=m3&inline=1"})

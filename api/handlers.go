@@ -692,6 +692,8 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	// A large session over a slow link can take longer than the default
 	// write timeout; allow a generous but bounded time for the stream.
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(exportWriteTimeout))
+	// The export reads the id as a path value: give it decoded.
+	r.SetPathValue("id", pathParam(r, "id"))
 	s.export(w, r)
 }
 
