@@ -9,7 +9,8 @@ import (
 // mdRenderer writes a Markdown transcript: the session as a title and a
 // short list of facts, each context window as a "##" section, each entry as
 // a "###" heading with its time and id. Prose (user and assistant text,
-// summaries, notebook sections) is written as is; tool arguments, tool
+// summaries, notebook sections) is written as is, but for what it leaves
+// open (see prose); tool arguments, tool
 // output and shell output go in fenced code blocks whose fences are longer
 // than any backtick run inside them.
 type mdRenderer struct {
@@ -91,7 +92,7 @@ func (r *mdRenderer) item(it *item) error {
 func (r *mdRenderer) part(p part, indent string) {
 	switch p.Kind {
 	case "text":
-		r.printf("\n%s\n", strings.TrimRight(p.Text, "\n"))
+		r.printf("\n%s\n", prose(p.Text))
 	case "thinking":
 		r.printf("\n%s\n", quote("*Thinking:* "+strings.TrimRight(p.Text, "\n")))
 	case "summary":
@@ -101,7 +102,7 @@ func (r *mdRenderer) part(p part, indent string) {
 	case "image":
 		r.printf("\n*[image: %s]*\n", mdEscapeInline(p.Text))
 	case "section":
-		r.printf("\n#### %s\n\n%s\n", oneLine(p.Label), strings.TrimRight(p.Text, "\n"))
+		r.printf("\n#### %s\n\n%s\n", oneLine(p.Label), prose(p.Text))
 	case "code":
 		label := ""
 		switch {
@@ -190,6 +191,103 @@ func mdEscapeInline(s string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// prose returns text, written as Markdown, so that nothing it opens runs
+// on into the rest of the transcript: an answer cut off inside a code block
+// ("```go\nfunc main() {", as aborted replies end) would turn every later
+// entry into code, and an unclosed "<!--" would hide them. A fence left open
+// is closed after the text; a line that would open an HTML block that the
+// text never closes gets its "<" escaped (shown as is). Trailing newlines
+// go.
+func prose(text string) string {
+	text = strings.TrimRight(text, "\n")
+	lines := strings.Split(text, "\n")
+	var open string // the fence of an open code block
+	at := 0         // where line i starts in text
+	lower := asciiLower(text)
+	last := map[string]int{} // where each block's end last occurs in text
+	for i, l := range lines {
+		start := at
+		at += len(l) + 1
+		t := strings.TrimLeft(l, " ")
+		if len(l)-len(t) > 3 {
+			continue // indented code, or inside a block
+		}
+		if open != "" {
+			if strings.HasPrefix(t, open) && strings.Trim(t, open[:1]+" \t") == "" {
+				open = ""
+			}
+			continue
+		}
+		if f := fenceOf(t); f != "" {
+			open = f
+			continue
+		}
+		if end, ok := htmlBlockEnd(t); ok {
+			if _, ok := last[end]; !ok {
+				last[end] = strings.LastIndex(lower, end)
+			}
+			if last[end] < start {
+				lines[i] = l[:len(l)-len(t)] + "\\" + t
+			}
+		}
+	}
+	out := strings.Join(lines, "\n")
+	if open != "" {
+		out += "\n" + open
+	}
+	return out
+}
+
+// fenceOf is the fence a line opens a code block with (three or more
+// backticks or tildes), or "".
+func fenceOf(t string) string {
+	for _, c := range "`~" {
+		n := len(t) - len(strings.TrimLeft(t, string(c)))
+		if n >= 3 {
+			if c == '`' && strings.Contains(t[n:], "`") {
+				return "" // a backtick fence's info string holds none
+			}
+			return t[:n]
+		}
+	}
+	return ""
+}
+
+// htmlBlockEnd reports whether a line opens one of CommonMark's HTML blocks
+// that run until a given text (a comment until "-->", a <script> until
+// "</script>", ...), and that text, in lower case.
+func htmlBlockEnd(t string) (string, bool) {
+	lower := asciiLower(t)
+	for _, tag := range []string{"script", "pre", "style", "textarea"} {
+		if strings.HasPrefix(lower, "<"+tag) && (len(lower) == len(tag)+1 || strings.ContainsRune(" \t>", rune(lower[len(tag)+1]))) {
+			return "</" + tag + ">", true
+		}
+	}
+	switch {
+	case strings.HasPrefix(t, "<!--"):
+		return "-->", true
+	case strings.HasPrefix(t, "<?"):
+		return "?>", true
+	case strings.HasPrefix(t, "<![CDATA["):
+		return "]]>", true
+	case len(t) > 2 && strings.HasPrefix(t, "<!") && t[2] >= 'A' && t[2] <= 'Z', len(t) > 2 && strings.HasPrefix(t, "<!") && t[2] >= 'a' && t[2] <= 'z':
+		return ">", true
+	}
+	return "", false
+}
+
+// asciiLower lowers A-Z only, so that offsets stay those of s (HTML's tag
+// names are ASCII; strings.ToLower may change a string's length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func quote(s string) string {
