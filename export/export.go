@@ -96,6 +96,7 @@ type Export struct {
 	tree    *store.SessionTree // nil for a whole-session jsonl export
 	path    []*journal.Entry   // branch or window entries, root first (nil: whole session)
 	windows []int              // window number of each path entry
+	leaf    string             // the branch's leaf (a window's last entry may come before it)
 }
 
 // New validates a session export. Errors for an unknown session, leaf or
@@ -133,6 +134,7 @@ func newExport(src source, sid string, o Options) (*Export, error) {
 	} else if x.tree.Get(leaf) == nil {
 		return nil, fmt.Errorf("entry %q is not in session %q: %w", leaf, info.ID, store.ErrNotFound)
 	}
+	x.leaf = leaf
 	if leaf != "" {
 		if x.path, err = x.tree.Path(leaf); err != nil {
 			return nil, fmt.Errorf("%v: %w", err, store.ErrNotFound)

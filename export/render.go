@@ -73,17 +73,28 @@ type windowHead struct {
 	Branch   string // for other branches: their leaf
 	BranchAt string // for other branches: the entry they branch off after ("" for a separate root)
 	First    bool   // the first window of an other-branch section
+	// Continued is set when the window began on the branch above (an other
+	// branch's section starts where it leaves that branch, mid-window);
+	// Kind and By then say how it began there.
+	Continued bool
 }
 
 // Label describes how a window started.
 func (w windowHead) Label() string {
+	l := "session start"
 	switch w.Kind {
 	case "compaction":
-		return "after compaction"
+		l = "after compaction"
 	case "hook":
-		return "after a new context (compaction by an extension)"
+		l = "after a new context (compaction by an extension)"
 	}
-	return "session start"
+	if w.Continued {
+		if w.Kind != "compaction" && w.Kind != "hook" {
+			l = "at " + l
+		}
+		return "continues a window of the branch above, begun " + l
+	}
+	return l
 }
 
 type renderer interface {
@@ -100,6 +111,11 @@ type section struct {
 	leaf     string
 	branchAt string
 	other    bool
+	// opener began the window of entries[0] when that lies on the branch
+	// above (nil for session start); continued says entries[0] does not
+	// begin its window.
+	opener    *journal.Entry
+	continued bool
 }
 
 func (x *Export) render(w *bufio.Writer) error {
@@ -126,7 +142,7 @@ func (x *Export) render(w *bufio.Writer) error {
 		h.Branches = len(secs) - 1
 		switch {
 		case x.Opts.Window > 0:
-			h.Scope = fmt.Sprintf("window %d of the branch ending at %s", x.Opts.Window, main.leaf)
+			h.Scope = fmt.Sprintf("window %d of the branch ending at %s", x.Opts.Window, x.leaf)
 		case x.Opts.Leaf != "":
 			h.Scope = "the branch ending at " + main.leaf
 		default:
@@ -184,6 +200,14 @@ func (x *Export) sections() ([]section, error) {
 		if k > 0 {
 			s.branchAt = p[k-1].ID
 		}
+		for _, w := range journal.Windows(p) {
+			if w.Start < k && k < w.End {
+				s.continued = true
+				if w.CompactionID != "" {
+					s.opener = x.tree.Get(w.CompactionID)
+				}
+			}
+		}
 		for _, e := range s.entries {
 			shown[e.ID] = true
 		}
@@ -208,9 +232,13 @@ func (x *Export) renderSection(r renderer, s section) error {
 		if s.windows[i] != cur {
 			cur = s.windows[i]
 			wh := &windowHead{N: cur, Started: displayTime(e.Timestamp), Kind: "start", First: i == 0}
-			if e.Type == "compaction" {
-				wh.Kind, wh.By = "compaction", e.ID
-				if e.FromHook {
+			opener := e
+			if i == 0 && s.continued {
+				wh.Continued, opener = true, s.opener
+			}
+			if opener != nil && opener.Type == "compaction" {
+				wh.Kind, wh.By = "compaction", opener.ID
+				if opener.FromHook {
 					wh.Kind = "hook"
 				}
 			}
