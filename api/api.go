@@ -190,7 +190,7 @@ func (s *Server) routes() chi.Router {
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
-	r.Get("/healthz", s.handleHealth)
+	r.Get("/healthz", s.h(s.handleHealth))
 	r.With(s.auth.Middleware).Get("/metrics", s.metrics.handler.ServeHTTP)
 
 	r.Route("/v1", func(r chi.Router) {

@@ -126,6 +126,18 @@ func TestHealthzNeedsNoToken(t *testing.T) {
 	}
 	// The Host check still applies.
 	h.problem(h.do(req{Path: "/healthz", NoAuth: true, Header: map[string]string{"Host": "evil.example:7314"}}), 403, "Host")
+	// A challenge is answered with the proof that the server holds the
+	// token, computed without it being sent.
+	c := strings.Repeat("ab", client.ChallengeBytes)
+	h.ok(h.do(req{Path: "/healthz?challenge=" + c, NoAuth: true}), &hl)
+	if hl.Proof != client.Proof(h.token, c) || hl.Proof == client.Proof("other", c) {
+		t.Errorf("proof %q for challenge %s", hl.Proof, c)
+	}
+	for _, q := range []string{"challenge=abc", "challenge=" + strings.Repeat("AB", 16), "challenge=" + strings.Repeat("ab", 65), "challenge=" + c + "&challenge=" + c, "x=1"} {
+		if w := h.do(req{Path: "/healthz?" + q, NoAuth: true}); w.Code != 400 {
+			t.Errorf("/healthz?%s: %d, want 400", q, w.Code)
+		}
+	}
 }
 
 func TestAuthentication(t *testing.T) {

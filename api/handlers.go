@@ -24,8 +24,23 @@ import (
 	"github.com/pi-history/pi-history/store"
 )
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, client.Health{Status: "ok"})
+// handleHealth answers without a token; given ?challenge=C (see
+// client.Proof) it also shows that it holds the token, so that a client
+// sends its token only to this server.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	q := newQuery(r)
+	c := q.str("challenge")
+	if err := q.done(); err != nil {
+		return err
+	}
+	h := client.Health{Status: "ok"}
+	if c != "" {
+		if !client.ValidChallenge(c) {
+			return badParam("challenge", "challenge must be %d to 64 bytes in lower-case hex", client.ChallengeBytes)
+		}
+		h.Proof = client.Proof(s.o.Token, c)
+	}
+	return writeJSON(w, h)
 }
 
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {

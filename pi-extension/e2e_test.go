@@ -10,10 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +46,7 @@ func TestExtensionEndToEnd(t *testing.T) {
 		serve    bool // start the service before the script
 		env      []string
 		autoKill bool // the script's extension starts the service itself
+		impostor bool // server.json names a program that does not hold the token
 	}{
 		{name: "long-session", script: "test/long-session.mjs", serve: true},
 		{name: "new-context", script: "test/new-context.mjs", serve: true},
@@ -52,6 +55,9 @@ func TestExtensionEndToEnd(t *testing.T) {
 		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
+		// server.json left by a service killed without warning names a
+		// port another program now answers on: it gets no token, no entry.
+		{name: "service-down", label: "service-down/impostor", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}, impostor: true},
 		{name: "cli", script: "test/cli.mjs", serve: true},
 		// The extension starts the service on first use (the real pi command).
 		{name: "cli", label: "cli/autostart", script: "test/cli.mjs", env: []string{"PI_HISTORY_BIN=" + bin}, autoKill: true},
@@ -75,6 +81,19 @@ func TestExtensionEndToEnd(t *testing.T) {
 			}
 			if sc.serve {
 				startServe(t, bin, data, sessions)
+			}
+			var heard []string // what the impostor was sent
+			var heardMu sync.Mutex
+			if sc.impostor {
+				imp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					heardMu.Lock()
+					heard = append(heard, r.Method+" "+r.URL.Path+" auth="+r.Header.Get("Authorization"))
+					heardMu.Unlock()
+					w.Write([]byte(`{"status":"ok"}`))
+				}))
+				defer imp.Close()
+				os.WriteFile(filepath.Join(data, "server.json"), []byte(`{"url":"`+imp.URL+`","pid":1}`), 0o600)
+				os.WriteFile(filepath.Join(data, "api-token"), []byte(strings.Repeat("7", 64)), 0o600)
 			}
 			if sc.autoKill {
 				t.Cleanup(func() { stopRecorded(t, data) })
@@ -100,6 +119,16 @@ func TestExtensionEndToEnd(t *testing.T) {
 			t.Logf("%s took %v", sc.script, time.Since(start).Round(time.Millisecond))
 			if err != nil || !strings.Contains(out.String(), sc.name+": ok") {
 				t.Fatalf("%s: %v\n%s", sc.script, err, out.String())
+			}
+			heardMu.Lock()
+			defer heardMu.Unlock()
+			for _, h := range heard {
+				if !strings.HasPrefix(h, "GET /healthz auth=") || !strings.HasSuffix(h, "auth=") {
+					t.Errorf("the impostor was sent %q; want health checks without the token only", h)
+				}
+			}
+			if sc.impostor && len(heard) == 0 {
+				t.Error("the impostor was never asked: the test proves nothing")
 			}
 		})
 	}

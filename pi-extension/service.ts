@@ -9,6 +9,7 @@
 // to start it; the extension then leaves Pi alone.
 
 import { spawn } from "node:child_process";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -87,6 +88,7 @@ export class Service {
 	private downUntil = 0;
 	private started = false;
 	private lastProblem = "";
+	private refused = ""; // why the program at the recorded address was not trusted
 
 	constructor(opts: ServiceOptions) {
 		this.opts = opts;
@@ -97,7 +99,8 @@ export class Service {
 		const o = this.opts;
 		const how = `start it with \`${o.bin} serve --data ${o.dataDir}\``;
 		let why: string;
-		if (o.url) why = ` (PI_HISTORY_URL is ${o.url}, so it is not started automatically)`;
+		if (this.refused) why = ` (${this.refused})`;
+		else if (o.url) why = ` (PI_HISTORY_URL is ${o.url}, so it is not started automatically)`;
 		else if (!o.autostart) why = " (automatic start is off: PI_HISTORY_AUTOSTART=0)";
 		else if (this.lastProblem) why = ` (automatic start did not work: ${this.lastProblem}; set PI_HISTORY_BIN to the binary's path if it is not on PATH)`;
 		else if (this.started) why = ` (this Pi started it earlier and it has stopped since; see ${join(o.dataDir, "serve.log")})`;
@@ -144,11 +147,25 @@ export class Service {
 		}
 	}
 
-	private async healthy(url: string): Promise<boolean> {
+	// healthy reports whether the service at url answers and holds token,
+	// without sending it: server.json outlives a service killed without
+	// warning, and another local user's program may then answer on its port.
+	// It must answer the challenge with HMAC-SHA256(token, "pi-history
+	// healthz " + challenge), which only a holder of the token can compute.
+	private async healthy(url: string, token: string): Promise<boolean> {
 		try {
-			const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
-			await r.arrayBuffer();
-			return r.ok;
+			const challenge = randomBytes(16).toString("hex");
+			const r = await fetch(`${url}/healthz?challenge=${challenge}`, { signal: AbortSignal.timeout(2000) });
+			const h: any = r.ok ? await r.json() : (await r.arrayBuffer(), undefined);
+			if (!h) return false;
+			this.refused = "";
+			const want = createHmac("sha256", token).update(`pi-history healthz ${challenge}`).digest("hex");
+			const got = typeof h.proof === "string" ? Buffer.from(h.proof) : Buffer.alloc(0);
+			if (got.length !== want.length || !timingSafeEqual(got, Buffer.from(want))) {
+				this.refused = `the program answering at ${url} did not prove that it holds the API token in ${this.opts.dataDir}, so the token was not sent to it (a service that stopped without cleaning up leaves server.json behind, and another program may now use its port)`;
+				return false;
+			}
+			return true;
 		} catch {
 			return false;
 		}
@@ -156,7 +173,7 @@ export class Service {
 
 	private async connect(): Promise<boolean> {
 		let s = this.readServer();
-		if (s && (await this.healthy(s.url))) {
+		if (s && (await this.healthy(s.url, s.token))) {
 			this.base = s.url;
 			this.token = s.token;
 			return true;
@@ -168,7 +185,7 @@ export class Service {
 				while (Date.now() < deadline) {
 					await sleep(100);
 					s = this.readServer();
-					if (s && (await this.healthy(s.url))) {
+					if (s && (await this.healthy(s.url, s.token))) {
 						this.base = s.url;
 						this.token = s.token;
 						return true;

@@ -41,17 +41,24 @@ const (
 // ErrNoServer says no server is recorded in the data directory.
 var ErrNoServer = errors.New("no running server recorded")
 
-// Client talks to one server. It is safe for concurrent use.
+// ErrNotOurServer says the program at the recorded address did not prove
+// that it holds the data directory's token (see Proof).
+var ErrNotOurServer = errors.New("not this data directory's server")
+
+// Client talks to one server. It is safe for concurrent use. Before it
+// first sends its token, it checks that the server holds the same one (see
+// Proof).
 type Client struct {
-	base  string // without trailing slash
-	token string
-	hc    *http.Client
+	base   string // without trailing slash
+	token  string
+	hc     *http.Client
+	proven *proven
 }
 
 // New returns a client for the server at baseURL (http://host:port) that
 // authenticates with token.
 func New(baseURL, token string) *Client {
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: &http.Client{
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, proven: &proven{}, hc: &http.Client{
 		Transport: &http.Transport{
 			Proxy:               nil, // never send the token through a proxy
 			MaxIdleConnsPerHost: 64,
@@ -160,7 +167,10 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
-	if c.token != "" {
+	if c.token != "" && path != "/healthz" {
+		if err := c.prove(ctx); err != nil {
+			return nil, err
+		}
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.hc.Do(req)
@@ -186,8 +196,12 @@ func problemOf(resp *http.Response) *Error {
 
 func seg(s string) string { return url.PathEscape(s) }
 
-// Health checks that the server answers (no token needed).
+// Health checks that the server answers and, for a client with a token,
+// that it holds the same token (the token itself is not sent).
 func (c *Client) Health(ctx context.Context) error {
+	if c.token != "" {
+		return c.prove(ctx)
+	}
 	var h Health
 	return c.do(ctx, http.MethodGet, "/healthz", nil, nil, &h)
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -68,7 +69,7 @@ func TestImportWithProgressReadsTheStream(t *testing.T) {
 {"progr`, 1, 0, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := httptest.NewServer(proving("tok", func(w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("Accept") != ImportStreamType {
 					t.Errorf("Accept %q", r.Header.Get("Accept"))
 				}
@@ -101,5 +102,81 @@ func TestImportWithProgressReadsTheStream(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// proving serves h, but answers a health challenge as a server holding
+// token does.
+func proving(token string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			json.NewEncoder(w).Encode(Health{Status: "ok", Proof: Proof(token, r.URL.Query().Get("challenge"))})
+			return
+		}
+		h(w, r)
+	})
+}
+
+// TestTheTokenGoesOnlyToAServerHoldingIt: a program answering at the
+// recorded address (say on the port of a server killed with kill -9) that
+// cannot answer the health challenge never receives the token.
+func TestTheTokenGoesOnlyToAServerHoldingIt(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		health string // what the impostor's /healthz answers
+	}{
+		{"a bare health answer", `{"status":"ok"}`},
+		{"a proof made with another token", ""},
+		{"not JSON", "ok"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sawToken atomic.Bool
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "" {
+					sawToken.Store(true)
+				}
+				if r.URL.Path == "/healthz" && c.health == "" {
+					json.NewEncoder(w).Encode(Health{Status: "ok", Proof: Proof("another-token", r.URL.Query().Get("challenge"))})
+					return
+				}
+				w.Write([]byte(c.health))
+			}))
+			defer srv.Close()
+			cl := New(srv.URL, "the-real-token")
+			if err := cl.Health(context.Background()); !errors.Is(err, ErrNotOurServer) {
+				t.Errorf("Health: %v, want ErrNotOurServer", err)
+			}
+			if _, err := cl.Stats(context.Background()); !errors.Is(err, ErrNotOurServer) {
+				t.Errorf("Stats: %v, want ErrNotOurServer", err)
+			}
+			if sawToken.Load() {
+				t.Error("the impostor received the token")
+			}
+		})
+	}
+	// A server that holds the token is asked once, then trusted.
+	var challenges atomic.Int32
+	real := proving("tok", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		json.NewEncoder(w).Encode(service.Stats{})
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			challenges.Add(1)
+		}
+		real.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cl := New(srv.URL, "tok")
+	for range 3 {
+		if _, err := cl.Stats(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := challenges.Load(); n != 1 {
+		t.Errorf("%d health challenges for three calls; want 1", n)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -135,7 +136,11 @@ func TestExportThroughTheServerFailingMidway(t *testing.T) {
 	}
 	defer lock.Release()
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"status":"ok"}`)) })
+	token := strings.Repeat("t", 64)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		// A stand-in that holds the token, as the real server does.
+		json.NewEncoder(w).Encode(client.Health{Status: "ok", Proof: client.Proof(token, r.URL.Query().Get("challenge"))})
+	})
 	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"summary":{"id":"s1"}}`))
 	})
@@ -162,7 +167,7 @@ func TestExportThroughTheServerFailingMidway(t *testing.T) {
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	api.WriteServerInfo(e.data, client.ServerInfo{Addr: "127.0.0.1:" + port, PID: 1, URL: srv.URL})
-	os.WriteFile(filepath.Join(e.data, client.TokenFile), []byte(strings.Repeat("t", 64)), 0o600)
+	os.WriteFile(filepath.Join(e.data, client.TokenFile), []byte(token), 0o600)
 
 	out := filepath.Join(t.TempDir(), "s1.jsonl")
 	_, stderr, code := e.cli("export", "s1", "-o", out)
