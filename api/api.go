@@ -296,6 +296,18 @@ func (jb *jsonBuf) release() {
 	jsonBufs.Put(jb)
 }
 
+// entryNavigation reports whether r is a browser opening the web UI's page
+// or its login link from elsewhere (a link in another site, the page
+// 'pi-history open' writes to a file): a top-level GET of "/" or of
+// /ui/login. Neither answers with data: "/" is the app's shell, whose own
+// requests are same-origin, and a login code is good only if this server
+// issued it (to a holder of the token), so another site cannot log a
+// browser in to anything.
+func entryNavigation(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Mode") == "navigate" &&
+		r.Header.Get("Sec-Fetch-Dest") == "document" && (r.URL.Path == "/" || r.URL.Path == "/ui/login")
+}
+
 // guard enforces the Host, Sec-Fetch-Site and Origin rules on every route.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -304,7 +316,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				"Host %q does not name this server; use %s (requests for other names are refused to defeat DNS rebinding; see serve --allow-host)", r.Host, URLFor(s.o.Addr)).p)
 			return
 		}
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && !entryNavigation(r) {
 			writeProblem(w, &forbidden(ProblemForbiddenOrigin, "Sec-Fetch-Site", "cross-site requests are refused").p)
 			return
 		}

@@ -189,6 +189,35 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// TestEntryNavigationsOnly: from another site (a link, or the file page
+// 'pi-history open' writes) a browser may open the web UI's page and its
+// login link, as top-level navigations; nothing else.
+func TestEntryNavigationsOnly(t *testing.T) {
+	nav := map[string]string{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+	for _, c := range []struct {
+		method, path string
+		hdr          map[string]string
+		want         bool
+	}{
+		{"GET", "/", nav, true},
+		{"GET", "/ui/login?code=x", nav, true},
+		{"POST", "/ui/login", nav, false},
+		{"GET", "/ui/data/sessions", nav, false},
+		{"GET", "/v1/stats", nav, false},
+		{"GET", "/", map[string]string{"Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, false},
+		{"GET", "/", map[string]string{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}, false},
+		{"GET", "/", nil, false},
+	} {
+		r := httptest.NewRequest(c.method, c.path, nil)
+		for k, v := range c.hdr {
+			r.Header.Set(k, v)
+		}
+		if got := entryNavigation(r); got != c.want {
+			t.Errorf("%s %s %v: %v, want %v", c.method, c.path, c.hdr, got, c.want)
+		}
+	}
+}
+
 func TestHostAndOriginChecks(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.AllowedHosts = []string{"devbox.lan"} })
 	before, n := h.svc.Store.LastSeq(), 1
@@ -209,6 +238,7 @@ func TestHostAndOriginChecks(t *testing.T) {
 		{"ipv6 loopback", req{Path: "/v1/stats", Header: map[string]string{"Host": "[::1]:7314"}}, 200, ""},
 		{"allowed extra host", req{Path: "/v1/stats", Header: map[string]string{"Host": "devbox.lan:7314"}}, 200, ""},
 		{"cross-site fetch", req{Path: "/v1/stats", Header: map[string]string{"Sec-Fetch-Site": "cross-site"}}, 403, "Sec-Fetch-Site"},
+		{"cross-site navigation to data", req{Path: "/v1/stats", Header: map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}}, 403, "Sec-Fetch-Site"},
 		{"foreign Origin on a write", push(map[string]string{"Origin": "http://evil.example"}), 403, "Origin"},
 		{"null Origin on a write", push(map[string]string{"Origin": "null"}), 403, "Origin"},
 		{"other localhost port on a write", push(map[string]string{"Origin": "http://127.0.0.1:8080"}), 403, "Origin"},

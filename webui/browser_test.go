@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/go-chi/chi/v5"
 
@@ -325,6 +327,23 @@ func TestBrowser(t *testing.T) {
 		e.run(t, "project filter", setInput(`#fproject`, "blog"),
 			waitJS(`document.querySelectorAll('tr.srow').length === 1 && document.querySelector('tr.srow').dataset.session === '`+blogID+`'`))
 		pwnedCheck(t)
+	})
+
+	t.Run("login through the page 'pi-history open' gives the browser", func(t *testing.T) {
+		// The browser is handed a file that forwards to the login URL (the
+		// URL itself on a command line could be read by other users). The
+		// navigation from a file page must still log in.
+		page, err := WriteLoginPage(t.TempDir(), LoginURL(e.base, e.logins.NewCode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Call(e.ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+			t.Fatal(err)
+		}
+		e.run(t, "open the page", chromedp.Navigate("file://"+page), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
+		if loc := e.str(t, `location.origin + location.pathname + location.search`); loc != e.base+"/" {
+			t.Errorf("after login the page is at %q", loc)
+		}
 	})
 
 	t.Run("open a session", func(t *testing.T) {

@@ -5,8 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +76,43 @@ func (l *Logins) NewCode() string {
 // base URL (http://127.0.0.1:7314).
 func LoginURL(base, code string) string {
 	return strings.TrimRight(base, "/") + "/ui/login?code=" + url.QueryEscape(code)
+}
+
+// LoginPageFile is the page, in the data directory, that takes a browser
+// to a login URL (see WriteLoginPage).
+const LoginPageFile = "open-login.html"
+
+// WriteLoginPage writes (0600) a page into dataDir that forwards a browser
+// to the login URL u, and returns its path. 'pi-history open' gives the
+// browser that path, not u: a command line (the opener's, the browser's)
+// can be read by every user of the machine (/proc/PID/cmdline, ps), and the
+// code in u logs in whoever uses it first. The code works once, so the page
+// is harmless once used; the next one is written over it.
+func WriteLoginPage(dataDir, u string) (string, error) {
+	p := filepath.Join(dataDir, LoginPageFile)
+	tmp, err := os.CreateTemp(dataDir, ".open-login-*.html") // 0600
+	if err != nil {
+		return "", err
+	}
+	e := html.EscapeString(u)
+	_, err = fmt.Fprintf(tmp, `<!doctype html>
+<meta charset="utf-8">
+<meta name="referrer" content="no-referrer">
+<meta http-equiv="refresh" content="0;url=%s">
+<title>pi-history: logging in</title>
+<p><a href="%s">Log in to pi-history</a></p>
+`, e, e)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return p, nil
 }
 
 // redeem consumes code and returns a new session cookie value.

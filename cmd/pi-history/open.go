@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-
 	"os/exec"
 	"runtime"
 	"time"
@@ -25,7 +24,12 @@ func init() {
 		help: `Asks the running 'pi-history serve' (found through <data>/server.json, with
 the token in <data>/api-token) for a one-time login code, prints the login
 URL and opens it in your browser (xdg-open, or open on macOS) when stdout
-is a terminal. The link logs the browser in once, within 10 minutes, and
+is a terminal. The browser is handed a private page in the data directory
+(open-login.html, readable by you only) that forwards to the URL, not the
+URL itself: other users of the machine can read a program's command line.
+(A browser confined so that it cannot read the data directory, as a snap
+package may be, shows an error instead: paste the printed URL into it.)
+The link logs the browser in once, within 10 minutes, and
 sets a session cookie good for 30 days; a restarted server forgets it and
 you run 'pi-history open' again. Anyone who gets the link before you use
 it can log in as you: do not paste it anywhere shared.
@@ -84,7 +88,16 @@ func runOpen(g *globals, args []string) error {
 		fmt.Fprintln(g.stderr, "no xdg-open or open found: open the URL above in a browser (good once, for 10 minutes)")
 		return nil
 	}
-	return startBrowser(g.stderr, opener, u)
+	dir, err := g.dataDir()
+	if err != nil {
+		return err
+	}
+	page, err := webui.WriteLoginPage(dir, u)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "cannot write the login page for the browser (%v): open the URL above in a browser\n", err)
+		return nil
+	}
+	return startBrowser(g.stderr, opener, "file://"+page)
 }
 
 // startBrowser runs opener on u without waiting for the browser.

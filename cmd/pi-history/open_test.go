@@ -11,6 +11,7 @@ import (
 
 	"github.com/pi-history/pi-history/api"
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/webui"
 )
 
 func TestOpenPrintsALoginURLThatLogsIn(t *testing.T) {
@@ -75,8 +76,20 @@ func TestOpenStartsTheBrowserOnATerminal(t *testing.T) {
 	for {
 		b, err := os.ReadFile(got)
 		if err == nil {
-			if string(b) != out {
-				t.Fatalf("the browser got %q, the terminal shows %q", b, out)
+			// The browser gets a private page that forwards to the URL,
+			// not the URL: another user can read a command line, and
+			// the code in it logs in whoever uses it first.
+			page := filepath.Join(e.data, webui.LoginPageFile)
+			if string(b) != "file://"+page || strings.Contains(string(b), "code=") {
+				t.Fatalf("the browser got %q; want file://%s", b, page)
+			}
+			info, err := os.Stat(page)
+			if err != nil || info.Mode().Perm() != 0o600 {
+				t.Fatalf("login page: %v, mode %v; want 0600", err, info.Mode())
+			}
+			html, _ := os.ReadFile(page)
+			if !strings.Contains(string(html), `content="0;url=`+out+`"`) || !strings.Contains(string(html), `href="`+out+`"`) {
+				t.Fatalf("the login page does not forward to %s:\n%s", out, html)
 			}
 			break
 		}
