@@ -191,7 +191,7 @@ func main() {
 		ordered = storeOrder(svc, sessions)
 	}
 	fmt.Printf("\nrg: ripgrep stopped at 50 lines in whatever order its parallel walk finds them; rg in order: ripgrep reaching\n" +
-		"the same first page, the oldest 50 matches (one file at a time, in the store's order; in branch scope, the session's\n"+
+		"the same first page, the oldest 50 matches (one file at a time, in the store's order; in branch scope, the session's\n" +
 		"file alone); counts: rg -c over every file\n")
 	fmt.Printf("\n%-58s %9s %9s %9s %9s %11s %9s %9s\n", "query", "p50 ms", "p99 ms", "rg p50", "rg/ours", "in order", "rg/ours", "hits p50")
 	pick := func(name string) bool { return strings.Contains(name, *only) }
