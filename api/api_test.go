@@ -166,6 +166,12 @@ func TestAuthentication(t *testing.T) {
 			Header: map[string]string{"Cookie": CookieName + "=good-cookie"}}, cookieOK, 403, "Origin"},
 		{"cookie POST same-origin", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, NoAuth: true,
 			Header: map[string]string{"Cookie": CookieName + "=good-cookie", "Origin": "http://" + testAddr, "Sec-Fetch-Site": "same-origin"}}, cookieOK, 200, ""},
+		// The web UI's download links carry the page's key in the query;
+		// the validator checks it and the route never sees it.
+		{"cookie with the page's key in a download link", req{Path: "/v1/sessions/s1/export?format=jsonl&" + UIKeyParam + "=k", NoAuth: true,
+			Header: map[string]string{"Cookie": CookieName + "=good-cookie"}}, func(r *http.Request, v string) bool {
+			return v == "good-cookie" && r.URL.Query().Get(UIKeyParam) == "k"
+		}, 200, ""},
 		{"cookie from another port of localhost", req{Path: "/v1/stats", NoAuth: true,
 			Header: map[string]string{"Cookie": CookieName + "=good-cookie", "Sec-Fetch-Site": "same-site"}}, cookieOK, 403, "Sec-Fetch-Site"},
 	}

@@ -23,6 +23,11 @@ import (
 // the bearer token when a CookieValidator is installed.
 const CookieName = "pi_history_session"
 
+// UIKeyParam is the query parameter that may carry the web UI page's key
+// beside its cookie (it equals webui.KeyParam; the cookie validator checks
+// it).
+const UIKeyParam = "key"
+
 // LoadOrCreateToken returns the API token kept in <dataDir>/api-token,
 // creating it (32 random bytes, hex, mode 0600) when absent. A token file
 // readable by others is made private again and reported by fixedMode.
@@ -151,6 +156,13 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			if unsafeMethod(r.Method) && r.Header.Get("Origin") == "" {
 				writeProblem(w, &forbidden(ProblemForbiddenOrigin, "Origin", "a cookie-authenticated %s must carry a same-origin Origin header", r.Method).p)
 				return
+			}
+			// The page's key may come as a query parameter (a download
+			// link); the validator has checked it, and the routes, which
+			// refuse parameters they do not know, must not see it.
+			if q := r.URL.Query(); q.Has(UIKeyParam) {
+				q.Del(UIKeyParam)
+				r.URL.RawQuery = q.Encode()
 			}
 			next.ServeHTTP(w, r)
 			return

@@ -341,8 +341,11 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.run(t, "open the page", chromedp.Navigate("file://"+page), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
-		if loc := e.str(t, `location.origin + location.pathname + location.search`); loc != e.base+"/" {
-			t.Errorf("after login the page is at %q", loc)
+		if loc := e.str(t, `location.origin + location.pathname + location.search + location.hash`); loc != e.base+"/#/" {
+			t.Errorf("after login the page is at %q (the key must leave the address bar)", loc)
+		}
+		if n := e.str(t, `String((localStorage.getItem('pi-history-key') || '').length)`); n != "43" {
+			t.Errorf("the page keeps a key of %s characters; want the session's 43", n)
 		}
 	})
 

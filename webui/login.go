@@ -3,6 +3,7 @@ package webui
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -26,20 +27,42 @@ const (
 	maxCodes   = 64                  // outstanding codes kept; the oldest goes first
 )
 
-// Logins issues one-time login codes and the session cookies they are
+// Logins issues one-time login codes and the browser sessions they are
 // exchanged for. Both live in memory only: a restarted server forgets every
-// code and cookie, and 'pi-history open' logs in again. It is safe for
+// code and session, and 'pi-history open' logs in again. It is safe for
 // concurrent use.
+//
+// A session is two secrets: the cookie, and a key the page keeps in its
+// localStorage and sends with every request (header KeyHeader, or for a
+// plain GET such as a download link or the event stream, query parameter
+// KeyParam). The cookie alone is not enough: a browser sends the cookies of
+// 127.0.0.1 to every port of it, so a page served by any other program on
+// the machine (another user's, say) would get it with its own requests.
+// localStorage belongs to one origin, port included, and the key reaches
+// the page in a URL fragment, which the browser sends to no server.
 type Logins struct {
 	mu       sync.Mutex
-	codes    map[[32]byte]time.Time // sha256(code) → expiry
-	sessions map[[32]byte]time.Time // sha256(cookie value) → expiry
+	codes    map[[32]byte]time.Time  // sha256(code) → expiry
+	sessions map[[32]byte]loginState // sha256(cookie value) → its session
 	now      func() time.Time
 }
 
+// loginState is one browser session.
+type loginState struct {
+	exp time.Time
+	key [32]byte // sha256 of the page's key
+}
+
+// The page's key travels in this header, or in this query parameter of a
+// GET (see Logins).
+const (
+	KeyHeader = "X-Pi-History-Key"
+	KeyParam  = "key"
+)
+
 // NewLogins returns an empty set of codes and sessions.
 func NewLogins() *Logins {
-	return &Logins{codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}, now: time.Now}
+	return &Logins{codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]loginState{}, now: time.Now}
 }
 
 func randomToken() string {
@@ -115,28 +138,30 @@ func WriteLoginPage(dataDir, u string) (string, error) {
 	return p, nil
 }
 
-// redeem consumes code and returns a new session cookie value.
-func (l *Logins) redeem(code string) (string, bool) {
+// redeem consumes code and returns a new session: its cookie value and
+// the page's key.
+func (l *Logins) redeem(code string) (cookie, key string, ok bool) {
 	if code == "" || len(code) > 200 {
-		return "", false
+		return "", "", false
 	}
 	k := sha256.Sum256([]byte(code))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	exp, ok := l.codes[k]
+	exp, found := l.codes[k]
 	delete(l.codes, k) // single use, even when expired
-	if !ok || !now.Before(exp) {
-		return "", false
+	if !found || !now.Before(exp) {
+		return "", "", false
 	}
-	return l.newSessionLocked(now), true
+	cookie, key = l.newSessionLocked(now)
+	return cookie, key, true
 }
 
-func (l *Logins) newSessionLocked(now time.Time) string {
+func (l *Logins) newSessionLocked(now time.Time) (cookie, key string) {
 	l.gcLocked(now)
-	v := randomToken()
-	l.sessions[sha256.Sum256([]byte(v))] = now.Add(SessionTTL)
-	return v
+	cookie, key = randomToken(), randomToken()
+	l.sessions[sha256.Sum256([]byte(cookie))] = loginState{exp: now.Add(SessionTTL), key: sha256.Sum256([]byte(key))}
+	return cookie, key
 }
 
 func (l *Logins) gcLocked(now time.Time) {
@@ -145,28 +170,46 @@ func (l *Logins) gcLocked(now time.Time) {
 			delete(l.codes, k)
 		}
 	}
-	for k, exp := range l.sessions {
-		if !now.Before(exp) {
+	for k, st := range l.sessions {
+		if !now.Before(st.exp) {
 			delete(l.sessions, k)
 		}
 	}
 }
 
-// ValidCookieValue reports whether value is a live session cookie. Its
-// signature is api.CookieValidator's: install it with
+// ValidCookieValue reports whether value is a live session cookie and r
+// carries that session's key (see Logins). Its signature is
+// api.CookieValidator's: install it with
 // Authenticator.SetCookieValidator(logins.ValidCookieValue).
-func (l *Logins) ValidCookieValue(_ *http.Request, value string) bool {
-	if value == "" || len(value) > 200 {
+func (l *Logins) ValidCookieValue(r *http.Request, value string) bool {
+	if value == "" || len(value) > 200 || r == nil {
 		return false
 	}
-	k := sha256.Sum256([]byte(value))
+	key := r.Header.Get(KeyHeader)
+	if key == "" && r.Method == http.MethodGet {
+		key = r.URL.Query().Get(KeyParam)
+	}
+	if key == "" || len(key) > 200 {
+		return false
+	}
+	k, kk := sha256.Sum256([]byte(value)), sha256.Sum256([]byte(key))
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	exp, ok := l.sessions[k]
-	return ok && l.now().Before(exp)
+	st, ok := l.sessions[k]
+	return ok && l.now().Before(st.exp) && subtle.ConstantTimeCompare(st.key[:], kk[:]) == 1
 }
 
-// ValidCookie reports whether r carries a live session cookie.
+// DropKeyParam removes the key from r's query once it has been checked, so
+// that the handlers, which refuse parameters they do not know, never see it.
+func DropKeyParam(r *http.Request) {
+	q := r.URL.Query()
+	if q.Has(KeyParam) {
+		q.Del(KeyParam)
+		r.URL.RawQuery = q.Encode()
+	}
+}
+
+// ValidCookie reports whether r carries a live session cookie and its key.
 func (l *Logins) ValidCookie(r *http.Request) bool {
 	c, err := r.Cookie(CookieName)
 	return err == nil && l.ValidCookieValue(r, c.Value)
@@ -208,7 +251,7 @@ func (u *ui) setSessionCookie(w http.ResponseWriter, value string) {
 // changes anything, and all it changes is the cookie.
 func (u *ui) loginCode(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	v, ok := u.o.Logins.redeem(r.URL.Query().Get("code"))
+	v, key, ok := u.o.Logins.redeem(r.URL.Query().Get("code"))
 	if !ok {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusForbidden)
@@ -216,8 +259,15 @@ func (u *ui) loginCode(w http.ResponseWriter, r *http.Request) {
 			"Run 'pi-history open' for a new one.\n"))
 		return
 	}
-	u.setSessionCookie(w, v)
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	u.loggedIn(w, r, v, key)
+}
+
+// loggedIn sets the session cookie and sends the browser to the page with
+// the session's key in the URL's fragment, which no request carries: the
+// page moves it to its localStorage and out of the address bar.
+func (u *ui) loggedIn(w http.ResponseWriter, r *http.Request, cookie, key string) {
+	u.setSessionCookie(w, cookie)
+	http.Redirect(w, r, "/#"+KeyParam+"="+key, http.StatusSeeOther)
 }
 
 // sameOrigin reports whether a state-changing request comes from this
@@ -246,10 +296,9 @@ func (u *ui) loginToken(w http.ResponseWriter, r *http.Request) {
 	}
 	l := u.o.Logins
 	l.mu.Lock()
-	v := l.newSessionLocked(l.now())
+	v, key := l.newSessionLocked(l.now())
 	l.mu.Unlock()
-	u.setSessionCookie(w, v)
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	u.loggedIn(w, r, v, key)
 }
 
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) {

@@ -15,9 +15,10 @@
 //	GET  /ui/data/sessions/{id}/notebook  the notebook of a branch, its revision timeline and its named notes
 //
 // Everything under /ui/ except the login exchange requires the session
-// cookie (see Logins). The page itself reads sessions, session summaries and
-// search results from the JSON API under /v1, authenticated by the same
-// cookie: the API installs Logins.ValidCookieValue as its cookie validator.
+// cookie and the page's key (see Logins). The page itself reads sessions,
+// session summaries and search results from the JSON API under /v1,
+// authenticated the same way: the API installs Logins.ValidCookieValue as
+// its cookie validator.
 //
 // Session content is hostile text. The page builds every node with
 // textContent (never innerHTML), shows images only from data: URLs with an
@@ -193,6 +194,7 @@ func (u *ui) authed(fn http.HandlerFunc) http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "log in first: open the URL 'pi-history serve' printed, or run 'pi-history open'")
 			return
 		}
+		DropKeyParam(r)
 		fn(w, r)
 	})
 }

@@ -59,29 +59,41 @@ type fixture struct {
 	logins *Logins
 	h      http.Handler
 	cookie *http.Cookie
+	key    string // the page's key (see Logins)
 }
 
 func newFixture(t *testing.T, journals ...string) *fixture {
 	t.Helper()
 	f := &fixture{st: openStore(t, journals...), logins: NewLogins()}
 	f.h = Handler(Options{Store: f.st, Logins: f.logins, ValidToken: func(s string) bool { return s == "sekrit-token" }})
-	f.cookie = f.login(t)
+	f.cookie, f.key = f.login(t)
 	return f
 }
 
-func (f *fixture) login(t *testing.T) *http.Cookie {
+func (f *fixture) login(t *testing.T) (*http.Cookie, string) {
 	t.Helper()
 	rec := f.do(httptest.NewRequest("GET", "/ui/login?code="+url.QueryEscape(f.logins.NewCode()), nil))
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("login: status %d: %s", rec.Code, rec.Body)
 	}
+	key, ok := strings.CutPrefix(rec.Header().Get("Location"), "/#"+KeyParam+"=")
+	if !ok || len(key) < 40 {
+		t.Fatalf("login sent the browser to %q, not to the page with its key", rec.Header().Get("Location"))
+	}
 	for _, c := range rec.Result().Cookies() {
 		if c.Name == CookieName {
-			return c
+			return c, key
 		}
 	}
 	t.Fatal("login set no cookie")
-	return nil
+	return nil, ""
+}
+
+// authed gives r the session: its cookie and its key.
+func (f *fixture) authed(r *http.Request) *http.Request {
+	r.AddCookie(f.cookie)
+	r.Header.Set(KeyHeader, f.key)
+	return r
 }
 
 func (f *fixture) do(r *http.Request) *httptest.ResponseRecorder {
@@ -92,9 +104,7 @@ func (f *fixture) do(r *http.Request) *httptest.ResponseRecorder {
 
 func (f *fixture) get(t *testing.T, path string, out any) *httptest.ResponseRecorder {
 	t.Helper()
-	r := httptest.NewRequest("GET", path, nil)
-	r.AddCookie(f.cookie)
-	rec := f.do(r)
+	rec := f.do(f.authed(httptest.NewRequest("GET", path, nil)))
 	if out != nil {
 		if rec.Code != 200 {
 			t.Fatalf("GET %s: status %d: %s", path, rec.Code, rec.Body)
@@ -218,8 +228,9 @@ func TestLoginCode(t *testing.T) {
 		t.Fatal("two codes are equal")
 	}
 	rec := get("/ui/login?code=" + url.QueryEscape(code))
-	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/" {
-		t.Fatalf("login: status %d, location %q", rec.Code, rec.Header().Get("Location"))
+	key, hasKey := strings.CutPrefix(rec.Header().Get("Location"), "/#key=")
+	if rec.Code != http.StatusSeeOther || !hasKey || len(key) < 40 {
+		t.Fatalf("login: status %d, location %q; want the page with the session's key in the fragment", rec.Code, rec.Header().Get("Location"))
 	}
 	if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("login Cache-Control %q", cc)
@@ -234,15 +245,43 @@ func TestLoginCode(t *testing.T) {
 		t.Errorf("Set-Cookie %q names a domain", sc)
 	}
 	c := rec.Result().Cookies()[0]
-	r := httptest.NewRequest("GET", "/", nil)
-	r.AddCookie(c)
-	if !l.ValidCookie(r) || !l.ValidCookieValue(r, c.Value) {
-		t.Fatal("the cookie just issued is not valid")
+	with := func(method, cookie, header, query string) *http.Request {
+		r := httptest.NewRequest(method, "/x?"+url.Values{KeyParam: {query}}.Encode(), nil)
+		r.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
+		if header != "" {
+			r.Header.Set(KeyHeader, header)
+		}
+		return r
 	}
-	r2 := httptest.NewRequest("GET", "/", nil)
-	r2.AddCookie(&http.Cookie{Name: CookieName, Value: c.Value + "x"})
-	if l.ValidCookie(r2) || l.ValidCookie(httptest.NewRequest("GET", "/", nil)) {
-		t.Fatal("a wrong or missing cookie is valid")
+	r := with("GET", c.Value, key, "")
+	if !l.ValidCookie(r) || !l.ValidCookieValue(r, c.Value) {
+		t.Fatal("the cookie and key just issued are not valid")
+	}
+	for _, bad := range []struct {
+		name string
+		r    *http.Request
+	}{
+		{"a wrong cookie", with("GET", c.Value+"x", key, "")},
+		{"no cookie", httptest.NewRequest("GET", "/", nil)},
+		// The cookie alone: another program on 127.0.0.1 gets it from
+		// the browser, but not the key.
+		{"the cookie without the key", with("GET", c.Value, "", "")},
+		{"a wrong key", with("GET", c.Value, key+"x", "")},
+		{"the key in the query of a POST", with("POST", c.Value, "", key)},
+	} {
+		if l.ValidCookie(bad.r) {
+			t.Errorf("%s is valid", bad.name)
+		}
+	}
+	// A plain GET (a download link, the event stream) may carry the key in
+	// its query; it is dropped before the handlers see it.
+	q := with("GET", c.Value, "", key)
+	if !l.ValidCookie(q) {
+		t.Error("the key in a GET's query is not valid")
+	}
+	DropKeyParam(q)
+	if q.URL.RawQuery != "" {
+		t.Errorf("query after DropKeyParam: %q", q.URL.RawQuery)
 	}
 	// Single use.
 	if rec := get("/ui/login?code=" + url.QueryEscape(code)); rec.Code != http.StatusForbidden || rec.Header().Get("Set-Cookie") != "" {
@@ -322,7 +361,7 @@ func TestCodeHandlerAndTokenLogin(t *testing.T) {
 	if rec := f.do(r); rec.Code != http.StatusNoContent {
 		t.Errorf("logout: %d", rec.Code)
 	}
-	if f.logins.ValidCookieValue(nil, f.cookie.Value) {
+	if f.logins.ValidCookie(f.authed(httptest.NewRequest("GET", "/", nil))) {
 		t.Error("cookie valid after logout")
 	}
 }
@@ -340,6 +379,13 @@ func TestDataNeedsCookie(t *testing.T) {
 		if rec := f.do(r); rec.Code != http.StatusForbidden {
 			t.Errorf("%s cross-site: %d", p, rec.Code)
 		}
+	}
+	// The cookie without the page's key, as a page served by another
+	// program on 127.0.0.1 would get it from the browser, is refused.
+	r := httptest.NewRequest("GET", "/ui/data/sessions/"+shopID+"/entries", nil)
+	r.AddCookie(f.cookie)
+	if rec := f.do(r); rec.Code != http.StatusUnauthorized {
+		t.Errorf("the cookie without the key: %d, want 401", rec.Code)
 	}
 	if rec := f.get(t, "/ui/data/sessions/nope/entries", nil); rec.Code != 404 {
 		t.Errorf("unknown session: %d", rec.Code)
@@ -484,7 +530,8 @@ func TestEventsOnCommit(t *testing.T) {
 	f := newFixture(t, "shop.jsonl")
 	srv := httptest.NewServer(f.h)
 	defer srv.Close()
-	req, _ := http.NewRequest("GET", srv.URL+"/ui/events", nil)
+	// EventSource sends no header: the key comes in the query.
+	req, _ := http.NewRequest("GET", srv.URL+"/ui/events?key="+url.QueryEscape(f.key), nil)
 	req.AddCookie(f.cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

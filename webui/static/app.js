@@ -15,7 +15,28 @@ const S = {
   es: null,
   lastSeq: null, // the store's last sequence number as the events last told it
   nav: 0, // counts routes: a route's late answer is dropped once another has started
+  key: '', // the session's key (see takeKey)
 };
+
+// The session's key: a login sends the browser here with it in the URL's
+// fragment (which no request carries); it is kept in this origin's
+// localStorage and sent with every request beside the cookie. The cookie
+// alone is not enough: a browser sends it to every port of 127.0.0.1, so a
+// page served by any other program on the machine would get it, but
+// localStorage belongs to this origin, port included.
+const KEY_STORE = 'pi-history-key';
+function takeKey() {
+  const m = /^#key=([A-Za-z0-9_-]{20,200})$/.exec(location.hash);
+  if (m) {
+    try { localStorage.setItem(KEY_STORE, m[1]); } catch { /* storage off: this page only */ }
+    history.replaceState(null, '', location.pathname + location.search + '#/');
+    return m[1];
+  }
+  try { return localStorage.getItem(KEY_STORE) || ''; } catch { return ''; }
+}
+S.key = takeKey();
+// A login in another tab gives every tab the new key.
+window.addEventListener('storage', (e) => { if (e.key === KEY_STORE) S.key = e.newValue || ''; });
 
 // ---- routing -------------------------------------------------------------
 
@@ -66,7 +87,7 @@ class APIError extends Error {
 }
 
 async function api(path, opts = {}) {
-  const init = { credentials: 'same-origin', headers: { Accept: 'application/json' }, signal: opts.signal };
+  const init = { credentials: 'same-origin', headers: { Accept: 'application/json', 'X-Pi-History-Key': S.key }, signal: opts.signal };
   if (opts.body !== undefined) {
     init.method = 'POST';
     init.headers['Content-Type'] = 'application/json';
@@ -242,6 +263,7 @@ function exportLinks(id, leaf) {
   const mk = (fmt, withLeaf) => {
     const q = new URLSearchParams({ format: fmt });
     if (withLeaf && leaf) q.set('leaf', leaf);
+    q.set('key', S.key); // a download sends no header of ours
     return h('a', { class: 'btn', href: `/v1/sessions/${enc(id)}/export?${q}`, download: '', text: fmt });
   };
   return h('span', { class: 'exports' }, 'export session ', ['jsonl', 'md', 'html'].map((f) => mk(f, false)),
@@ -715,7 +737,7 @@ let pending = null;
 function connectEvents() {
   if (S.es || !S.loggedIn || document.hidden || !('EventSource' in window)) return;
   const live = document.getElementById('live');
-  const es = new EventSource('/ui/events');
+  const es = new EventSource('/ui/events?key=' + enc(S.key)); // EventSource sends no header of ours
   S.es = es;
   es.addEventListener('open', () => live.classList.add('on'));
   es.addEventListener('error', () => live.classList.remove('on'));
