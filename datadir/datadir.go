@@ -98,10 +98,26 @@ var ErrLocked = errors.New("data directory in use")
 
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// Acquire takes ownership of dir (created with mode 0700 if missing).
+// Acquire takes ownership of dir (created with mode 0700 if missing). The
+// directory holds the API token and every session: one that belongs to
+// another user is refused (whoever made it could have put a token of their
+// own there, or read what is written), and one that others may read or
+// enter is made private.
 func Acquire(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory %s: %w", dir, err)
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return nil, fmt.Errorf("data directory %s belongs to user %d, not to you (%d): whoever owns it can read the sessions and knows the API token; use a directory of your own (--data, PI_HISTORY_DATA)", dir, st.Uid, os.Getuid())
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("data directory %s can be read by others (mode %v) and cannot be made private: %w", dir, info.Mode().Perm(), err)
+		}
 	}
 	p := filepath.Join(dir, "owner.lock")
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)

@@ -34,6 +34,10 @@ func TestLedgerAppendRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Private: it names sessions.
+	if info, err := os.Stat(l.Path()); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("ledger file: %v, mode %v; want 0600", err, info.Mode().Perm())
+	}
 	// A torn line at the end is skipped, not fatal.
 	f, _ := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(`{"ts":"2026-11-01T10:00:00Z","kind":"ga`)
