@@ -117,8 +117,12 @@ func newExport(src source, sid string, o Options) (*Export, error) {
 		return nil, fmt.Errorf("%w: window %d: windows are numbered from 1", ErrInvalid, o.Window)
 	}
 	info, err := src.Session(sid)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("session %q: %w", sid, store.ErrNotFound)
+	}
+	if err != nil {
+		// A store that fails to read is not a missing session.
+		return nil, fmt.Errorf("session %q: %w", sid, err)
 	}
 	x := &Export{src: src, Info: info, Opts: o}
 	if o.Format == JSONL && o.Leaf == "" && o.Window == 0 {

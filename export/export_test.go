@@ -405,3 +405,19 @@ func TestMarkdownShape(t *testing.T) {
 		t.Error("the image is embedded; it must only be referenced")
 	}
 }
+
+// failingSource is a store that cannot read.
+type failingSource struct{ source }
+
+func (failingSource) Session(string) (*store.SessionInfo, error) {
+	return nil, errors.New("pebble: read failed: input/output error")
+}
+
+// TestAStoreThatFailsIsNotAMissingSession: a read error of the store is
+// reported as itself (a 500 over HTTP), not as "not found".
+func TestAStoreThatFailsIsNotAMissingSession(t *testing.T) {
+	_, err := newExport(failingSource{}, "s1", Options{})
+	if err == nil || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("err = %v; want the read error, not ErrNotFound", err)
+	}
+}
