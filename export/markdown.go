@@ -100,7 +100,7 @@ func (r *mdRenderer) part(p part, indent string) {
 	case "note":
 		r.printf("\n*%s*\n", mdEscapeInline(oneLine(p.Text)))
 	case "image":
-		r.printf("\n*[image: %s]*\n", mdEscapeInline(p.Text))
+		r.printf("\n*[image: %s]*\n", mdEscapeInline(oneLine(p.Text)))
 	case "section":
 		r.printf("\n#### %s\n\n%s\n", oneLine(p.Label), prose(p.Text))
 	case "code":

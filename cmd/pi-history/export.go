@@ -163,7 +163,7 @@ func runExport(g *globals, args []string) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stderr, "wrote %s (%s, %.1f KB)\n", f.out, format, float64(n)/1e3)
+	fmt.Fprintf(g.stderr, "wrote %s (%s, %s)\n", f.out, format, size(n))
 	return nil
 }
 
@@ -355,7 +355,7 @@ func exportRemote(g *globals, c *client.Client, arg string, format export.Format
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stderr, "wrote %s (%s, %.1f KB)\n", f.out, format, float64(n)/1e3)
+	fmt.Fprintf(g.stderr, "wrote %s (%s, %s)\n", f.out, format, size(n))
 	return nil
 }
 

@@ -38,15 +38,28 @@ func TestOpenPrintsALoginURLThatLogsIn(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || cookie == nil {
 		t.Fatalf("login URL: status %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
-	req, _ := http.NewRequest("GET", e.url+"/v1/stats", nil)
-	req.AddCookie(cookie)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	key, ok := strings.CutPrefix(resp.Header.Get("Location"), "/#"+webui.KeyParam+"=")
+	if !ok {
+		t.Fatalf("login URL sends the browser to %q, not to the page with its key", resp.Header.Get("Location"))
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("the cookie the login URL set is refused: %d", resp.StatusCode)
+	stats := func(withKey bool) int {
+		req, _ := http.NewRequest("GET", e.url+"/v1/stats", nil)
+		req.AddCookie(cookie)
+		if withKey {
+			req.Header.Set(webui.KeyHeader, key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := stats(true); code != 200 {
+		t.Errorf("the cookie and key the login URL gave are refused: %d", code)
+	}
+	if code := stats(false); code != http.StatusUnauthorized {
+		t.Errorf("the cookie alone: %d, want 401", code)
 	}
 	// A code is good once.
 	resp, err = noRedirect.Get(out)
