@@ -528,11 +528,18 @@ func sameSections(a, b Sections) bool {
 }
 
 // reviewedThrough resolves the review marker of a write: the given id, which
-// must be on the path, or the last assistant message on the path.
+// must be an assistant message on the path (the freshness rules measure
+// what the model saw up to the message that called; a later entry, the leaf
+// or a tool result, would count as reviewed what it never read), or the last
+// assistant message on the path.
 func reviewedThrough(path []*journal.Entry, id string) (string, error) {
 	if id != "" {
 		for _, e := range path {
 			if e != nil && e.ID == id {
+				if e.Type != "message" || e.Role != "assistant" {
+					return "", &InvalidError{Field: "reviewedThrough", Reason: "entry " + strconv.Quote(id) + " is not an assistant message",
+						Hint: "send the id of the assistant message that issued the call, or omit it"}
+				}
 				return id, nil
 			}
 		}

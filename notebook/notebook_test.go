@@ -195,13 +195,19 @@ func TestWriteFirstRevisionAndReviewMarker(t *testing.T) {
 	if res.Revision != 1 || rec.ReviewedThrough != "00000002" || *rec.ReviewedTokens != 5000 {
 		t.Fatalf("res %+v rec %+v", res, rec)
 	}
-	_, rec, err = Write(p, WriteRequest{Sections: secs("Task", "t"), ReviewedThrough: "00000001"}, Limits{})
-	if err != nil || rec.ReviewedThrough != "00000001" || rec.ReviewedTokens != nil {
+	_, rec, err = Write(p, WriteRequest{Sections: secs("Task", "t"), ReviewedThrough: "00000002"}, Limits{})
+	if err != nil || rec.ReviewedThrough != "00000002" || rec.ReviewedTokens != nil {
 		t.Fatalf("explicit marker: %v %+v", err, rec)
 	}
 	got, _ := json.Marshal(rec)
-	if want := `{"version":1,"revision":1,"sections":{"Task":"t"},"reviewedThrough":"00000001","reviewedTokens":null}`; string(got) != want {
+	if want := `{"version":1,"revision":1,"sections":{"Task":"t"},"reviewedThrough":"00000002","reviewedTokens":null}`; string(got) != want {
 		t.Errorf("record JSON\n got %s\nwant %s", got, want)
+	}
+	// The marker is the assistant message that called (spec 000 §3.1): any
+	// other entry would count as reviewed what the model never read.
+	var inv *InvalidError
+	if _, _, err := Write(p, WriteRequest{Sections: secs("Task", "t"), ReviewedThrough: "00000001"}, Limits{}); !errors.As(err, &inv) || inv.Field != "reviewedThrough" {
+		t.Errorf("a user message as the marker: %v, want an InvalidError on reviewedThrough", err)
 	}
 }
 
