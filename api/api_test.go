@@ -321,6 +321,7 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"search: bad time in JSON", post("/v1/search", `{"needle":"x","since":"yesterday"}`), 400, "since"},
 		{"search: bad second time in JSON", post("/v1/search", `{"needle":"x","since":"2026-01-01T00:00:00Z","until":"2026-13-01T00:00:00Z"}`), 400, "until"},
 		{"search: two objects", post("/v1/search", `{"needle":"x"}{"needle":"y"}`), 400, ""},
+		{"search: a lone surrogate", post("/v1/search", `{"needle":"a\ud800b"}`), 400, ""},
 		{"search: too large", post("/v1/search", big), 413, ""},
 		{"search: form content type", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "Content-Type"},
 		{"search: no content type", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, Header: map[string]string{"Content-Type": ""}}, 415, "Content-Type"},
@@ -910,4 +911,23 @@ func (f failAfterAPage) SearchPages(ctx context.Context, r *search.Request, fn f
 		return err
 	}
 	return errors.New("the store failed")
+}
+
+func TestLoneSurrogate(t *testing.T) {
+	for in, want := range map[string]int{
+		`{"a":"x"}`:                    -1,
+		`{"a":"\ud83d\ude00"}`:         -1, // a pair: 😀
+		`{"a":"\u00e9\n\\ud800"}`:      -1, // an escaped backslash, then text
+		`{"a":"\ud800"}`:               6,
+		`{"a":"x\udc00"}`:              7,
+		`{"a":"\ud83d\u0041"}`:         6, // a high half followed by no low half
+		`{"a":"\ud83d"}, "b":"\ude00"`: 6,
+		`{"\ud800":1}`:                 2, // in a key too
+		`{"a":"\\"}, {"b":"\udfff"}`:   18,
+		`{"a":"\u12"}`:                 -1, // malformed: left to the decoder
+	} {
+		if got := loneSurrogate([]byte(in)); got != want {
+			t.Errorf("loneSurrogate(%s) = %d, want %d", in, got, want)
+		}
+	}
 }

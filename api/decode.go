@@ -46,6 +46,11 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) er
 	if err != nil {
 		return jsonError(err)
 	}
+	if at := loneSurrogate(body); at >= 0 {
+		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "",
+			"the body holds a lone UTF-16 surrogate escape (%s) at byte %d: text must be valid Unicode (Go would read it as U+FFFD, silently changing what was sent); nothing was stored",
+			body[at:at+6], at)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -66,6 +71,57 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) er
 			"the body must hold exactly one JSON object; more follows it at byte %d", dec.InputOffset())
 	}
 	return nil
+}
+
+// loneSurrogate returns the offset of the first \uXXXX escape inside a
+// JSON string that is half of a surrogate pair without its other half
+// (JavaScript's JSON.stringify writes one for a string cut inside a pair), or
+// -1. Only string contents are looked at; malformed JSON is left to the
+// decoder.
+func loneSurrogate(b []byte) int {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case '0' <= c && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case 'a' <= c && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case 'A' <= c && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			in = !in
+		case in && c == '\\':
+			r, ok := hex4(i)
+			switch {
+			case !ok:
+				i++ // another escape: skip the escaped character
+			case r >= 0xD800 && r <= 0xDBFF:
+				if lo, ok := hex4(i + 6); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 11
+				} else {
+					return i
+				}
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return i
+			default:
+				i += 5
+			}
+		}
+	}
+	return -1
 }
 
 // jsonError explains a decoding failure, naming the offending field.
