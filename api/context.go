@@ -920,7 +920,7 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 	case rollover.EvNotes:
 		if in.Event.NotesOK && nb.Exists() {
 			rows = append(rows, rollover.Row{Kind: rollover.RowNotes, Session: sid, Window: ns.Window,
-				NotebookRevision: nb.Revision, NotebookBytes: nb.Bytes, EntryID: nb.EntryID})
+				NotebookRevision: nb.Revision, NotebookBytes: nb.Bytes, EntryID: nb.EntryID, Review: nb.ReviewOnly})
 		}
 	case rollover.EvCompaction:
 		if row, ok := rolloverRowOf(sid, path, rnb); ok {
@@ -933,6 +933,16 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 		text = rnb.Render()
 	}
 	contextJSON(w, EventResponse{Session: sid, Leaf: b.leaf, State: ns, Decision: d, Notebook: text})
+}
+
+// contextTokens is Pi's estimate of the context a branch path gives the
+// model.
+func contextTokens(path []*journal.Entry) int {
+	n := 0
+	for _, m := range rollover.BuildContext(path) {
+		n += rollover.EstimateTokens(m)
+	}
+	return n
 }
 
 // rolloverRowOf is the ledger row of the last compaction on path when this
@@ -955,9 +965,34 @@ func rolloverRowOf(sid string, path []*journal.Entry, nb *rollover.Notebook) (ro
 		if json.Unmarshal(e.Raw, &v) != nil || !v.Details.Reason.Valid() {
 			return rollover.Row{}, false
 		}
+		// What left the window: Pi's estimate of the context just before
+		// the compaction, less that of the context it leaves.
+		reclaim := contextTokens(path[:i]) - contextTokens(path[:i+1])
 		row := rollover.RolloverRow(sid, rollover.Compaction{Summary: v.Summary, FirstKeptEntryID: v.FirstKeptEntryID,
-			TokensBefore: v.TokensBefore, Details: v.Details}, nb, 0)
+			TokensBefore: v.TokensBefore, Details: v.Details}, nb, max(reclaim, 0))
 		row.EntryID = e.ID
+		// The notebook writes and reviews of the window that ended (spec
+		// 000 §10): the records after the compaction before this one.
+		start := 0
+		for j := i - 1; j >= 0; j-- {
+			if path[j].Type == "compaction" {
+				start = j + 1
+				break
+			}
+		}
+		inWindow := map[string]bool{}
+		for _, x := range path[start:i] {
+			inWindow[x.ID] = true
+		}
+		for _, rev := range notebook.Revisions(path[:i]) {
+			switch {
+			case !inWindow[rev.EntryID]:
+			case rev.ReviewOnly:
+				row.NotebookReviews++
+			default:
+				row.NotebookWrites++
+			}
+		}
 		return row, true
 	}
 	return rollover.Row{}, false

@@ -423,6 +423,11 @@ func TestContextGateAndCompaction(t *testing.T) {
 	if len(led.Rows) != 1 || led.Rows[0].EntryID != compID || led.Rows[0].Reason != rollover.ReasonUser || led.Rows[0].Window != 2 {
 		t.Fatalf("ledger rollover rows: %+v", led)
 	}
+	// Per window (spec 000 §10): the notebook writes and reviews of the
+	// window that ended, and what left it.
+	if r := led.Rows[0]; r.NotebookWrites != 1 || r.NotebookReviews != 0 || r.ReclaimTokens <= 0 {
+		t.Errorf("rollover row: %d writes, %d reviews, reclaim %d; want 1, 0 and what left the window", r.NotebookWrites, r.NotebookReviews, r.ReclaimTokens)
+	}
 	f.must("GET", "/v1/ledger?kind=rollover_declined&session="+ctxSession, nil, &led)
 	if len(led.Rows) != 1 || led.Rows[0].Why != rollover.DeclineCustomInstructions {
 		t.Fatalf("ledger declined rows: %+v", led)
@@ -487,7 +492,16 @@ func TestContextStateMachine(t *testing.T) {
 	if er.State.Stage != rollover.StageRequested {
 		t.Fatalf("maintenance after restart: %+v", er)
 	}
+	// A review (no change) lands: its ledger row says so.
+	var wr NotebookWriteResponse
+	f.must("POST", sp+"/notebook", map[string]any{"reviewed": true}, &wr)
+	f.custom(notebook.NotebookType, wr.Append.Data)
 	f.must("POST", sp+"/events", EventRequest{Event: rollover.Event{Kind: rollover.EvNotes, NotesOK: true}, Usage: usage(48000), Pi: &pi}, &er)
+	var nl LedgerResponse
+	f.must("GET", "/v1/ledger?kind=notes&session="+ctxSession, nil, &nl)
+	if n := len(nl.Rows); n == 0 || !nl.Rows[n-1].Review {
+		t.Errorf("notes rows after a review: %+v; want the last marked as a review", nl.Rows)
+	}
 	f.must("POST", sp+"/events", EventRequest{Event: rollover.Event{Kind: rollover.EvTurnEnd}, Usage: usage(48000), Pi: &pi}, &er)
 	if er.Decision.RollOver != rollover.ReasonFallback {
 		t.Fatalf("fallback rollover: %+v", er)

@@ -55,6 +55,7 @@ type Row struct {
 	NotebookBytes    int     `json:"notebookBytes,omitempty"`
 	NotebookWrites   int     `json:"notebookWrites,omitempty"`
 	NotebookReviews  int     `json:"notebookReviews,omitempty"`
+	Review           bool    `json:"review,omitempty"` // a notes row: the model reviewed the notebook without changing it
 	FirstKeptEntryID string  `json:"firstKeptEntryId,omitempty"`
 	EntryID          string  `json:"entryId,omitempty"`
 	Stage            Stage   `json:"stage,omitempty"`
