@@ -923,9 +923,7 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 				NotebookRevision: nb.Revision, NotebookBytes: nb.Bytes, EntryID: nb.EntryID, Review: nb.ReviewOnly})
 		}
 	case rollover.EvCompaction:
-		if row, ok := rolloverRowOf(sid, path, rnb); ok {
-			rows = append(rows, row)
-		}
+		rows = append(rows, rolloverRowsOf(sid, path, rnb)...)
 	}
 	c.ledger(rows...)
 	text := ""
@@ -945,16 +943,17 @@ func contextTokens(path []*journal.Entry) int {
 	return n
 }
 
-// rolloverRowOf is the ledger row of the last compaction on path when this
-// plugin wrote it (fromHook, with our details).
-func rolloverRowOf(sid string, path []*journal.Entry, nb *rollover.Notebook) (rollover.Row, bool) {
+// rolloverRowsOf are the ledger rows of the last compaction on path when
+// this plugin wrote it (fromHook, with our details): the rollover, and the
+// provider's cache figures of the window it ended.
+func rolloverRowsOf(sid string, path []*journal.Entry, nb *rollover.Notebook) []rollover.Row {
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
 		if e.Type != "compaction" {
 			continue
 		}
 		if !e.FromHook {
-			return rollover.Row{}, false
+			return nil
 		}
 		var v struct {
 			Summary          string           `json:"summary"`
@@ -963,7 +962,7 @@ func rolloverRowOf(sid string, path []*journal.Entry, nb *rollover.Notebook) (ro
 			Details          rollover.Details `json:"details"`
 		}
 		if json.Unmarshal(e.Raw, &v) != nil || !v.Details.Reason.Valid() {
-			return rollover.Row{}, false
+			return nil
 		}
 		// What left the window: Pi's estimate of the context just before
 		// the compaction, less that of the context it leaves.
@@ -993,9 +992,9 @@ func rolloverRowOf(sid string, path []*journal.Entry, nb *rollover.Notebook) (ro
 				row.NotebookWrites++
 			}
 		}
-		return row, true
+		return []rollover.Row{row, rollover.WindowCacheRow(sid, max(row.Window-1, 1), path[start:i])}
 	}
-	return rollover.Row{}, false
+	return nil
 }
 
 func (c *ContextRoutes) getState(w http.ResponseWriter, r *http.Request) {

@@ -428,6 +428,11 @@ func TestContextGateAndCompaction(t *testing.T) {
 	if r := led.Rows[0]; r.NotebookWrites != 1 || r.NotebookReviews != 0 || r.ReclaimTokens <= 0 {
 		t.Errorf("rollover row: %d writes, %d reviews, reclaim %d; want 1, 0 and what left the window", r.NotebookWrites, r.NotebookReviews, r.ReclaimTokens)
 	}
+	// And one window_cache row for the window that ended (spec 000 §4.3).
+	f.must("GET", "/v1/ledger?kind=window_cache", nil, &led)
+	if len(led.Rows) != 1 || led.Rows[0].Window != 1 || led.Rows[0].Calls == 0 || led.Rows[0].UncachedTokens == 0 {
+		t.Errorf("window_cache rows: %+v; want one for window 1 with its calls", led.Rows)
+	}
 	f.must("GET", "/v1/ledger?kind=rollover_declined&session="+ctxSession, nil, &led)
 	if len(led.Rows) != 1 || led.Rows[0].Why != rollover.DeclineCustomInstructions {
 		t.Fatalf("ledger declined rows: %+v", led)

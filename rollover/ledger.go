@@ -1,6 +1,8 @@
 package rollover
 
 import (
+	"github.com/pi-history/pi-history/journal"
+
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -217,6 +219,27 @@ func RolloverRow(session string, c Compaction, nb *Notebook, reclaim int) Row {
 		FirstKeptEntryID: c.FirstKeptEntryID}
 	if nb != nil {
 		r.NotebookBytes = nb.Bytes
+	}
+	return r
+}
+
+// WindowCacheRow sums what the provider reported for the assistant messages
+// of one window (entries, in path order): calls, tokens read from its prompt
+// cache, and input tokens not cached. Spec 000 §4.3 asks for one at each
+// rollover, to check that trailers keep the cached prefix stable.
+func WindowCacheRow(session string, window int, entries []*journal.Entry) Row {
+	r := Row{Kind: RowWindowCache, Session: session, Window: window}
+	for _, e := range entries {
+		if e.Type != "message" || e.Role != "assistant" {
+			continue
+		}
+		m, ok := EntryMessage(e)
+		if !ok || m.Usage == nil {
+			continue
+		}
+		r.Calls++
+		r.CacheReadTokens += int(m.Usage.CacheRead)
+		r.UncachedTokens += int(m.Usage.Input)
 	}
 	return r
 }

@@ -176,3 +176,17 @@ func TestZones(t *testing.T) {
 		t.Errorf("split budgets: %+v", z)
 	}
 }
+
+func TestWindowCacheRowSumsTheWindowsCalls(t *testing.T) {
+	b := newJB(t)
+	b.user("go")
+	b.msg(map[string]any{"role": "assistant", "content": []any{}, "stopReason": "stop",
+		"usage": map[string]any{"input": 20, "output": 5, "cacheRead": 900, "cacheWrite": 0, "totalTokens": 925}})
+	b.assistant("no usage reported", 0)
+	b.msg(map[string]any{"role": "assistant", "content": []any{}, "stopReason": "stop",
+		"usage": map[string]any{"input": 30, "output": 5, "cacheRead": 1000, "cacheWrite": 0, "totalTokens": 1035}})
+	r := WindowCacheRow("s1", 3, b.path())
+	if r.Kind != RowWindowCache || r.Window != 3 || r.Calls != 2 || r.CacheReadTokens != 1900 || r.UncachedTokens != 50 {
+		t.Errorf("row %+v; want 2 calls, 1900 cache-read and 50 uncached tokens in window 3", r)
+	}
+}
