@@ -347,6 +347,14 @@ func TestBrowser(t *testing.T) {
 		if n := e.str(t, `String((localStorage.getItem('pi-history-key') || '').length)`); n != "43" {
 			t.Errorf("the page keeps a key of %s characters; want the session's 43", n)
 		}
+		// Any site can send the browser to /#key=…: a key that makes no
+		// session is not kept, and the page stays logged in.
+		good := e.str(t, `localStorage.getItem('pi-history-key')`)
+		e.run(t, "a forged key in the address", chromedp.Navigate(e.base+"/?forged=1#key="+strings.Repeat("A", 43)),
+			chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
+		if got := e.str(t, `localStorage.getItem('pi-history-key')`); got != good {
+			t.Errorf("a forged key replaced the session's: %q", got)
+		}
 	})
 
 	t.Run("open a session", func(t *testing.T) {

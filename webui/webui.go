@@ -10,6 +10,7 @@
 //	POST /ui/login                  the same for a pasted API token (form field "token"), when Options.ValidToken is set
 //	POST /ui/logout                 forgets the session cookie
 //	GET  /ui/events                 server-sent events: a "change" event after every store commit that moved a session
+//	GET  /ui/check                        204 when the cookie and key sent make a session
 //	GET  /ui/data/sessions/{id}/entries   a page of a branch's window with each entry's original JSON line
 //	GET  /ui/data/sessions/{id}/branches  the session's tree reduced to forks and leaves, with labels and branch summaries
 //	GET  /ui/data/sessions/{id}/notebook  the notebook of a branch, its revision timeline and its named notes
@@ -131,6 +132,9 @@ func Handler(o Options) http.Handler {
 	m.HandleFunc("POST /ui/login", u.loginToken)
 	m.HandleFunc("POST /ui/logout", u.logout)
 	m.Handle("GET "+EventsPath, u.authed(u.events))
+	// 204 when the request's cookie and key make a session: the page tries
+	// a key from its address with it before keeping it.
+	m.Handle("GET /ui/check", u.authed(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	m.Handle("GET /ui/data/sessions/{id}/entries", u.authed(u.entries))
 	m.Handle("GET /ui/data/sessions/{id}/branches", u.authed(u.branches))
 	m.Handle("GET /ui/data/sessions/{id}/notebook", u.authed(u.notebook))

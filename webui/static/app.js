@@ -25,16 +25,25 @@ const S = {
 // page served by any other program on the machine would get it, but
 // localStorage belongs to this origin, port included.
 const KEY_STORE = 'pi-history-key';
-function takeKey() {
+async function takeKey() {
+  let stored = '';
+  try { stored = localStorage.getItem(KEY_STORE) || ''; } catch { /* storage off */ }
   const m = /^#key=([A-Za-z0-9_-]{20,200})$/.exec(location.hash);
-  if (m) {
-    try { localStorage.setItem(KEY_STORE, m[1]); } catch { /* storage off: this page only */ }
-    history.replaceState(null, '', location.pathname + location.search + '#/');
-    return m[1];
+  if (!m) return stored;
+  history.replaceState(null, '', location.pathname + location.search + '#/');
+  // Any site can send the browser to /#key=…: a key is kept only when it
+  // makes a session with this browser's cookie, or a wrong one would log
+  // every tab out.
+  try {
+    const r = await fetch('/ui/check', { credentials: 'same-origin', headers: { 'X-Pi-History-Key': m[1] } });
+    if (r.status !== 204) return stored;
+  } catch {
+    return stored;
   }
-  try { return localStorage.getItem(KEY_STORE) || ''; } catch { return ''; }
+  try { localStorage.setItem(KEY_STORE, m[1]); } catch { /* storage off: this page only */ }
+  return m[1];
 }
-S.key = takeKey();
+S.key = await takeKey();
 // A login in another tab gives every tab the new key.
 window.addEventListener('storage', (e) => { if (e.key === KEY_STORE) S.key = e.newValue || ''; });
 
