@@ -203,7 +203,7 @@ func mdEscapeInline(s string) string {
 func prose(text string) string {
 	text = strings.TrimRight(text, "\n")
 	lines := strings.Split(text, "\n")
-	var open string // the fence of an open code block
+	var open string // the fence of an open code block, with its indent
 	at := 0         // where line i starts in text
 	lower := asciiLower(text)
 	last := map[string]int{} // where each block's end last occurs in text
@@ -215,13 +215,16 @@ func prose(text string) string {
 			continue // indented code, or inside a block
 		}
 		if open != "" {
-			if strings.HasPrefix(t, open) && strings.Trim(t, open[:1]+" \t") == "" {
+			if f := strings.TrimLeft(open, " "); strings.HasPrefix(t, f) && strings.Trim(t, f[:1]+" \t") == "" {
 				open = ""
 			}
 			continue
 		}
 		if f := fenceOf(t); f != "" {
-			open = f
+			// Closed with the same indent: a fence inside a list item
+			// ("1. Run:\n   ```sh") closed at column 0 would end the
+			// item and open a new block instead.
+			open = l[:len(l)-len(t)] + f
 			continue
 		}
 		if end, ok := htmlBlockEnd(t); ok {

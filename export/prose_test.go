@@ -13,6 +13,8 @@ func TestProseClosesWhatItOpens(t *testing.T) {
 		{"a shorter fence does not close", "````\n```\nx", "````\n```\nx\n````"},
 		{"a backtick run with backticks after is not a fence", "```a`b\nx", "```a`b\nx"},
 		{"indented four spaces is not a fence", "    ```\nx", "    ```\nx"},
+		{"a fence in a list item closes in the item", "1. Install it:\n   ```bash\n   npm i foo", "1. Install it:\n   ```bash\n   npm i foo\n   ```"},
+		{"a fence in a bullet closes in the bullet", "- run:\n  ```sh\n  make all", "- run:\n  ```sh\n  make all\n  ```"},
 		{"an unclosed comment is shown as text", "note:\n<!-- hidden\nrest", "note:\n\\<!-- hidden\nrest"},
 		{"a closed comment stays", "<!-- a -->\nrest", "<!-- a -->\nrest"},
 		{"an unclosed script is shown as text", "  <SCRIPT>\nalert(1)", "  \\<SCRIPT>\nalert(1)"},
