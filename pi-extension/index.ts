@@ -369,7 +369,9 @@ export default function piHistory(pi: ExtensionAPI) {
 			}
 			default: {
 				const r = await svc.request("POST", `${base}/notes`, {
-					body: { leaf, op: p.op, name: p.name, content: p.content, text: p.text, ref: p.ref, scope },
+					// scope applies to copy only (and to the reads above); the
+					// service refuses it on other changes.
+					body: { leaf, op: p.op, name: p.name, content: p.content, text: p.text, ref: p.ref, scope: p.op === "copy" ? scope : undefined },
 					signal,
 				});
 				if (r.append) pi.appendEntry(r.append.customType, r.append.data);

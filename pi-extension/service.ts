@@ -80,6 +80,9 @@ function findBinary(bin: string): string | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// How long a proof that the service holds the token is trusted (see healthy).
+const PROOF_TTL_MS = 5000;
+
 export class Service {
 	readonly opts: ServiceOptions;
 	private base?: string;
@@ -89,6 +92,7 @@ export class Service {
 	private started = false;
 	private lastProblem = "";
 	private refused = ""; // why the program at the recorded address was not trusted
+	private provenAt = 0; // when the service last proved that it holds the token (healthy)
 
 	constructor(opts: ServiceOptions) {
 		this.opts = opts;
@@ -129,6 +133,7 @@ export class Service {
 	private drop() {
 		this.base = undefined;
 		this.token = undefined;
+		this.provenAt = 0;
 	}
 
 	private readServer(): { url: string; token: string } | undefined {
@@ -162,11 +167,14 @@ export class Service {
 			const want = createHmac("sha256", token).update(`pi-history healthz ${challenge}`).digest("hex");
 			const got = typeof h.proof === "string" ? Buffer.from(h.proof) : Buffer.alloc(0);
 			if (got.length !== want.length || !timingSafeEqual(got, Buffer.from(want))) {
+				this.provenAt = 0;
 				this.refused = `the program answering at ${url} did not prove that it holds the API token in ${this.opts.dataDir}, so the token was not sent to it (a service that stopped without cleaning up leaves server.json behind, and another program may now use its port)`;
 				return false;
 			}
+			this.provenAt = Date.now();
 			return true;
 		} catch {
+			this.provenAt = 0;
 			return false;
 		}
 	}
@@ -228,6 +236,13 @@ export class Service {
 	 */
 	async request<T = any>(method: string, path: string, opts: { body?: unknown; query?: Record<string, unknown>; signal?: AbortSignal } = {}, retried = false): Promise<T> {
 		if (!(await this.available())) throw new ServiceDown(this.downMessage());
+		// The proof is trusted for PROOF_TTL_MS: the service may die and
+		// another program take its port between two turns, and the token and
+		// the entries pushed would go to it.
+		if (Date.now() - this.provenAt > PROOF_TTL_MS && !(await this.healthy(this.base!, this.token!))) {
+			this.drop();
+			throw new ServiceDown(this.downMessage());
+		}
 		let url = this.base + path;
 		if (opts.query) {
 			const q = new URLSearchParams();

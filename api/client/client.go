@@ -167,15 +167,14 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
-	if c.token != "" && path != "/healthz" {
-		if err := c.prove(ctx); err != nil {
+	if path != "/healthz" {
+		if err := c.authorize(req); err != nil {
 			return nil, err
 		}
-		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.do1(req)
 	if err != nil {
-		return nil, fmt.Errorf("pi-history server at %s: %w", c.base, err)
+		return nil, err
 	}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
@@ -200,7 +199,7 @@ func seg(s string) string { return url.PathEscape(s) }
 // that it holds the same token (the token itself is not sent).
 func (c *Client) Health(ctx context.Context) error {
 	if c.token != "" {
-		return c.prove(ctx)
+		return c.prove(ctx, true)
 	}
 	var h Health
 	return c.do(ctx, http.MethodGet, "/healthz", nil, nil, &h)
@@ -422,12 +421,12 @@ func (c *Client) Export(ctx context.Context, session string, o ExportOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
+	if err := c.authorize(req); err != nil {
+		return nil, err
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.do1(req)
 	if err != nil {
-		return nil, fmt.Errorf("pi-history server at %s: %w", c.base, err)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pi-history/pi-history/service"
 )
@@ -149,6 +150,9 @@ func TestTheTokenGoesOnlyToAServerHoldingIt(t *testing.T) {
 			if _, err := cl.Stats(context.Background()); !errors.Is(err, ErrNotOurServer) {
 				t.Errorf("Stats: %v, want ErrNotOurServer", err)
 			}
+			if _, err := cl.Export(context.Background(), "s1", ExportOptions{}); !errors.Is(err, ErrNotOurServer) {
+				t.Errorf("Export: %v, want ErrNotOurServer", err)
+			}
 			if sawToken.Load() {
 				t.Error("the impostor received the token")
 			}
@@ -178,5 +182,27 @@ func TestTheTokenGoesOnlyToAServerHoldingIt(t *testing.T) {
 	}
 	if n := challenges.Load(); n != 1 {
 		t.Errorf("%d health challenges for three calls; want 1", n)
+	}
+	// A proof older than proofTTL is made again: the server may have died
+	// and another program taken its port meanwhile.
+	cl.proven.mu.Lock()
+	cl.proven.at = time.Now().Add(-proofTTL)
+	cl.proven.mu.Unlock()
+	if _, err := cl.Stats(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := challenges.Load(); n != 2 {
+		t.Errorf("%d health challenges after the proof aged; want 2", n)
+	}
+	// A request that does not reach the server drops the proof at once.
+	srv.Close()
+	if _, err := cl.Stats(context.Background()); err == nil {
+		t.Fatal("a closed server answered")
+	}
+	cl.proven.mu.Lock()
+	dropped := cl.proven.at.IsZero()
+	cl.proven.mu.Unlock()
+	if !dropped {
+		t.Error("the proof outlived a failed request")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // A client sends its token only to a server that has shown it holds the
@@ -47,19 +48,52 @@ func ValidChallenge(c string) bool {
 	return true
 }
 
-// proven remembers, for a client and its copies, that the server passed
-// the challenge.
+// proven remembers, for a client and its copies, when the server last
+// passed the challenge.
 type proven struct {
 	mu sync.Mutex
-	ok bool
+	at time.Time // zero: not proven, or a request since failed to reach it
 }
 
-// prove makes sure, once per client, that the server at c.base holds
-// c.token, asking without sending it.
-func (c *Client) prove(ctx context.Context) error {
+// proofTTL is how long a proof is trusted. The server may die and another
+// program take its port at any time; a proof at most this old before each
+// request bounds that window (at the cost of one /healthz per burst of
+// requests), and a request that fails to reach the server drops the proof
+// at once.
+const proofTTL = 5 * time.Second
+
+// authorize gives req the token, once the server has shown it holds it.
+func (c *Client) authorize(req *http.Request) error {
+	if c.token == "" {
+		return nil
+	}
+	if err := c.prove(req.Context(), false); err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	return nil
+}
+
+// do1 sends req; a failure to reach the server drops the proof, so that the
+// next request proves the server again (a new program may now answer).
+func (c *Client) do1(req *http.Request) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.proven.mu.Lock()
+		c.proven.at = time.Time{}
+		c.proven.mu.Unlock()
+		return nil, fmt.Errorf("pi-history server at %s: %w", c.base, err)
+	}
+	return resp, nil
+}
+
+// prove makes sure that the server at c.base holds c.token, asking without
+// sending it: again when force is set or the last proof is older than
+// proofTTL.
+func (c *Client) prove(ctx context.Context, force bool) error {
 	c.proven.mu.Lock()
 	defer c.proven.mu.Unlock()
-	if c.proven.ok {
+	if !force && !c.proven.at.IsZero() && time.Since(c.proven.at) < proofTTL {
 		return nil
 	}
 	b := make([]byte, ChallengeBytes)
@@ -71,15 +105,18 @@ func (c *Client) prove(ctx context.Context) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		c.proven.at = time.Time{}
 		return fmt.Errorf("pi-history server at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
 	var h Health
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h) != nil ||
 		!hmac.Equal([]byte(h.Proof), []byte(Proof(c.token, challenge))) {
+		c.proven.at = time.Time{}
 		return fmt.Errorf("%w: the program answering at %s did not prove that it holds this data directory's API token, so the token was not sent to it; "+
-			"if the server stopped without cleaning up, another program may now listen on its port: start 'pi-history serve' again", ErrNotOurServer, c.base)
+			"if the server stopped without cleaning up, another program may now listen on its port: start 'pi-history serve' again "+
+			"(a server of an older pi-history answers no challenge: restart it with this version)", ErrNotOurServer, c.base)
 	}
-	c.proven.ok = true
+	c.proven.at = time.Now()
 	return nil
 }

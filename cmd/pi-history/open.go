@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os/exec"
 	"runtime"
 	"time"
@@ -97,7 +98,7 @@ func runOpen(g *globals, args []string) error {
 		fmt.Fprintf(g.stderr, "cannot write the login page for the browser (%v): open the URL above in a browser\n", err)
 		return nil
 	}
-	return startBrowser(g.stderr, opener, "file://"+page)
+	return startBrowser(g.stderr, opener, (&url.URL{Scheme: "file", Path: page}).String())
 }
 
 // startBrowser runs opener on u without waiting for the browser.
