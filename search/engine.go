@@ -1010,9 +1010,12 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 			_, h.OnCurrentBranch = slices.BinarySearch(cur, m.Seq)
 		}
 		h.Matches = hits.texts[i].matches
-		share := budget / max(len(metas)-i, 1)
-		share = min(share, 600)
-		if share < 40 {
+		// An even share of what is left, but at least 40 characters while
+		// the budget lasts: with more hits than the budget can give 40
+		// each, the first hits (the ones asked for first) get snippets, not
+		// the last.
+		share := min(max(budget/max(len(metas)-i, 1), 40), 600)
+		if budget < 40 {
 			truncated = true
 		} else {
 			var used int

@@ -622,3 +622,31 @@ func TestSearchPagesShareOneBudget(t *testing.T) {
 		t.Errorf("%d pages with %d snippet characters; want many pages and some characters, at most the budget of 700", pages, chars)
 	}
 }
+
+// TestTheBudgetGoesToTheFirstHits: with more hits than the snippet budget
+// can serve, the first hits get snippets (the budget used to go to the
+// last ones).
+func TestTheBudgetGoesToTheFirstHits(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
+	e.catchUp(t)
+	resp, err := e.eng.Search(context.Background(), &Request{Needle: "a", Scope: ScopeAll, Limit: 100, Budget: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Hits) < 50 {
+		t.Fatalf("%d hits; the test needs many", len(resp.Hits))
+	}
+	chars := 0
+	for _, h := range resp.Hits {
+		for _, sn := range h.Snippets {
+			chars += utf8.RuneCountInString(sn.Text)
+		}
+	}
+	first, last := resp.Hits[0], resp.Hits[len(resp.Hits)-1]
+	if len(first.Snippets) == 0 || len(last.Snippets) != 0 || chars > 400 || !resp.Truncated {
+		t.Errorf("first hit %d snippets, last %d, %d characters in all (truncated %v); want the first served, not the last, within 400",
+			len(first.Snippets), len(last.Snippets), chars, resp.Truncated)
+	}
+}
