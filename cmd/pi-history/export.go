@@ -155,10 +155,14 @@ func runExport(g *globals, args []string) error {
 		_, err := x.WriteTo(g.stdout)
 		return err
 	}
+	// Ctrl-C stops the writing, and WriteFile removes the partial file (it
+	// used to stay behind, the process killed mid-write).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	var n int64
 	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
 		var err error
-		n, err = x.WriteTo(w)
+		n, err = x.WriteTo(stopWriter{ctx, w})
 		return err
 	}); err != nil {
 		return err
@@ -381,4 +385,18 @@ func resolveRemoteSession(ctx context.Context, c *client.Client, arg string) (st
 		ids[i] = si.ID
 	}
 	return pickPrefix(arg, ids)
+}
+
+// stopWriter writes to w until ctx ends, then fails every write with the
+// context's error.
+type stopWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (s stopWriter) Write(p []byte) (int, error) {
+	if err := s.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("interrupted: %w", err)
+	}
+	return s.w.Write(p)
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -310,5 +312,21 @@ func TestACompressedSessionWrittenAgainShorterImports(t *testing.T) {
 	e.mustCLI("export", "s1", "--leaf", "a1", "-o", zst, "--force")
 	if _, stderr, code := f.cli("import", zst); code != 0 {
 		t.Fatalf("import of the shorter file: exit %d: %s", code, stderr)
+	}
+}
+
+func TestStopWriterStopsOnceTheContextEnds(t *testing.T) {
+	var b strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	w := stopWriter{ctx, &b}
+	if _, err := w.Write([]byte("before ")); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := w.Write([]byte("after")); !errors.Is(err, context.Canceled) {
+		t.Errorf("a write after the end: %v, want context.Canceled", err)
+	}
+	if b.String() != "before " {
+		t.Errorf("written %q", b.String())
 	}
 }
