@@ -118,7 +118,8 @@ func startBrowserEnv(t *testing.T) *browserEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui := Handler(Options{Store: svc.Store, Logins: env.logins, Done: ctx.Done()})
+	ui := Handler(Options{Store: svc.Store, Logins: env.logins, Done: ctx.Done(),
+		ValidToken: func(tok string) bool { return tok == "browser-test-token-0123456789" }})
 	srv, err := api.New(api.Options{Service: svc, Engine: search.New(svc.Store, svc.Index), Token: "browser-test-token-0123456789",
 		Addr: ln.Addr().String(), Mount: func(r chi.Router) {
 			r.Get("/", ui.ServeHTTP)
@@ -354,6 +355,19 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
 		if got := e.str(t, `localStorage.getItem('pi-history-key')`); got != good {
 			t.Errorf("a forged key replaced the session's: %q", got)
+		}
+	})
+
+	t.Run("login with the API token in the page's form", func(t *testing.T) {
+		if _, err := chromedp.Call(e.ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+			t.Fatal(err)
+		}
+		e.run(t, "the login form", chromedp.Navigate(e.base+"/#/login"), chromedp.WaitVisible(chromedp.CSS(`form.login input[name=token]`)))
+		e.run(t, "submit the token", setInput(`form.login input[name=token]`, "browser-test-token-0123456789"),
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('form.login').submit()`),
+			chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
+		if loc := e.str(t, `location.pathname + location.hash`); loc != "/#/" {
+			t.Errorf("after the token login the page is at %q", loc)
 		}
 	})
 
