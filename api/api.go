@@ -331,9 +331,15 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// limit answers 429 when too many requests are in flight.
+// limit answers 429 when too many requests are in flight. /healthz is
+// never limited: clients ask it, every few seconds, whether this server
+// holds their token, and a busy server must not look like another program.
 func (s *Server) limit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		sem, what := s.sem, "requests are"
 		if slices.Contains(s.o.StreamPaths, r.URL.Path) {
 			sem, what = s.streams, "event streams are"

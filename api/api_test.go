@@ -931,3 +931,18 @@ func TestLoneSurrogate(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthzAnswersWhenTheServerIsFull: clients prove the server every few
+// seconds through /healthz; a server at its request limit must still
+// answer it, or it would look like another program on its port.
+func TestHealthzAnswersWhenTheServerIsFull(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxInFlight = 1 })
+	h.srv.sem <- struct{}{} // the one slot is taken
+	defer func() { <-h.srv.sem }()
+	if w := h.do(req{Path: "/healthz?challenge=" + strings.Repeat("ab", client.ChallengeBytes), NoAuth: true}); w.Code != 200 {
+		t.Errorf("/healthz on a full server: %d, want 200", w.Code)
+	}
+	if w := h.do(req{Path: "/v1/stats"}); w.Code != http.StatusTooManyRequests {
+		t.Errorf("/v1/stats on a full server: %d, want 429", w.Code)
+	}
+}

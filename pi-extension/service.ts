@@ -236,14 +236,19 @@ export class Service {
 	 */
 	async request<T = any>(method: string, path: string, opts: { body?: unknown; query?: Record<string, unknown>; signal?: AbortSignal } = {}, retried = false): Promise<T> {
 		if (!(await this.available())) throw new ServiceDown(this.downMessage());
+		// Another request may drop the connection while this one waits:
+		// hold on to the address and token it is proving and using.
+		const base = this.base;
+		const token = this.token;
+		if (!base || !token) throw new ServiceDown(this.downMessage());
 		// The proof is trusted for PROOF_TTL_MS: the service may die and
 		// another program take its port between two turns, and the token and
 		// the entries pushed would go to it.
-		if (Date.now() - this.provenAt > PROOF_TTL_MS && !(await this.healthy(this.base!, this.token!))) {
-			this.drop();
+		if (Date.now() - this.provenAt > PROOF_TTL_MS && !(await this.healthy(base, token))) {
+			if (this.base === base) this.drop();
 			throw new ServiceDown(this.downMessage());
 		}
-		let url = this.base + path;
+		let url = base + path;
 		if (opts.query) {
 			const q = new URLSearchParams();
 			for (const [k, v] of Object.entries(opts.query)) {
@@ -253,7 +258,7 @@ export class Service {
 			const qs = q.toString();
 			if (qs) url += `?${qs}`;
 		}
-		const headers: Record<string, string> = { Authorization: `Bearer ${this.token}`, Accept: "application/json" };
+		const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: "application/json" };
 		if (opts.body !== undefined) headers["Content-Type"] = "application/json";
 		const timeout = AbortSignal.timeout(this.opts.requestTimeoutMs);
 		const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;

@@ -988,6 +988,9 @@ func (e *Engine) count(ctx context.Context, p *prepared, st *Stats) (int, error)
 // the snippet budget cut any.
 func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) bool {
 	truncated := false
+	// The least a snippet takes: the needle and a little context (see
+	// snippets).
+	floor := max(40, utf8.RuneCount(p.find.needle)+10)
 	metas := hits.metas
 	resp.Hits = slices.Grow(resp.Hits, len(metas))
 	for i, m := range metas {
@@ -1010,12 +1013,12 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 			_, h.OnCurrentBranch = slices.BinarySearch(cur, m.Seq)
 		}
 		h.Matches = hits.texts[i].matches
-		// An even share of what is left, but at least 40 characters while
-		// the budget lasts: with more hits than the budget can give 40
-		// each, the first hits (the ones asked for first) get snippets, not
-		// the last.
-		share := min(max(budget/max(len(metas)-i, 1), 40), 600)
-		if budget < 40 {
+		// An even share of what is left, but at least one snippet's worth
+		// while the budget lasts: with more hits than the budget serves,
+		// the first hits (the ones asked for first) get snippets, not the
+		// last.
+		share := min(max(budget/max(len(metas)-i, 1), floor), max(600, floor))
+		if budget < floor {
 			truncated = true
 		} else {
 			var used int

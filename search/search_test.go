@@ -630,23 +630,45 @@ func TestTheBudgetGoesToTheFirstHits(t *testing.T) {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
-	e.catchUp(t)
-	resp, err := e.eng.Search(context.Background(), &Request{Needle: "a", Scope: ScopeAll, Limit: 100, Budget: 400})
-	if err != nil {
+	// And a session that repeats a long phrase.
+	long := "the cart is empty when the checkout starts"
+	var j strings.Builder
+	j.WriteString(`{"type":"session","version":3,"id":"long","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+	for i := range 150 {
+		parent := "null"
+		if i > 0 {
+			parent = fmt.Sprintf(`"l%d"`, i-1)
+		}
+		fmt.Fprintf(&j, `{"type":"message","id":"l%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"%d: %s, again"}}`+"\n", i, parent, i, long)
+	}
+	lp := filepath.Join(t.TempDir(), "long.jsonl")
+	if err := os.WriteFile(lp, []byte(j.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Hits) < 50 {
-		t.Fatalf("%d hits; the test needs many", len(resp.Hits))
-	}
-	chars := 0
-	for _, h := range resp.Hits {
-		for _, sn := range h.Snippets {
-			chars += utf8.RuneCountInString(sn.Text)
+	e.importFile(t, lp)
+	e.catchUp(t)
+	// A short needle, and one longer than the 40-character least share.
+	for _, c := range []struct {
+		needle string
+		budget int
+	}{{"a", 400}, {long, 1500}} {
+		resp, err := e.eng.Search(context.Background(), &Request{Needle: c.needle, Scope: ScopeAll, Limit: 100, Budget: c.budget})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	first, last := resp.Hits[0], resp.Hits[len(resp.Hits)-1]
-	if len(first.Snippets) == 0 || len(last.Snippets) != 0 || chars > 400 || !resp.Truncated {
-		t.Errorf("first hit %d snippets, last %d, %d characters in all (truncated %v); want the first served, not the last, within 400",
-			len(first.Snippets), len(last.Snippets), chars, resp.Truncated)
+		if len(resp.Hits) < 50 {
+			t.Fatalf("%q: %d hits; the test needs many", c.needle, len(resp.Hits))
+		}
+		chars := 0
+		for _, h := range resp.Hits {
+			for _, sn := range h.Snippets {
+				chars += utf8.RuneCountInString(sn.Text)
+			}
+		}
+		first, last := resp.Hits[0], resp.Hits[len(resp.Hits)-1]
+		if len(first.Snippets) == 0 || len(last.Snippets) != 0 || chars > c.budget || !resp.Truncated {
+			t.Errorf("%q: first hit %d snippets, last %d, %d characters in all (truncated %v); want the first served, not the last, within %d",
+				c.needle, len(first.Snippets), len(last.Snippets), chars, resp.Truncated, c.budget)
+		}
 	}
 }

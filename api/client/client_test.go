@@ -206,3 +206,48 @@ func TestTheTokenGoesOnlyToAServerHoldingIt(t *testing.T) {
 		t.Error("the proof outlived a failed request")
 	}
 }
+
+// TestProofWaitsRespectTheirContext: while one call proves the server (a
+// slow one), another call waits for that proof, but no longer than its own
+// context allows; a busy server (429) is not taken for another program.
+func TestProofWaitsRespectTheirContext(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(proving("tok", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(service.Stats{})
+	}))
+	defer srv.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			<-release
+		}
+		srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer slow.Close()
+	cl := New(slow.URL, "tok")
+	first := make(chan error, 1)
+	go func() {
+		_, err := cl.Stats(context.Background())
+		first <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the first call is inside its challenge
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := cl.Stats(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Errorf("a call waiting for another's proof: %v after %v; want its own deadline", err, time.Since(start))
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("the call that proved: %v", err)
+	}
+
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer busy.Close()
+	var pe *Error
+	if err := New(busy.URL, "tok").Health(context.Background()); errors.Is(err, ErrNotOurServer) || !errors.As(err, &pe) || pe.Status != 429 {
+		t.Errorf("a busy server: %v; want its 429, not ErrNotOurServer", err)
+	}
+}

@@ -49,10 +49,11 @@ func ValidChallenge(c string) bool {
 }
 
 // proven remembers, for a client and its copies, when the server last
-// passed the challenge.
+// passed the challenge, and the challenge under way, if any.
 type proven struct {
-	mu sync.Mutex
-	at time.Time // zero: not proven, or a request since failed to reach it
+	mu      sync.Mutex
+	at      time.Time     // zero: not proven, or a request since failed to reach it
+	running chan struct{} // closed when the challenge under way ends
 }
 
 // proofTTL is how long a proof is trusted. The server may die and another
@@ -89,13 +90,45 @@ func (c *Client) do1(req *http.Request) (*http.Response, error) {
 
 // prove makes sure that the server at c.base holds c.token, asking without
 // sending it: again when force is set or the last proof is older than
-// proofTTL.
+// proofTTL. One challenge runs at a time; other callers wait for it, or for
+// their own context to end, without holding the lock.
 func (c *Client) prove(ctx context.Context, force bool) error {
-	c.proven.mu.Lock()
-	defer c.proven.mu.Unlock()
-	if !force && !c.proven.at.IsZero() && time.Since(c.proven.at) < proofTTL {
-		return nil
+	for {
+		c.proven.mu.Lock()
+		if !force && !c.proven.at.IsZero() && time.Since(c.proven.at) < proofTTL {
+			c.proven.mu.Unlock()
+			return nil
+		}
+		if ch := c.proven.running; ch != nil {
+			c.proven.mu.Unlock()
+			select {
+			case <-ch:
+				force = false // that challenge counts; if it failed, try again
+				continue
+			case <-ctx.Done():
+				return fmt.Errorf("pi-history server at %s: %w", c.base, ctx.Err())
+			}
+		}
+		ch := make(chan struct{})
+		c.proven.running = ch
+		c.proven.mu.Unlock()
+		err := c.challenge(ctx)
+		c.proven.mu.Lock()
+		c.proven.at = time.Time{}
+		if err == nil {
+			c.proven.at = time.Now()
+		}
+		c.proven.running = nil
+		close(ch)
+		c.proven.mu.Unlock()
+		return err
 	}
+}
+
+// challenge asks the server for a proof that it holds c.token.
+func (c *Client) challenge(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	b := make([]byte, ChallengeBytes)
 	rand.Read(b)
 	challenge := hex.EncodeToString(b)
@@ -105,18 +138,19 @@ func (c *Client) prove(ctx context.Context, force bool) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.proven.at = time.Time{}
 		return fmt.Errorf("pi-history server at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		// Busy or stopping: not a sign of another program.
+		return problemOf(resp)
+	}
 	var h Health
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h) != nil ||
 		!hmac.Equal([]byte(h.Proof), []byte(Proof(c.token, challenge))) {
-		c.proven.at = time.Time{}
 		return fmt.Errorf("%w: the program answering at %s did not prove that it holds this data directory's API token, so the token was not sent to it; "+
 			"if the server stopped without cleaning up, another program may now listen on its port: start 'pi-history serve' again "+
 			"(a server of an older pi-history answers no challenge: restart it with this version)", ErrNotOurServer, c.base)
 	}
-	c.proven.at = time.Now()
 	return nil
 }

@@ -159,6 +159,7 @@ func runExport(g *globals, args []string) error {
 	// used to stay behind, the process killed mid-write).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	context.AfterFunc(ctx, stop) // a second Ctrl-C kills, as usual
 	var n int64
 	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
 		var err error
