@@ -297,7 +297,20 @@ func (e *Engine) search(ctx context.Context, req *Request, limit int) (*Response
 		resp.Cursor = encodeCursor(p.qh, last)
 	}
 	if req.Count {
-		n, err := e.count(ctx, p, &resp.Stats)
+		// A page that began at the start holds the first hits: the count
+		// goes on from where it stopped (nothing more when it was the
+		// last), instead of scanning what the page already scanned again.
+		// A page that began at a cursor needs the whole count.
+		n := len(hits.metas)
+		var err error
+		switch {
+		case p.hasAfter:
+			n, err = e.count(ctx, p, &resp.Stats, false, 0)
+		case more:
+			var rest int
+			rest, err = e.count(ctx, p, &resp.Stats, true, last)
+			n += rest
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -965,10 +978,12 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 	return out, err
 }
 
-// count counts every hit of the request, ignoring cursor and limit.
-func (e *Engine) count(ctx context.Context, p *prepared, st *Stats) (int, error) {
+// count counts the hits of the request without limit: every one, or with
+// hasAfter those after seq after (in the request's order), as a cursor
+// there would page them.
+func (e *Engine) count(ctx context.Context, p *prepared, st *Stats, hasAfter bool, after uint64) (int, error) {
 	q := *p
-	q.limit, q.hasAfter, q.countOnly = 0, false, true
+	q.limit, q.hasAfter, q.after, q.countOnly = 0, hasAfter, after, true
 	var tmp Stats
 	var hits found
 	var err error

@@ -201,6 +201,14 @@ func pages(t *testing.T, e *env, req Request) []uint64 {
 	return nil
 }
 
+// totalOf is a response's count, -1 when it has none.
+func totalOf(r *Response) int {
+	if r.Total == nil {
+		return -1
+	}
+	return *r.Total
+}
+
 // everyHit collects what SearchPages hands over for req (with All), in
 // pages of size hits, failing on a page larger than that.
 func everyHit(t *testing.T, e *env, req Request, size int) []uint64 {
@@ -295,14 +303,32 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 					t.Fatalf("every hit of %q scope %s session %s newest=%v:\n got %v\nwant %v", needle, req.Scope, req.Session, newest, got, want)
 				}
 			}
-			req := sc
-			req.Needle, req.Count, req.Limit = needle, true, 5
-			resp, err := e.eng.Search(context.Background(), &req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := len(brute(t, e, req)); resp.Total == nil || *resp.Total != want {
-				t.Fatalf("count for %q in %s: got %v want %d", needle, req.Scope, resp.Total, want)
+			// A count is every hit, whatever the page: the first page (which
+			// the count goes on from), a page that holds them all, or a
+			// page that begins at a cursor.
+			want := len(brute(t, e, Request{Needle: needle, Scope: sc.Scope, Session: sc.Session, Leaf: sc.Leaf, Window: sc.Window, Roles: sc.Roles}))
+			for _, limit := range []int{1, 5, 1000} {
+				for _, newest := range []bool{false, true} {
+					req := sc
+					req.Needle, req.Count, req.Limit, req.NewestFirst = needle, true, limit, newest
+					resp, err := e.eng.Search(context.Background(), &req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := totalOf(resp); got != want {
+						t.Fatalf("count for %q in %s, limit %d newest=%v: got %d want %d", needle, req.Scope, limit, newest, got, want)
+					}
+					if resp.Cursor == "" {
+						continue
+					}
+					req.Cursor = resp.Cursor
+					if resp, err = e.eng.Search(context.Background(), &req); err != nil {
+						t.Fatal(err)
+					}
+					if got := totalOf(resp); got != want {
+						t.Fatalf("count for %q in %s from a cursor, limit %d newest=%v: got %d want %d", needle, req.Scope, limit, newest, got, want)
+					}
+				}
 			}
 		}
 	}
