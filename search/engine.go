@@ -281,17 +281,27 @@ func (e *Engine) search(ctx context.Context, req *Request, limit int) (*Response
 	if limit > 0 {
 		p.limit = limit
 	}
+	resp, _, err := e.run(ctx, p, req.Budget, start)
+	return resp, err
+}
+
+// run answers a prepared search: one page from p.after, its count when
+// p.req asks for one, and its hits' snippets within budget (0: the
+// default). It also returns the seq the page ended at, for the next page.
+func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Time) (*Response, uint64, error) {
+	req := p.req
 	resp := &Response{Hits: []Hit{}}
 	var hits found
 	var last uint64
 	var more bool
+	var err error
 	if p.scoped {
 		hits, last, more, err = e.scanMembers(ctx, p, &resp.Stats)
 	} else {
 		hits, last, more, err = e.searchAll(ctx, p, &resp.Stats)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if more {
 		resp.Cursor = encodeCursor(p.qh, last)
@@ -312,17 +322,16 @@ func (e *Engine) search(ctx context.Context, req *Request, limit int) (*Response
 			n += rest
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		resp.Total = &n
 	}
-	budget := req.Budget
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
 	resp.Truncated = e.fillHits(p, hits, budget, resp)
 	resp.Stats.TookMs = float64(time.Since(start).Microseconds()) / 1000
-	return resp, nil
+	return resp, last, nil
 }
 
 // SearchPages runs a literal search and hands its answer to fn a page at a
@@ -343,14 +352,22 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 	}
 	page := *req
 	page.All, page.Limit = false, 0
+	// Prepared once: the scope's members (the current branch, the
+	// sessions of a lineage) are those of the first page for every page.
+	// Working them out again per page would follow a current leaf that
+	// moved to another branch midway and mix two branches' hits.
+	p, err := e.prepare(&page)
+	if err != nil {
+		return err
+	}
+	p.limit = pageHits
 	left := req.Budget
 	if left <= 0 {
 		left = DefaultBudget
 	}
 	for {
 		// A budget of 0 would mean the default: 1 leaves no room.
-		page.Budget = max(left, 1)
-		resp, err := e.search(ctx, &page, pageHits)
+		resp, last, err := e.run(ctx, p, max(left, 1), time.Now())
 		if err != nil {
 			return err
 		}
@@ -365,7 +382,8 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 		if resp.Cursor == "" {
 			return nil
 		}
-		page.Cursor, page.Count = resp.Cursor, false
+		p.after, p.hasAfter = last, true
+		page.Count = false
 	}
 }
 

@@ -698,3 +698,85 @@ func TestTheBudgetGoesToTheFirstHits(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchPagesKeepTheBranchTheyStartedOn: a search for every hit of
+// the current branch pages through the branch that was current when it
+// began, even when the session's leaf moves to another branch between its
+// pages (Pi's /tree going back to an earlier entry and on from there).
+// Each page used to work the current branch out again, so the answer
+// mixed the two branches' hits.
+func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	user := func(id, parent string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"type":"message","id":"` + id + `","parentId":` + p +
+			`,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"the pin"}}` + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"sess","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+	parent := ""
+	for i := range 100 {
+		id := fmt.Sprintf("e%03d", i)
+		b.WriteString(user(id, parent))
+		parent = id
+	}
+	path := filepath.Join(dir, "sess.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.importFile(t, path)
+	e.catchUp(t)
+	defer func(n int) { pageHits = n }(pageHits)
+	pageHits = 3
+	// The first search starts on the long branch and the leaf moves back
+	// to e004; the second starts there and the leaf moves to the end of
+	// the long branch again.
+	for i, moveTo := range []string{"e004", "e099"} {
+		filtered := i == 1
+		var want []string
+		before, err := e.eng.Search(context.Background(), &Request{Needle: "pin", Scope: ScopeBranch, Session: "sess", Limit: MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range before.Hits {
+			want = append(want, h.Entry)
+		}
+		var got []string
+		total := -1
+		req := Request{Needle: "pin", Scope: ScopeBranch, Session: "sess", All: true, Count: true}
+		if filtered {
+			req.Roles = []string{"user"}
+		}
+		err = e.eng.SearchPages(context.Background(), &req, func(p *Response) error {
+			if p.Total != nil {
+				total = *p.Total
+			}
+			for _, h := range p.Hits {
+				got = append(got, h.Entry)
+			}
+			if len(got) == 3 {
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					return err
+				}
+				_, err = f.WriteString(user(fmt.Sprintf("new-%d", i), moveTo))
+				f.Close()
+				if err != nil {
+					return err
+				}
+				e.importFile(t, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) < 6 || !slices.Equal(got, want) || total != len(want) {
+			t.Errorf("leaf moved to %s: %d hits (total %d), want the %d of the branch searched first: %v", moveTo, len(got), total, len(want), got)
+		}
+	}
+}

@@ -126,6 +126,16 @@ func runSearch(g *globals, args []string) error {
 		// server), and nothing would print until the last was found.
 		// Search cursors stay correct while entries arrive.
 		req.All, req.Limit = false, search.MaxLimit
+		// The current branch is pinned to its leaf of now: each page
+		// would otherwise work it out again, and a leaf moved to another
+		// branch midway (Pi's /tree) would mix two branches' hits.
+		if (req.Scope == search.ScopeBranch || req.Scope == "") && req.Leaf == "" && req.Session != "" {
+			s, err := b.Session(context.Background(), req.Session)
+			if err != nil {
+				return err
+			}
+			req.Leaf = s.Leaf
+		}
 	}
 	hits := 0
 	var total *int
