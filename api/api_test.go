@@ -319,6 +319,7 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"search: an exponent for a whole number", post("/v1/search", `{"needle":"x","limit":1e3}`), 400, "limit"},
 		{"search: wrong type of list", post("/v1/search", `{"needle":"x","roles":"user"}`), 400, "roles"},
 		{"search: bad time in JSON", post("/v1/search", `{"needle":"x","since":"yesterday"}`), 400, "since"},
+		{"search: bad time in JSON under a key of another case", post("/v1/search", `{"needle":"x","UNTIL":"yesterday"}`), 400, "until"},
 		{"search: bad second time in JSON", post("/v1/search", `{"needle":"x","since":"2026-01-01T00:00:00Z","until":"2026-13-01T00:00:00Z"}`), 400, "until"},
 		{"search: two objects", post("/v1/search", `{"needle":"x"}{"needle":"y"}`), 400, ""},
 		{"search: a lone surrogate", post("/v1/search", `{"needle":"a\ud800b"}`), 400, ""},

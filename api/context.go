@@ -457,7 +457,11 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if mt := mediaType(r); mt != "application/json" {
 		return nil, unsupportedMedia(mt, "application/json")
 	}
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, contextBodyLimit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, contextBodyLimit))
+	if err != nil {
+		return nil, err
+	}
+	return body, refuseLoneSurrogate(body)
 }
 
 // decodeBody decodes a JSON body strictly into dst.

@@ -214,6 +214,12 @@ func TestContextNotebookRoutes(t *testing.T) {
 	if code != http.StatusBadRequest {
 		t.Fatalf("reviewed with sections: %d %s", code, body)
 	}
+	// A lone surrogate escape would be stored as U+FFFD: refused, as
+	// every other JSON body with one is.
+	code, body = f.do("POST", sp+"/notebook", `{"sections":{"Task":"fix a\ud800b"}}`, nil)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "surrogate") {
+		t.Fatalf("a lone surrogate in a notebook write: %d %s", code, body)
+	}
 	// Unknown session and leaf: 404.
 	if code, _ := f.do("GET", "/v1/sessions/nope/notebook", nil, nil); code != http.StatusNotFound {
 		t.Fatalf("unknown session: %d", code)

@@ -46,10 +46,8 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) er
 	if err != nil {
 		return jsonError(err)
 	}
-	if at := loneSurrogate(body); at >= 0 {
-		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "",
-			"the body holds a lone UTF-16 surrogate escape (%s) at byte %d: text must be valid Unicode (Go would read it as U+FFFD, silently changing what was sent); nothing was stored",
-			body[at:at+6], at)
+	if err := refuseLoneSurrogate(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -69,6 +67,17 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) er
 		}
 		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "",
 			"the body must hold exactly one JSON object; more follows it at byte %d", dec.InputOffset())
+	}
+	return nil
+}
+
+// refuseLoneSurrogate is the error for a JSON body holding a lone UTF-16
+// surrogate escape, or nil.
+func refuseLoneSurrogate(body []byte) error {
+	if at := loneSurrogate(body); at >= 0 {
+		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "",
+			"the body holds a lone UTF-16 surrogate escape (%s) at byte %d: text must be valid Unicode (Go would read it as U+FFFD, silently changing what was sent); nothing was stored",
+			body[at:at+6], at)
 	}
 	return nil
 }
@@ -193,10 +202,12 @@ func timeField(body []byte, dst any) string {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		raw, ok := fields[name]
-		var tm time.Time
-		if ok && json.Unmarshal(raw, &tm) != nil {
-			return name
+		// encoding/json matches keys without regard to case.
+		for key, raw := range fields {
+			var tm time.Time
+			if strings.EqualFold(key, name) && json.Unmarshal(raw, &tm) != nil {
+				return name
+			}
 		}
 	}
 	return ""
