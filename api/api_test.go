@@ -130,8 +130,14 @@ func TestHealthzNeedsNoToken(t *testing.T) {
 	// token, computed without it being sent.
 	c := strings.Repeat("ab", client.ChallengeBytes)
 	h.ok(h.do(req{Path: "/healthz?challenge=" + c, NoAuth: true}), &hl)
-	if hl.Proof != client.Proof(h.token, c) || hl.Proof == client.Proof("other", c) {
+	if hl.Proof != client.Proof(h.token, testAddr, c) || hl.Proof == client.Proof("other", testAddr, c) {
 		t.Errorf("proof %q for challenge %s", hl.Proof, c)
+	}
+	// The proof covers the address the request named, so it is no good to
+	// a program on another port that relays the challenge here.
+	h.ok(h.do(req{Path: "/healthz?challenge=" + c, NoAuth: true, Header: map[string]string{"Host": "localhost:7314"}}), &hl)
+	if hl.Proof != client.Proof(h.token, "localhost:7314", c) || hl.Proof == client.Proof(h.token, testAddr, c) {
+		t.Errorf("proof %q for challenge %s sent to localhost:7314", hl.Proof, c)
 	}
 	for _, q := range []string{"challenge=abc", "challenge=" + strings.Repeat("AB", 16), "challenge=" + strings.Repeat("ab", 65), "challenge=" + c + "&challenge=" + c, "x=1"} {
 		if w := h.do(req{Path: "/healthz?" + q, NoAuth: true}); w.Code != 400 {

@@ -38,7 +38,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		if !client.ValidChallenge(c) {
 			return badParam("challenge", "challenge must be %d to 64 bytes in lower-case hex", client.ChallengeBytes)
 		}
-		h.Proof = client.Proof(s.o.Token, c)
+		h.Proof = client.Proof(s.o.Token, r.Host, c)
 	}
 	return writeJSON(w, h)
 }

@@ -142,6 +142,22 @@ func TestDiscoverAndServerInfo(t *testing.T) {
 	if _, err := c.Stats(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// A data directory others may write could name anyone's server.
+	os.Chmod(l.dataDir, 0o777)
+	if _, _, err := client.Discover(l.dataDir); err == nil || !strings.Contains(err.Error(), "can be written by other users") {
+		t.Errorf("discover in a directory anyone may write: %v", err)
+	}
+	os.Chmod(l.dataDir, 0o700)
+	if os.Getuid() == 0 {
+		// Given to another user: refused.
+		tok := filepath.Join(l.dataDir, client.TokenFile)
+		if err := os.Chown(tok, 65534, 65534); err == nil {
+			if _, _, err := client.Discover(l.dataDir); err == nil || !strings.Contains(err.Error(), "belongs to user 65534") {
+				t.Errorf("discover with another user's token file: %v", err)
+			}
+			os.Chown(tok, 0, 0)
+		}
+	}
 	RemoveServerInfo(l.dataDir, 1) // another pid: kept
 	if _, err := client.ReadServerInfo(l.dataDir); err != nil {
 		t.Fatalf("server.json of another pid removed: %v", err)
@@ -352,4 +368,95 @@ func (s *safeBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestAProgramOnAnotherPortCannotBorrowTheProof: a program at the address
+// a client was given (the recorded port of a server that died, say), with
+// the real server still running elsewhere, cannot earn the token by having
+// the real server answer the health challenge for it: the proof covers
+// the address the challenge was sent to, and clients follow no redirects.
+func TestAProgramOnAnotherPortCannotBorrowTheProof(t *testing.T) {
+	l := serveLive(t, Timeouts{})
+	realHost := strings.TrimPrefix(l.url, "http://")
+	for _, c := range []struct {
+		name   string
+		health func(w http.ResponseWriter, r *http.Request)
+	}{
+		{"it relays the challenge", func(w http.ResponseWriter, r *http.Request) {
+			req, err := http.NewRequest("GET", l.url+r.URL.RequestURI(), nil)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			req.Host = realHost // what the real server's Host check wants
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			w.WriteHeader(resp.StatusCode)
+			io.Copy(w, resp.Body)
+		}},
+		{"it redirects to the real server", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, l.url+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got sync.Map
+			imp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if a := r.Header.Get("Authorization"); a != "" {
+					got.Store(a, true)
+				}
+				if r.URL.Path == "/healthz" {
+					c.health(w, r)
+					return
+				}
+				w.Write([]byte(`{}`))
+			}))
+			defer imp.Close()
+			_, err := client.New(imp.URL, l.token).Stats(t.Context())
+			if !errors.Is(err, client.ErrNotOurServer) {
+				t.Errorf("Stats through the other program: %v, want ErrNotOurServer", err)
+			}
+			got.Range(func(k, _ any) bool {
+				t.Errorf("the other program received the token (%q)", k)
+				return true
+			})
+		})
+	}
+}
+
+// TestAProofDoesNotOutliveItsServerLong: once the server stops and another
+// program takes its very address, a proof older than a quarter of a second
+// is not trusted: the token is not sent to the newcomer.
+func TestAProofDoesNotOutliveItsServerLong(t *testing.T) {
+	l := serveLive(t, Timeouts{})
+	if _, err := l.c.Stats(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	l.cancel()
+	<-l.done
+	l.done <- nil // for the cleanup
+	ln, err := net.Listen("tcp", strings.TrimPrefix(l.url, "http://"))
+	if err != nil {
+		t.Skipf("the address was taken again before the test could take it: %v", err)
+	}
+	var sawToken sync.Map
+	imp := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get("Authorization"); a != "" {
+			sawToken.Store(a, true)
+		}
+		w.Write([]byte(`{"status":"ok"}`))
+	})}
+	go imp.Serve(ln)
+	defer imp.Close()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := l.c.Stats(t.Context()); !errors.Is(err, client.ErrNotOurServer) {
+		t.Errorf("Stats at the newcomer: %v, want ErrNotOurServer", err)
+	}
+	sawToken.Range(func(k, _ any) bool {
+		t.Errorf("the program that took the port received the token (%q)", k)
+		return true
+	})
 }

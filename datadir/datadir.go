@@ -119,6 +119,16 @@ func Acquire(dir string) (*Lock, error) {
 			return nil, fmt.Errorf("data directory %s can be read by others (mode %v) and cannot be made private: %w", dir, info.Mode().Perm(), err)
 		}
 	}
+	// Files an older version (or the Pi extension's serve.log) left
+	// readable are made private too, for whoever reaches them by another
+	// way in (a hard link, a copy of the directory's path made earlier).
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+				os.Chmod(filepath.Join(dir, e.Name()), fi.Mode().Perm()&0o700)
+			}
+		}
+	}
 	p := filepath.Join(dir, "owner.lock")
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

@@ -14,6 +14,11 @@ func TestAcquireMakesTheDirectoryPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o755) // whatever the umask
+	log := filepath.Join(dir, "serve.log")
+	if err := os.WriteFile(log, []byte("login: http://127.0.0.1:7314/ui/login?code=x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(log, 0o644)
 	l, err := Acquire(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -21,6 +26,9 @@ func TestAcquireMakesTheDirectoryPrivate(t *testing.T) {
 	defer l.Release()
 	if info, _ := os.Stat(dir); info.Mode().Perm() != 0o700 {
 		t.Errorf("mode %v after Acquire; want 0700", info.Mode().Perm())
+	}
+	if info, _ := os.Stat(log); info.Mode().Perm() != 0o600 {
+		t.Errorf("serve.log's mode %v after Acquire; want 0600", info.Mode().Perm())
 	}
 	// A second owner is refused while the first holds it.
 	if _, err := Acquire(dir); !errors.Is(err, ErrLocked) {

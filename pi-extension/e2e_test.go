@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,8 +46,8 @@ func TestExtensionEndToEnd(t *testing.T) {
 		script   string
 		serve    bool // start the service before the script
 		env      []string
-		autoKill bool // the script's extension starts the service itself
-		impostor bool // server.json names a program that does not hold the token
+		autoKill bool   // the script's extension starts the service itself
+		impostor string // server.json names a program that does not hold the token: "bare" answers health checks itself, "relay" has the real service answer them
 	}{
 		{name: "long-session", script: "test/long-session.mjs", serve: true},
 		{name: "new-context", script: "test/new-context.mjs", serve: true},
@@ -57,7 +58,11 @@ func TestExtensionEndToEnd(t *testing.T) {
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
 		// server.json left by a service killed without warning names a
 		// port another program now answers on: it gets no token, no entry.
-		{name: "service-down", label: "service-down/impostor", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}, impostor: true},
+		{name: "service-down", label: "service-down/impostor", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}, impostor: "bare"},
+		// The same program, with the real service running on another port:
+		// it hands the health challenge to the service, whose proof covers
+		// the service's own address, so the extension still sends nothing.
+		{name: "service-down", label: "service-down/relaying-impostor", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}, serve: true, impostor: "relay"},
 		{name: "cli", script: "test/cli.mjs", serve: true},
 		// The extension starts the service on first use (the real pi command).
 		{name: "cli", label: "cli/autostart", script: "test/cli.mjs", env: []string{"PI_HISTORY_BIN=" + bin}, autoKill: true},
@@ -84,16 +89,42 @@ func TestExtensionEndToEnd(t *testing.T) {
 			}
 			var heard []string // what the impostor was sent
 			var heardMu sync.Mutex
-			if sc.impostor {
+			if sc.impostor != "" {
+				var real struct{ URL string }
+				if sc.impostor == "relay" {
+					b, err := os.ReadFile(filepath.Join(data, "server.json"))
+					if err != nil || json.Unmarshal(b, &real) != nil || real.URL == "" {
+						t.Fatalf("the running service's server.json: %v %s", err, b)
+					}
+				}
 				imp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					heardMu.Lock()
 					heard = append(heard, r.Method+" "+r.URL.Path+" auth="+r.Header.Get("Authorization"))
 					heardMu.Unlock()
-					w.Write([]byte(`{"status":"ok"}`))
+					if real.URL == "" {
+						w.Write([]byte(`{"status":"ok"}`))
+						return
+					}
+					req, err := http.NewRequest("GET", real.URL+r.URL.RequestURI(), nil)
+					if err != nil {
+						http.Error(w, err.Error(), http.StatusInternalServerError)
+						return
+					}
+					req.Host = strings.TrimPrefix(real.URL, "http://")
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						http.Error(w, err.Error(), http.StatusBadGateway)
+						return
+					}
+					defer resp.Body.Close()
+					w.WriteHeader(resp.StatusCode)
+					io.Copy(w, resp.Body)
 				}))
 				defer imp.Close()
 				os.WriteFile(filepath.Join(data, "server.json"), []byte(`{"url":"`+imp.URL+`","pid":1}`), 0o600)
-				os.WriteFile(filepath.Join(data, "api-token"), []byte(strings.Repeat("7", 64)), 0o600)
+				if sc.impostor == "bare" {
+					os.WriteFile(filepath.Join(data, "api-token"), []byte(strings.Repeat("7", 64)), 0o600)
+				}
 			}
 			if sc.autoKill {
 				t.Cleanup(func() { stopRecorded(t, data) })
@@ -127,7 +158,7 @@ func TestExtensionEndToEnd(t *testing.T) {
 					t.Errorf("the impostor was sent %q; want health checks without the token only", h)
 				}
 			}
-			if sc.impostor && len(heard) == 0 {
+			if sc.impostor != "" && len(heard) == 0 {
 				t.Error("the impostor was never asked: the test proves nothing")
 			}
 		})

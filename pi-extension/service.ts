@@ -10,7 +10,7 @@
 
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { existsSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { existsSync, fchmodSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 
@@ -80,8 +80,24 @@ function findBinary(bin: string): string | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// How long a proof that the service holds the token is trusted (see healthy).
-const PROOF_TTL_MS = 5000;
+// How long a proof that the service holds the token is trusted (see healthy):
+// long enough for a burst of requests, not for the pause between two turns.
+const PROOF_TTL_MS = 250;
+
+// notOurs says why a file or directory of the data directory must not be
+// trusted (another user's, or writable by others: the server it names could
+// be theirs, and would be sent the token and every entry), or "".
+function notOurs(p: string): string {
+	try {
+		const st = statSync(p);
+		const uid = process.getuid?.();
+		if (uid !== undefined && st.uid !== uid) return `${p} belongs to user ${st.uid}, not to you (${uid})`;
+		if (st.mode & 0o022) return `${p} can be written by other users (mode ${(st.mode & 0o777).toString(8)})`;
+	} catch {
+		// missing: the reader reports it
+	}
+	return "";
+}
 
 export class Service {
 	readonly opts: ServiceOptions;
@@ -138,6 +154,15 @@ export class Service {
 
 	private readServer(): { url: string; token: string } | undefined {
 		const o = this.opts;
+		if (!o.url) {
+			for (const p of [o.dataDir, join(o.dataDir, "server.json"), join(o.dataDir, "api-token")]) {
+				const why = notOurs(p);
+				if (why) {
+					this.refused = `${why}, so the server it names is not trusted; use a data directory of your own (PI_HISTORY_DATA)`;
+					return undefined;
+				}
+			}
+		}
 		try {
 			let url = o.url;
 			if (!url) {
@@ -156,15 +181,20 @@ export class Service {
 	// without sending it: server.json outlives a service killed without
 	// warning, and another local user's program may then answer on its port.
 	// It must answer the challenge with HMAC-SHA256(token, "pi-history
-	// healthz " + challenge), which only a holder of the token can compute.
+	// healthz " + host + " " + challenge), which only a holder of the token
+	// can compute; host is the address the request named, so a program on
+	// another port that relays the challenge to the real service (or
+	// redirects there, which fetch is told not to follow) gets a proof for
+	// the service's address, not its own.
 	private async healthy(url: string, token: string): Promise<boolean> {
 		try {
 			const challenge = randomBytes(16).toString("hex");
-			const r = await fetch(`${url}/healthz?challenge=${challenge}`, { signal: AbortSignal.timeout(2000) });
+			const host = new URL(url).host;
+			const r = await fetch(`${url}/healthz?challenge=${challenge}`, { redirect: "error", signal: AbortSignal.timeout(2000) });
 			const h: any = r.ok ? await r.json() : (await r.arrayBuffer(), undefined);
 			if (!h) return false;
 			this.refused = "";
-			const want = createHmac("sha256", token).update(`pi-history healthz ${challenge}`).digest("hex");
+			const want = createHmac("sha256", token).update(`pi-history healthz ${host} ${challenge}`).digest("hex");
 			const got = typeof h.proof === "string" ? Buffer.from(h.proof) : Buffer.alloc(0);
 			if (got.length !== want.length || !timingSafeEqual(got, Buffer.from(want))) {
 				this.provenAt = 0;
@@ -214,7 +244,9 @@ export class Service {
 		}
 		try {
 			mkdirSync(this.opts.dataDir, { recursive: true, mode: 0o700 });
-			const log = openSync(join(this.opts.dataDir, "serve.log"), "a");
+			// serve prints a login link: the log is the user's alone.
+			const log = openSync(join(this.opts.dataDir, "serve.log"), "a", 0o600);
+			fchmodSync(log, 0o600);
 			const child = spawn(bin, ["serve", "--data", this.opts.dataDir, ...this.opts.serveArgs], {
 				detached: true,
 				stdio: ["ignore", log, log],
@@ -243,10 +275,20 @@ export class Service {
 		if (!base || !token) throw new ServiceDown(this.downMessage());
 		// The proof is trusted for PROOF_TTL_MS: the service may die and
 		// another program take its port between two turns, and the token and
-		// the entries pushed would go to it.
-		if (Date.now() - this.provenAt > PROOF_TTL_MS && !(await this.healthy(base, token))) {
-			if (this.base === base) this.drop();
-			throw new ServiceDown(this.downMessage());
+		// the entries pushed would go to it. Proving again, the extension
+		// reads server.json again: a service started anew since (on another
+		// port) is found there.
+		if (Date.now() - this.provenAt > PROOF_TTL_MS) {
+			const s = this.readServer();
+			if (s && (s.url !== base || s.token !== token) && (await this.healthy(s.url, s.token))) {
+				this.base = s.url;
+				this.token = s.token;
+				return this.request<T>(method, path, opts, retried);
+			}
+			if (!(await this.healthy(base, token))) {
+				if (this.base === base) this.drop();
+				throw new ServiceDown(this.downMessage());
+			}
 		}
 		let url = base + path;
 		if (opts.query) {
@@ -264,7 +306,7 @@ export class Service {
 		const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
 		let r: Response;
 		try {
-			r = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal });
+			r = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), redirect: "error", signal });
 		} catch (e: any) {
 			if (opts.signal?.aborted) throw e;
 			if (timeout.aborted) {

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pi-history/pi-history/export"
@@ -64,13 +65,21 @@ func New(baseURL, token string) *Client {
 			MaxIdleConnsPerHost: 64,
 			IdleConnTimeout:     90 * time.Second,
 		},
+		CheckRedirect: noRedirects,
 	}}
 }
 
-// WithHTTPClient returns a copy of c that uses hc.
+// noRedirects stops the client at a redirect: the server never sends one,
+// and following it would take a proven request (and its token) elsewhere.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// WithHTTPClient returns a copy of c that uses (a copy of) hc, which
+// follows no redirects either.
 func (c *Client) WithHTTPClient(hc *http.Client) *Client {
 	d := *c
-	d.hc = hc
+	h := *hc
+	h.CheckRedirect = noRedirects
+	d.hc = &h
 	return &d
 }
 
@@ -107,8 +116,17 @@ func ReadToken(dataDir string) (string, error) {
 	return tok, nil
 }
 
-// Discover returns a client for the server recorded in dataDir.
+// Discover returns a client for the server recorded in dataDir. The
+// directory, its server.json and its token must be the user's own: a
+// directory another user made first (a shared PI_HISTORY_DATA) could name
+// their server and hold their token, and the client would prove that
+// server and send it what it sends.
 func Discover(dataDir string) (*Client, *ServerInfo, error) {
+	for _, p := range []string{dataDir, filepath.Join(dataDir, ServerFile), filepath.Join(dataDir, TokenFile)} {
+		if err := ownedByMe(p); err != nil {
+			return nil, nil, err
+		}
+	}
 	si, err := ReadServerInfo(dataDir)
 	if err != nil {
 		return nil, nil, err
@@ -556,4 +574,20 @@ func setList(q url.Values, k string, v []string) {
 	if len(v) > 0 {
 		q.Set(k, strings.Join(v, ","))
 	}
+}
+
+// ownedByMe refuses a file or directory that belongs to another user or
+// that others may write. A missing one is left to the reader to report.
+func ownedByMe(p string) error {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to user %d, not to you (%d): a server it names could be theirs, so nothing is sent to it; use a data directory of your own (--data, PI_HISTORY_DATA)", p, st.Uid, os.Getuid())
+	}
+	if info.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s can be written by other users (mode %v), so the server it names could be theirs and nothing is sent to it; make it private (chmod go-w %s) or start 'pi-history serve', which does", p, info.Mode().Perm(), p)
+	}
+	return nil
 }

@@ -111,7 +111,7 @@ func TestImportWithProgressReadsTheStream(t *testing.T) {
 func proving(token string, h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
-			json.NewEncoder(w).Encode(Health{Status: "ok", Proof: Proof(token, r.URL.Query().Get("challenge"))})
+			json.NewEncoder(w).Encode(Health{Status: "ok", Proof: Proof(token, r.Host, r.URL.Query().Get("challenge"))})
 			return
 		}
 		h(w, r)
@@ -137,7 +137,7 @@ func TestTheTokenGoesOnlyToAServerHoldingIt(t *testing.T) {
 					sawToken.Store(true)
 				}
 				if r.URL.Path == "/healthz" && c.health == "" {
-					json.NewEncoder(w).Encode(Health{Status: "ok", Proof: Proof("another-token", r.URL.Query().Get("challenge"))})
+					json.NewEncoder(w).Encode(Health{Status: "ok", Proof: Proof("another-token", r.Host, r.URL.Query().Get("challenge"))})
 					return
 				}
 				w.Write([]byte(c.health))

@@ -20,17 +20,22 @@ import (
 // port it names: a client that trusted the file would hand that program the
 // token (which never changes) and, in the Pi extension, every session entry
 // it pushes. So a client first asks GET /healthz?challenge=C, without the
-// token, and the server answers with Proof(token, C), which only a holder of
-// the token can compute.
+// token, and the server answers with Proof(token, H, C), which only a holder
+// of the token can compute. H is the Host the request named: a program on
+// the recorded port that relays the challenge to the real server (or
+// redirects the client there) must name the real server's own address,
+// which its Host check demands, and the proof it gets back covers that
+// address, not its own. Clients follow no redirects either.
 
 // ChallengeBytes is the size of a health challenge before hex encoding.
 const ChallengeBytes = 16
 
-// Proof is the server's answer to a health challenge: HMAC-SHA256 of the
-// challenge, keyed with the API token, in hex.
-func Proof(token, challenge string) string {
+// Proof is the server's answer to a health challenge sent to host (the
+// request's Host, host:port): HMAC-SHA256 of both, keyed with the API
+// token, in hex.
+func Proof(token, host, challenge string) string {
 	m := hmac.New(sha256.New, []byte(token))
-	io.WriteString(m, "pi-history healthz "+challenge)
+	io.WriteString(m, "pi-history healthz "+host+" "+challenge)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -59,9 +64,10 @@ type proven struct {
 // proofTTL is how long a proof is trusted. The server may die and another
 // program take its port at any time; a proof at most this old before each
 // request bounds that window (at the cost of one /healthz per burst of
-// requests), and a request that fails to reach the server drops the proof
-// at once.
-const proofTTL = 5 * time.Second
+// requests: a quarter of a second covers a burst, not the pause between
+// two), and a request that fails to reach the server drops the proof at
+// once.
+const proofTTL = 250 * time.Millisecond
 
 // authorize gives req the token, once the server has shown it holds it.
 func (c *Client) authorize(req *http.Request) error {
@@ -141,13 +147,18 @@ func (c *Client) challenge(ctx context.Context) error {
 		return fmt.Errorf("pi-history server at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
+	// What the request's Host header held (net/http sends the URL's).
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		// Busy or stopping: not a sign of another program.
 		return problemOf(resp)
 	}
 	var h Health
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h) != nil ||
-		!hmac.Equal([]byte(h.Proof), []byte(Proof(c.token, challenge))) {
+		!hmac.Equal([]byte(h.Proof), []byte(Proof(c.token, host, challenge))) {
 		return fmt.Errorf("%w: the program answering at %s did not prove that it holds this data directory's API token, so the token was not sent to it; "+
 			"if the server stopped without cleaning up, another program may now listen on its port: start 'pi-history serve' again "+
 			"(a server of an older pi-history answers no challenge: restart it with this version)", ErrNotOurServer, c.base)

@@ -225,7 +225,7 @@ type IngestStatus struct {
 // Health is GET /healthz.
 type Health struct {
 	Status string `json:"status"`          // "ok"
-	Proof  string `json:"proof,omitempty"` // with ?challenge=C: Proof(token, C)
+	Proof  string `json:"proof,omitempty"` // with ?challenge=C: Proof(token, Host, C)
 }
 
 // Error is an RFC 9457 problem document returned by the server, and the

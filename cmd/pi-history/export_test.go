@@ -141,7 +141,7 @@ func TestExportThroughTheServerFailingMidway(t *testing.T) {
 	token := strings.Repeat("t", 64)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		// A stand-in that holds the token, as the real server does.
-		json.NewEncoder(w).Encode(client.Health{Status: "ok", Proof: client.Proof(token, r.URL.Query().Get("challenge"))})
+		json.NewEncoder(w).Encode(client.Health{Status: "ok", Proof: client.Proof(token, r.Host, r.URL.Query().Get("challenge"))})
 	})
 	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"summary":{"id":"s1"}}`))
