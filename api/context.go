@@ -996,7 +996,7 @@ func rolloverRowsOf(sid string, path []*journal.Entry, nb *rollover.Notebook) []
 				row.NotebookWrites++
 			}
 		}
-		return []rollover.Row{row, rollover.WindowCacheRow(sid, max(row.Window-1, 1), path[start:i])}
+		return []rollover.Row{row, rollover.WindowCacheRow(sid, row.EndedWindow, path[start:i])}
 	}
 	return nil
 }

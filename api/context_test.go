@@ -431,8 +431,8 @@ func TestContextGateAndCompaction(t *testing.T) {
 	}
 	// Per window (spec 000 §10): the notebook writes and reviews of the
 	// window that ended, and what left it.
-	if r := led.Rows[0]; r.NotebookWrites != 1 || r.NotebookReviews != 0 || r.ReclaimTokens <= 0 {
-		t.Errorf("rollover row: %d writes, %d reviews, reclaim %d; want 1, 0 and what left the window", r.NotebookWrites, r.NotebookReviews, r.ReclaimTokens)
+	if r := led.Rows[0]; r.EndedWindow != 1 || r.NotebookWrites != 1 || r.NotebookReviews != 0 || r.ReclaimTokens <= 0 {
+		t.Errorf("rollover row: ended window %d, %d writes, %d reviews, reclaim %d; want window 1, 1, 0 and what left the window", r.EndedWindow, r.NotebookWrites, r.NotebookReviews, r.ReclaimTokens)
 	}
 	// And one window_cache row for the window that ended (spec 000 §4.3).
 	f.must("GET", "/v1/ledger?kind=window_cache", nil, &led)

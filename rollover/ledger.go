@@ -46,6 +46,7 @@ type Row struct {
 	Kind             string  `json:"kind"`
 	Session          string  `json:"session,omitempty"`
 	Window           int     `json:"window,omitempty"`
+	EndedWindow      int     `json:"endedWindow,omitempty"` // a rollover row: the window it ended, which its writes, reviews and reclaim are of
 	Reason           Reason  `json:"reason,omitempty"`
 	Auto             bool    `json:"auto,omitempty"`
 	OK               *bool   `json:"ok,omitempty"`
@@ -64,7 +65,8 @@ type Row struct {
 	Attempt          int     `json:"attempt,omitempty"`
 	Calls            int     `json:"calls,omitempty"`
 	CacheReadTokens  int     `json:"cacheReadTokens,omitempty"`
-	UncachedTokens   int     `json:"uncachedInputTokens,omitempty"`
+	UncachedTokens   int     `json:"uncachedInputTokens,omitempty"` // input not read from the cache: plain input plus cache writes
+	CacheWriteTokens int     `json:"cacheWriteTokens,omitempty"`    // the part of uncachedInputTokens written to the cache
 }
 
 var (
@@ -214,7 +216,7 @@ func GateRow(session string, v Verdict) Row {
 
 // RolloverRow is the ledger row of a rollover that reached the branch.
 func RolloverRow(session string, c Compaction, nb *Notebook, reclaim int) Row {
-	r := Row{Kind: RowRollover, Session: session, Window: c.Details.WindowNumber, Reason: c.Details.Reason,
+	r := Row{Kind: RowRollover, Session: session, Window: c.Details.WindowNumber, EndedWindow: max(c.Details.WindowNumber-1, 1), Reason: c.Details.Reason,
 		NotebookRevision: c.Details.NotebookRevision, TokensBefore: c.TokensBefore, ReclaimTokens: reclaim,
 		FirstKeptEntryID: c.FirstKeptEntryID}
 	if nb != nil {
@@ -225,7 +227,11 @@ func RolloverRow(session string, c Compaction, nb *Notebook, reclaim int) Row {
 
 // WindowCacheRow sums what the provider reported for the assistant messages
 // of one window (entries, in path order): calls, tokens read from its prompt
-// cache, and input tokens not cached. Spec 000 §4.3 asks for one at each
+// cache, and input tokens not read from it. Pi's usage counts input, cache
+// reads and cache writes apart, so the uncached input is input plus cache
+// writes: a prefix that keeps changing is written to the cache on every
+// call, and counting only input would show that window as well cached. The
+// cache writes are also given alone. Spec 000 §4.3 asks for one at each
 // rollover, to check that trailers keep the cached prefix stable.
 func WindowCacheRow(session string, window int, entries []*journal.Entry) Row {
 	r := Row{Kind: RowWindowCache, Session: session, Window: window}
@@ -239,7 +245,8 @@ func WindowCacheRow(session string, window int, entries []*journal.Entry) Row {
 		}
 		r.Calls++
 		r.CacheReadTokens += int(m.Usage.CacheRead)
-		r.UncachedTokens += int(m.Usage.Input)
+		r.UncachedTokens += int(m.Usage.Input + m.Usage.CacheWrite)
+		r.CacheWriteTokens += int(m.Usage.CacheWrite)
 	}
 	return r
 }

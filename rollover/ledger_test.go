@@ -185,8 +185,12 @@ func TestWindowCacheRowSumsTheWindowsCalls(t *testing.T) {
 	b.assistant("no usage reported", 0)
 	b.msg(map[string]any{"role": "assistant", "content": []any{}, "stopReason": "stop",
 		"usage": map[string]any{"input": 30, "output": 5, "cacheRead": 1000, "cacheWrite": 0, "totalTokens": 1035}})
+	// A call whose prefix changed: most of its input was written to the
+	// cache, not read from it.
+	b.msg(map[string]any{"role": "assistant", "content": []any{}, "stopReason": "stop",
+		"usage": map[string]any{"input": 100, "output": 5, "cacheRead": 5000, "cacheWrite": 80000, "totalTokens": 85105}})
 	r := WindowCacheRow("s1", 3, b.path())
-	if r.Kind != RowWindowCache || r.Window != 3 || r.Calls != 2 || r.CacheReadTokens != 1900 || r.UncachedTokens != 50 {
-		t.Errorf("row %+v; want 2 calls, 1900 cache-read and 50 uncached tokens in window 3", r)
+	if r.Kind != RowWindowCache || r.Window != 3 || r.Calls != 3 || r.CacheReadTokens != 6900 || r.UncachedTokens != 80150 || r.CacheWriteTokens != 80000 {
+		t.Errorf("row %+v; want 3 calls, 6900 cache-read, 80150 uncached (80000 of them cache writes) tokens in window 3", r)
 	}
 }
