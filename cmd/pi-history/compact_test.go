@@ -48,7 +48,8 @@ func TestMaintenanceKeepsWhatIsStored(t *testing.T) {
 
 func TestSizesReadForPeople(t *testing.T) {
 	for b, want := range map[int64]string{0: "0 bytes", 999: "999 bytes", 1000: "1.0 KB", 43210: "43.2 KB",
-		1_500_000: "1.5 MB", 999_949_999: "999.9 MB", 1_497_000_000: "1.50 GB"} {
+		999_949: "999.9 KB", 999_950: "1.0 MB", 999_999: "1.0 MB", 1_500_000: "1.5 MB", 999_949_999: "999.9 MB",
+		999_999_999: "1.00 GB", 1_497_000_000: "1.50 GB"} {
 		if got := size(b); got != want {
 			t.Errorf("size(%d) = %q, want %q", b, got, want)
 		}

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pi-history/pi-history/api/client"
@@ -156,12 +157,21 @@ func runExport(g *globals, args []string) error {
 		return err
 	}
 	// Ctrl-C stops the writing, and WriteFile removes the partial file (it
-	// used to stay behind, the process killed mid-write).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// used to stay behind, the process killed mid-write). A second Ctrl-C
+	// (a write that does not return) removes it and ends the process.
+	var partial atomic.Pointer[string]
+	ctx, stop := interruptible(func() {
+		if p := partial.Load(); p != nil {
+			os.Remove(*p)
+		}
+	})
 	defer stop()
-	context.AfterFunc(ctx, stop) // a second Ctrl-C kills, as usual
 	var n int64
 	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		if f, ok := w.(*os.File); ok {
+			name := f.Name()
+			partial.Store(&name)
+		}
 		var err error
 		n, err = x.WriteTo(stopWriter{ctx, w})
 		return err
@@ -387,6 +397,40 @@ func resolveRemoteSession(ctx context.Context, c *client.Client, arg string) (st
 	}
 	return pickPrefix(arg, ids)
 }
+
+// interruptible returns a context that ends at the first Ctrl-C, and its
+// stop function. A second Ctrl-C before stop runs cleanup and ends the
+// process with status 130, as a shell's interrupted command does. The
+// handler stays installed throughout, so no Ctrl-C between the two falls to
+// Go's default (an exit without cleanup).
+func interruptible(cleanup func()) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+		case <-done:
+			return
+		}
+		cancel()
+		select {
+		case <-sig:
+			cleanup()
+			exitProcess(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
+}
+
+// exitProcess ends the process (a test replaces it).
+var exitProcess = os.Exit
 
 // stopWriter writes to w until ctx ends, then fails every write with the
 // context's error.

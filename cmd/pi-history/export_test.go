@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pi-history/pi-history/api"
 	"github.com/pi-history/pi-history/api/client"
@@ -328,5 +330,45 @@ func TestStopWriterStopsOnceTheContextEnds(t *testing.T) {
 	}
 	if b.String() != "before " {
 		t.Errorf("written %q", b.String())
+	}
+}
+
+// TestASecondInterruptCleansUpAndExits: the first Ctrl-C ends the context
+// (the export stops at its next write); a second one runs the cleanup (the
+// partial file's removal) and ends the process with status 130.
+func TestASecondInterruptCleansUpAndExits(t *testing.T) {
+	exited := make(chan int, 1)
+	defer func(f func(int)) { exitProcess = f }(exitProcess)
+	exitProcess = func(code int) { exited <- code }
+	partial := filepath.Join(t.TempDir(), ".out.jsonl.partial-1")
+	if err := os.WriteFile(partial, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := interruptible(func() { os.Remove(partial) })
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first interrupt did not end the context")
+	}
+	if _, err := os.Stat(partial); err != nil {
+		t.Fatalf("the first interrupt removed the file (left to the writer): %v", err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-exited:
+		if code != 130 {
+			t.Errorf("exit status %d, want 130", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second interrupt did not end the process")
+	}
+	if _, err := os.Stat(partial); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the partial file is still there: %v", err)
 	}
 }

@@ -168,9 +168,9 @@ func size(b int64) string {
 	switch {
 	case b < 1000:
 		return fmt.Sprintf("%d bytes", b)
-	case b < 1e6:
+	case b < 999_950: // 999,950 would round up to "1000.0 KB"
 		return fmt.Sprintf("%.1f KB", float64(b)/1e3)
-	case b < 1e9:
+	case b < 999_950_000:
 		return fmt.Sprintf("%.1f MB", float64(b)/1e6)
 	}
 	return fmt.Sprintf("%.2f GB", float64(b)/1e9)
