@@ -3,16 +3,22 @@ package export
 import (
 	"bufio"
 	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	gmtext "github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // mdRenderer writes a Markdown transcript: the session as a title and a
 // short list of facts, each context window as a "##" section, each entry as
 // a "###" heading with its time and id. Prose (user and assistant text,
-// summaries, notebook sections) is written as is, but for what it leaves
-// open (see prose); tool arguments, tool
-// output and shell output go in fenced code blocks whose fences are longer
-// than any backtick run inside them.
+// summaries, notebook sections) is written as is when it keeps to itself,
+// else repaired or shown verbatim (see prose); tool arguments, tool output
+// and shell output go in fenced code blocks whose fences are longer than
+// any backtick run inside them.
 type mdRenderer struct {
 	w         *bufio.Writer
 	seenOther bool
@@ -94,9 +100,9 @@ func (r *mdRenderer) part(p part, indent string) {
 	case "text":
 		r.printf("\n%s\n", prose(p.Text))
 	case "thinking":
-		r.printf("\n%s\n", quote("*Thinking:* "+strings.TrimRight(p.Text, "\n")))
+		r.printf("\n%s\n", quote("*Thinking:*", p.Text))
 	case "summary":
-		r.printf("\n%s\n", quote(strings.TrimRight(p.Text, "\n")))
+		r.printf("\n%s\n", quote("", p.Text))
 	case "note":
 		r.printf("\n*%s*\n", mdEscapeInline(oneLine(p.Text)))
 	case "image":
@@ -193,15 +199,31 @@ func mdEscapeInline(s string) string {
 	return b.String()
 }
 
-// prose returns text, written as Markdown, so that nothing it opens runs
-// on into the rest of the transcript: an answer cut off inside a code block
-// ("```go\nfunc main() {", as aborted replies end) would turn every later
-// entry into code, and an unclosed "<!--" would hide them. A fence left open
-// is closed after the text; a line that would open an HTML block that the
-// text never closes gets its "<" escaped (shown as is). Trailing newlines
-// go.
+// prose returns text, written as Markdown, so that nothing in it reaches
+// past it: an answer cut off inside a code block ("```go\nfunc main() {",
+// as aborted replies end) would turn every later entry into code, an
+// unclosed "<!--" would hide them, and a link reference definition
+// ("[foo]: http://...") would change the links of every other entry.
+// Line endings become "\n" (see lf) and trailing newlines go. Then the
+// first of these that a CommonMark parser finds safe (see mdSafe) is
+// written: the text as it is; the text repaired (see repairProse); the text
+// verbatim in a code block, which is always safe.
 func prose(text string) string {
-	text = strings.TrimRight(text, "\n")
+	text = strings.TrimRight(lf(text), "\n")
+	if mdSafe(text) {
+		return text
+	}
+	if fixed := repairProse(text); fixed != text && mdSafe(fixed) {
+		return fixed
+	}
+	return fence(text, "")
+}
+
+// repairProse closes what text leaves open, as far as a line by line look
+// can tell: a fence left open is closed after the text, and a line that
+// would open an HTML block that the text never closes gets its "<"
+// escaped (shown as is). Its result may still be unsafe; prose checks.
+func repairProse(text string) string {
 	lines := strings.Split(text, "\n")
 	var open string // the fence of an open code block, with its indent
 	at := 0         // where line i starts in text
@@ -293,8 +315,226 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-func quote(s string) string {
-	return "> " + strings.ReplaceAll(s, "\n", "\n> ")
+// quote writes text (line endings made "\n", trailing newlines gone) as a
+// blockquote, after label (Markdown, such as "*Thinking:*") when there is
+// one. Should the quote be unsafe (see mdSafe: a link reference definition
+// in it would apply to the whole transcript), the label is written alone
+// and the text verbatim in a code block after it.
+func quote(label, text string) string {
+	text = strings.TrimRight(lf(text), "\n")
+	s := text
+	if label != "" {
+		s = label + " " + text
+	}
+	if q := "> " + strings.ReplaceAll(s, "\n", "\n> "); mdSafe(q) {
+		return q
+	}
+	if label != "" {
+		return label + "\n\n" + fence(text, "")
+	}
+	return fence(text, "")
+}
+
+// lf makes every line ending "\n": CommonMark ends lines at "\r\n" and at
+// a lone "\r" (progress bars, old Mac text) too, where prose and quote
+// would not see them.
+func lf(s string) string {
+	if strings.IndexByte(s, '\r') < 0 {
+		return s
+	}
+	return crlf.Replace(s)
+}
+
+var crlf = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// mdSentinel is the heading mdSafe writes after the Markdown it checks.
+const mdSentinel = "pihistory-sentinel-5d1c9a"
+
+// mdBlocks parses Markdown's block structure as CommonMark does: its block
+// parsers and link reference definitions, no extensions. It parses no
+// inlines (links, emphasis, code spans): CommonMark reads those only inside
+// blocks already found, so they cannot change what mdSafe looks at.
+var mdBlocks = parser.NewParser(
+	parser.WithBlockParsers(mdBlockParsers()...),
+	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+)
+
+// mdBlockParsers are goldmark's CommonMark block parsers, with its HTML
+// block parser mended where it differs from CommonMark (see htmlBlocks).
+func mdBlockParsers() []util.PrioritizedValue {
+	ps := parser.DefaultBlockParsers()
+	html := parser.NewHTMLBlockParser()
+	for i, p := range ps {
+		if p.Value == html {
+			ps[i].Value = htmlBlocks{html}
+		}
+	}
+	return ps
+}
+
+// htmlBlocks is goldmark's HTML block parser mended where it parts from
+// CommonMark 0.31 and commonmark.js (and cmark) in ways that matter here:
+//   - a declaration in lower case ("<!doctype html") opens a block that
+//     runs to the first ">", as one in upper case does;
+//   - a line that holds only a </script>, </pre> or </style> closing tag,
+//     or a <script/>, <pre/>, <style/> or <textarea/> tag, opens a block
+//     that runs to the next blank line, as any other such tag's line does
+//     (goldmark reads the first as a paragraph that the next lines
+//     continue, where CommonMark ends the list or quote around it);
+//   - "<pre/>" and the like, with more on the line, open no block
+//     (goldmark runs one to the next </pre>, </script>, ...).
+type htmlBlocks struct{ parser.BlockParser }
+
+var (
+	declarationLine = regexp.MustCompile(`^ {0,3}<![a-z]`)
+	rawSelfClosing  = regexp.MustCompile(`(?i)^ {0,3}<(?:script|pre|style|textarea)/>`)
+	rawTagLine      = regexp.MustCompile(`(?i)^ {0,3}<(?:/(?:script|pre|style)[ \t\n]*|(?:script|pre|style|textarea)/)>[ \t]*\n?$`)
+)
+
+func (h htmlBlocks) Open(parent ast.Node, reader gmtext.Reader, pc parser.Context) (ast.Node, parser.State) {
+	line, segment := reader.PeekLine()
+	if !rawSelfClosing.Match(line) {
+		if node, state := h.BlockParser.Open(parent, reader, pc); node != nil {
+			return node, state
+		}
+	}
+	var node *ast.HTMLBlock
+	switch {
+	case declarationLine.Match(line):
+		node = ast.NewHTMLBlock(ast.HTMLBlockType4)
+	case rawTagLine.Match(line) && !ast.IsParagraph(pc.LastOpenedBlock().Node): // kind 7 cannot interrupt a paragraph
+		node = ast.NewHTMLBlock(ast.HTMLBlockType7)
+	default:
+		return nil, parser.NoChildren
+	}
+	node.Lines().Append(segment)
+	reader.AdvanceToEOL()
+	return node, parser.NoChildren
+}
+
+// mdSafe reports whether md, written as the transcript writes prose (a
+// blank line after it, then the next part or entry), keeps to itself: a
+// heading after that blank line is still a heading of the document's own
+// (no code block, HTML block or other block of md runs on into it), and md
+// defines no link references (they would apply to the whole transcript).
+//
+// Only fenced code and HTML blocks run past a blank line and a heading at
+// column 0 (every other block ends there), and they and link reference
+// definitions start a line, past its block quote and list item markers
+// and indentation, with '`', '~', '<' or '['; text with no such line
+// passes unparsed (see mdLine). Text that would take the parser long is
+// taken as unsafe: a line with more than mdMaxDepth markers, or more than
+// mdMaxRefs "]:" (goldmark reads the rest of a line again for each
+// container opened on it, and a paragraph's link reference definitions
+// again for each one before them). Tabs are parsed as spaces to the next
+// multiple of four columns (see expandTabs).
+func mdSafe(md string) bool {
+	if !strings.ContainsAny(md, "`~<[") {
+		return true
+	}
+	plain, costly := true, strings.Count(md, "]:") > mdMaxRefs
+	for rest := md; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		depth, c := mdLine(line)
+		costly = costly || depth > mdMaxDepth
+		plain = plain && !strings.ContainsRune("`~<[", rune(c))
+	}
+	if plain {
+		return true
+	}
+	if costly {
+		return false
+	}
+	src := []byte(expandTabs(md) + "\n\n### " + mdSentinel + "\n")
+	ctx := parser.NewContext()
+	doc := mdBlocks.Parse(gmtext.NewReader(src), parser.WithContext(ctx))
+	if len(ctx.References()) > 0 {
+		return false
+	}
+	h, ok := doc.LastChild().(*ast.Heading)
+	if !ok || h.Level != 3 || h.Lines().Len() != 1 {
+		return false
+	}
+	line := h.Lines().At(0)
+	return string(line.Value(src)) == mdSentinel
+}
+
+// Limits of what mdSafe parses.
+const (
+	mdMaxDepth = 32   // markers on one line
+	mdMaxRefs  = 1000 // "]:", as each link reference definition holds
+)
+
+// mdLine counts the block quote and list item markers that line starts
+// with, in any order and with any spaces and tabs among them, and returns
+// the first byte after those (0 at the end of the line). It takes as a
+// marker all that CommonMark does and more (a list item's number may be
+// of any length), so a fenced code block, HTML block or link reference
+// definition that starts on the line starts at that byte.
+func mdLine(line string) (depth int, first byte) {
+	i := 0
+	for {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i == len(line) {
+			return depth, 0
+		}
+		j := i + 1
+		switch c := line[i]; {
+		case c == '>':
+			depth, i = depth+1, j
+			continue
+		case c == '-' || c == '+' || c == '*':
+		case '0' <= c && c <= '9':
+			for j < len(line) && '0' <= line[j] && line[j] <= '9' {
+				j++
+			}
+			if j == len(line) || (line[j] != '.' && line[j] != ')') {
+				return depth, c
+			}
+			j++
+		default:
+			return depth, c
+		}
+		if j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			return depth, line[i]
+		}
+		depth, i = depth+1, j
+	}
+}
+
+// expandTabs replaces each tab with spaces to the next multiple of four
+// columns. CommonMark reads tabs that way wherever they shape blocks, so
+// the blocks stay the same; goldmark does not always (a tab after "> "
+// that starts a list is not read as one), and mdSafe would miss what such
+// a list holds.
+func expandTabs(s string) string {
+	if strings.IndexByte(s, '\t') < 0 {
+		return s
+	}
+	var b strings.Builder
+	col := 0
+	for _, c := range s {
+		switch c {
+		case '\t':
+			n := 4 - col%4
+			b.WriteString("    "[:n])
+			col += n
+		case '\n':
+			b.WriteByte('\n')
+			col = 0
+		default:
+			b.WriteRune(c)
+			col++
+		}
+	}
+	return b.String()
 }
 
 // oneLine folds newlines so a value fits a heading or list item.
