@@ -337,7 +337,8 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 // SearchPages runs a literal search and hands its answer to fn a page at a
 // time. Without All that is one page, as Search gives it. With All it is
 // every hit in pages of pageHits, each continuing from the last's cursor
-// (so no hit is repeated or missed while entries arrive), so that the
+// (so no hit is repeated or missed while entries arrive; in branch scope
+// the branch stays that of the first page), so that the
 // caller need hold only one page however many hits there are. The snippet
 // budget covers the whole answer: each page gets what the pages before it
 // left. A page's Total is set on the first page only (with Count), and its
@@ -352,10 +353,6 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 	}
 	page := *req
 	page.All, page.Limit = false, 0
-	// Prepared once: the scope's members (the current branch, the
-	// sessions of a lineage) are those of the first page for every page.
-	// Working them out again per page would follow a current leaf that
-	// moved to another branch midway and mix two branches' hits.
 	p, err := e.prepare(&page)
 	if err != nil {
 		return err
@@ -382,8 +379,22 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 		if resp.Cursor == "" {
 			return nil
 		}
-		p.after, p.hasAfter = last, true
 		page.Count = false
+		if page.Scope == ScopeBranch {
+			// A branch stays the one of the first page: working it out
+			// again would follow a current leaf that moved to another
+			// branch midway and mix two branches' hits.
+			p.after, p.hasAfter = last, true
+			continue
+		}
+		// Other scopes are worked out again from the cursor, so that
+		// entries (and sessions, branches, forks) that arrived meanwhile
+		// are searched too.
+		page.Cursor = resp.Cursor
+		if p, err = e.prepare(&page); err != nil {
+			return err
+		}
+		p.limit = pageHits
 	}
 }
 

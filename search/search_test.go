@@ -779,4 +779,31 @@ func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
 			t.Errorf("leaf moved to %s: %d hits (total %d), want the %d of the branch searched first: %v", moveTo, len(got), total, len(want), got)
 		}
 	}
+	// In session scope, what arrives while the pages are read (here on a
+	// new branch) is found too, as it would be page by page with cursors.
+	var got []string
+	err := e.eng.SearchPages(context.Background(), &Request{Needle: "pin", Scope: ScopeSession, Session: "sess", All: true}, func(p *Response) error {
+		for _, h := range p.Hits {
+			got = append(got, h.Entry)
+		}
+		if len(got) == 3 {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.WriteString(user("late", "e010"))
+			f.Close()
+			if err != nil {
+				return err
+			}
+			e.importFile(t, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 103 || got[len(got)-1] != "late" {
+		t.Errorf("session scope: %d hits, want the 102 there were and the one that arrived (103), the last \"late\": %v", len(got), got[max(0, len(got)-3):])
+	}
 }
