@@ -159,19 +159,12 @@ func runExport(g *globals, args []string) error {
 	// Ctrl-C stops the writing, and WriteFile removes the partial file (it
 	// used to stay behind, the process killed mid-write). A second Ctrl-C
 	// (a write that does not return) removes it and ends the process.
-	var partial atomic.Pointer[string]
-	ctx, stop := interruptible(func() {
-		if p := partial.Load(); p != nil {
-			os.Remove(*p)
-		}
-	})
+	var partial partialFile
+	ctx, stop := interruptible(partial.remove)
 	defer stop()
 	var n int64
 	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
-		if f, ok := w.(*os.File); ok {
-			name := f.Name()
-			partial.Store(&name)
-		}
+		partial.track(w)
 		var err error
 		n, err = x.WriteTo(stopWriter{ctx, w})
 		return err
@@ -211,12 +204,13 @@ func exportArchive(g *globals) error {
 			return usagef("--until: %v", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	var partial partialFile
+	ctx, stop := interruptible(partial.remove)
 	defer stop()
 	svc, err := g.openExisting()
 	if err != nil {
 		if c, rerr := g.remoteClient(err); rerr == nil {
-			return exportArchiveRemote(ctx, g, c, sel)
+			return exportArchiveRemote(ctx, g, c, sel, &partial)
 		}
 		return err
 	}
@@ -232,6 +226,7 @@ func exportArchive(g *globals) error {
 	tty := isTerminal(g.stderr)
 	var stats export.ArchiveStats
 	err = export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		partial.track(w)
 		var err error
 		stats, err = export.WriteArchive(ctx, w, svc.Store, sessions, func(s export.ArchiveStats) {
 			if tty {
@@ -263,13 +258,14 @@ func reportArchive(g *globals, stats export.ArchiveStats, start time.Time) {
 // (GET /v1/export/archive): the same file, messages and exit codes as when
 // the store is opened here. Times are sent as absolute RFC 3339 times, so
 // an age such as 7d counts back from this command's clock.
-func exportArchiveRemote(ctx context.Context, g *globals, c *client.Client, sel export.Selection) error {
+func exportArchiveRemote(ctx context.Context, g *globals, c *client.Client, sel export.Selection, partial *partialFile) error {
 	f := &exportFlags
 	g.log.Debug("exporting an archive through the running server", "url", c.BaseURL())
 	start := time.Now()
 	tty := isTerminal(g.stderr)
 	var stats export.ArchiveStats
 	err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		partial.track(w)
 		var err error
 		stats, err = c.ExportArchive(ctx, client.ArchiveOptions{All: sel.All, Project: sel.Project, Since: sel.Since, Until: sel.Until}, w,
 			func(n int64) {
@@ -339,7 +335,8 @@ func pickPrefix(arg string, ids []string) (string, error) {
 // data directory: the same bytes, messages and exit codes as a local export.
 func exportRemote(g *globals, c *client.Client, arg string, format export.Format) error {
 	f := &exportFlags
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	var partial partialFile
+	ctx, stop := interruptible(partial.remove)
 	defer stop()
 	sid, err := resolveRemoteSession(ctx, c, arg)
 	if err != nil {
@@ -364,6 +361,7 @@ func exportRemote(g *globals, c *client.Client, arg string, format export.Format
 	}
 	var n int64
 	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
+		partial.track(w)
 		var err error
 		n, err = copyAll(w)
 		return err
@@ -426,6 +424,24 @@ func interruptible(cleanup func()) (context.Context, func()) {
 		signal.Stop(sig)
 		close(done)
 		cancel()
+	}
+}
+
+// partialFile is the file an export is writing, for a second Ctrl-C to
+// remove (export.WriteFile removes it itself when the write returns).
+type partialFile struct{ name atomic.Pointer[string] }
+
+// track notes w's name when it is a file.
+func (p *partialFile) track(w io.Writer) {
+	if f, ok := w.(*os.File); ok {
+		name := f.Name()
+		p.name.Store(&name)
+	}
+}
+
+func (p *partialFile) remove() {
+	if n := p.name.Load(); n != nil {
+		os.Remove(*n)
 	}
 }
 

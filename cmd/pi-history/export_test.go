@@ -341,10 +341,14 @@ func TestASecondInterruptCleansUpAndExits(t *testing.T) {
 	defer func(f func(int)) { exitProcess = f }(exitProcess)
 	exitProcess = func(code int) { exited <- code }
 	partial := filepath.Join(t.TempDir(), ".out.jsonl.partial-1")
-	if err := os.WriteFile(partial, []byte("half"), 0o600); err != nil {
+	f, err := os.Create(partial)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := interruptible(func() { os.Remove(partial) })
+	defer f.Close()
+	var pf partialFile
+	pf.track(f) // as each export's WriteFile callback does
+	ctx, stop := interruptible(pf.remove)
 	defer stop()
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
