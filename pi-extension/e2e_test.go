@@ -47,6 +47,7 @@ func TestExtensionEndToEnd(t *testing.T) {
 		serve    bool // start the service before the script
 		env      []string
 		autoKill bool   // the script's extension starts the service itself
+		shared   bool   // the data directory is made writable by everyone once the service runs
 		impostor string // server.json names a program that does not hold the token: "bare" answers health checks itself, "relay" has the real service answer them
 	}{
 		{name: "long-session", script: "test/long-session.mjs", serve: true},
@@ -63,6 +64,11 @@ func TestExtensionEndToEnd(t *testing.T) {
 		// it hands the health challenge to the service, whose proof covers
 		// the service's own address, so the extension still sends nothing.
 		{name: "service-down", label: "service-down/relaying-impostor", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}, serve: true, impostor: "relay"},
+		// A data directory others may write (a shared PI_HISTORY_DATA):
+		// whoever wrote its server.json and token could be listening, so
+		// the extension sends nothing, and says why.
+		{name: "service-down", label: "service-down/shared-data-dir", script: "test/service-down.mjs", serve: true, shared: true,
+			env: []string{"PI_HISTORY_AUTOSTART=0", "PI_TEST_DOWN_BECAUSE=can be written by other users"}},
 		{name: "cli", script: "test/cli.mjs", serve: true},
 		// The extension starts the service on first use (the real pi command).
 		{name: "cli", label: "cli/autostart", script: "test/cli.mjs", env: []string{"PI_HISTORY_BIN=" + bin}, autoKill: true},
@@ -89,6 +95,11 @@ func TestExtensionEndToEnd(t *testing.T) {
 			}
 			var heard []string // what the impostor was sent
 			var heardMu sync.Mutex
+			if sc.shared {
+				if err := os.Chmod(data, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if sc.impostor != "" {
 				var real struct{ URL string }
 				if sc.impostor == "relay" {

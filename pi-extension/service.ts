@@ -86,17 +86,21 @@ const PROOF_TTL_MS = 250;
 
 // notOurs says why a file or directory of the data directory must not be
 // trusted (another user's, or writable by others: the server it names could
-// be theirs, and would be sent the token and every entry), or "".
-function notOurs(p: string): string {
+// be theirs, and would be sent the token and every entry), or "". foreign
+// is set when it belongs to another user: starting a service there is no
+// use (it refuses such a directory), where one writable by others is made
+// private by the service that starts.
+function notOurs(p: string): { why: string; foreign?: boolean } {
 	try {
 		const st = statSync(p);
 		const uid = process.getuid?.();
-		if (uid !== undefined && st.uid !== uid) return `${p} belongs to user ${st.uid}, not to you (${uid})`;
-		if (st.mode & 0o022) return `${p} can be written by other users (mode ${(st.mode & 0o777).toString(8)})`;
+		if (uid !== undefined && st.uid !== uid)
+			return { why: `${p} belongs to user ${st.uid}, not to you (${uid}); use a data directory of your own (PI_HISTORY_DATA)`, foreign: true };
+		if (st.mode & 0o022) return { why: `${p} can be written by other users (mode ${(st.mode & 0o777).toString(8)}); make it private (chmod go-w ${p})` };
 	} catch {
 		// missing: the reader reports it
 	}
-	return "";
+	return { why: "" };
 }
 
 export class Service {
@@ -108,6 +112,8 @@ export class Service {
 	private started = false;
 	private lastProblem = "";
 	private refused = ""; // why the program at the recorded address was not trusted
+	private untrusted = ""; // why the data directory's files were not trusted, as readServer last found
+	private foreign = false; // they belong to another user
 	private provenAt = 0; // when the service last proved that it holds the token (healthy)
 
 	constructor(opts: ServiceOptions) {
@@ -119,7 +125,8 @@ export class Service {
 		const o = this.opts;
 		const how = `start it with \`${o.bin} serve --data ${o.dataDir}\``;
 		let why: string;
-		if (this.refused) why = ` (${this.refused})`;
+		if (this.untrusted) why = ` (${this.untrusted})`;
+		else if (this.refused) why = ` (${this.refused})`;
 		else if (o.url) why = ` (PI_HISTORY_URL is ${o.url}, so it is not started automatically)`;
 		else if (!o.autostart) why = " (automatic start is off: PI_HISTORY_AUTOSTART=0)";
 		else if (this.lastProblem) why = ` (automatic start did not work: ${this.lastProblem}; set PI_HISTORY_BIN to the binary's path if it is not on PATH)`;
@@ -154,11 +161,14 @@ export class Service {
 
 	private readServer(): { url: string; token: string } | undefined {
 		const o = this.opts;
+		this.untrusted = "";
+		this.foreign = false;
 		if (!o.url) {
 			for (const p of [o.dataDir, join(o.dataDir, "server.json"), join(o.dataDir, "api-token")]) {
-				const why = notOurs(p);
-				if (why) {
-					this.refused = `${why}, so the server it names is not trusted; use a data directory of your own (PI_HISTORY_DATA)`;
+				const n = notOurs(p);
+				if (n.why) {
+					this.untrusted = `the server it records is not trusted: ${n.why}`;
+					this.foreign = !!n.foreign;
 					return undefined;
 				}
 			}
@@ -216,7 +226,7 @@ export class Service {
 			this.token = s.token;
 			return true;
 		}
-		if (this.opts.autostart && !this.started && !this.opts.url) {
+		if (this.opts.autostart && !this.started && !this.opts.url && !this.foreign) {
 			this.started = true; // once per process
 			if (this.start()) {
 				const deadline = Date.now() + this.opts.startTimeoutMs;

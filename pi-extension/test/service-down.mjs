@@ -13,6 +13,9 @@ const plan = [
 	(ctx) => {
 		const m = lastToolResult(ctx);
 		check(m.isError && msgText(m).includes("pi-history service is not reachable") && msgText(m).includes("serve"), `notes error: ${msgText(m)}`);
+		// Why it is down, when the test knows (PI_TEST_DOWN_BECAUSE).
+		const because = process.env.PI_TEST_DOWN_BECAUSE;
+		check(!because || msgText(m).includes(because), `notes error does not say "${because}": ${msgText(m)}`);
 		return call("history", { query: "x" }, "h1");
 	},
 	(ctx) => {
