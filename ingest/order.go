@@ -1,11 +1,16 @@
 package ingest
 
 import (
+	"bufio"
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 )
 
 // SortByStart orders journal paths by when their sessions began, oldest
@@ -15,8 +20,10 @@ import (
 // alphabet came before every session of the others, whatever their dates.
 //
 // Pi names a journal after the time its session began
-// (2026-11-29T10-15-00-123Z_<id>.jsonl); a file named otherwise (an export,
-// an archive) is placed by its modification time, written the same way.
+// (2026-11-29T10-15-00-123Z_<id>.jsonl); a journal named otherwise (an
+// export, a copy) is placed by its session header's timestamp, and any
+// other file (an archive, a compressed journal) by its modification time,
+// written the same way.
 // Paths with the same key keep path order.
 func SortByStart(paths []string) {
 	keys := make(map[string]string, len(paths))
@@ -32,18 +39,50 @@ func SortByStart(paths []string) {
 const piStamp = "2006-01-02T15-04-05-000Z"
 
 // startKey is the sort key of SortByStart: the time at the start of the
-// file's name when it is Pi's, else its modification time in the same
-// layout, else "~" (after every time).
+// file's name when it is Pi's, else its session header's time, else its
+// modification time, in the same layout, else "~" (after every time).
 func startKey(path string) string {
 	base := filepath.Base(path)
 	if isPiStamp(base) {
 		return base[:len(piStamp)]
 	}
+	if t, ok := headerStart(path); ok {
+		return stampOf(t)
+	}
 	if info, err := os.Stat(path); err == nil {
-		t := info.ModTime().UTC()
-		return t.Format("2006-01-02T15-04-05") + fmt.Sprintf("-%03dZ", t.Nanosecond()/1e6)
+		return stampOf(info.ModTime())
 	}
 	return "~"
+}
+
+// stampOf writes t as Pi writes times in journal names.
+func stampOf(t time.Time) string {
+	t = t.UTC()
+	return t.Format("2006-01-02T15-04-05") + fmt.Sprintf("-%03dZ", t.Nanosecond()/1e6)
+}
+
+// headerStart is the timestamp of the session header on the first line of
+// an uncompressed journal, if it has one (a header line is short: at most
+// 64 KiB of it are read).
+func headerStart(path string) (time.Time, bool) {
+	if !strings.HasSuffix(path, ".jsonl") {
+		return time.Time{}, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReaderSize(io.LimitReader(f, 64<<10), 64<<10).ReadSlice('\n')
+	var h struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+	}
+	if json.Unmarshal(line, &h) != nil || h.Type != "session" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, h.Timestamp)
+	return t, err == nil
 }
 
 // isPiStamp reports whether name begins with a time written as Pi writes it

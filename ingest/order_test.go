@@ -25,7 +25,18 @@ func TestSortByStartOrdersSessionsByWhenTheyBegan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A journal not named by Pi (a copy, an export) is placed by its
+	// header's time, whatever its modification time.
+	copied := filepath.Join(root, "copies", "renamed.jsonl")
+	os.MkdirAll(filepath.Dir(copied), 0o755)
+	header := `{"type":"session","version":3,"id":"x","timestamp":"2025-06-01T10:00:00.250Z","cwd":"/w"}` + "\n"
+	if err := os.WriteFile(copied, []byte(header+`{"type":"message"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(copied, later, later)
 	in := []string{
+		copied,
 		filepath.Join(root, "--a-project--", "2026-05-01T09-00-00-000Z_0197.jsonl"),
 		filepath.Join(root, "--a-project--", "2026-01-10T08-30-00-000Z_0194.jsonl"),
 		exported,
@@ -38,6 +49,7 @@ func TestSortByStartOrdersSessionsByWhenTheyBegan(t *testing.T) {
 	SortByStart(got)
 	want := []string{
 		archive,
+		copied,
 		filepath.Join(root, "--z-project--", "2025-12-24T23-59-59-999Z_0193.jsonl"),
 		filepath.Join(root, "--a-project--", "2026-01-10T08-30-00-000Z_0194.jsonl"),
 		filepath.Join(root, "--b-project--", "2026-03-01T12-00-00-500Z_0195.jsonl"),
