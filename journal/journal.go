@@ -252,6 +252,14 @@ func fillContent(e *Entry, r *lineFields) error {
 	return nil
 }
 
+// SearchableTypes and SearchableRoles are the entry types and message roles
+// that can have searchable text (see messageText and the cases above): a
+// search filtered on anything else could never match.
+var (
+	SearchableTypes = []string{"message", "custom_message", "compaction", "branch_summary", "custom"}
+	SearchableRoles = []string{"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+)
+
 // NotebookType is the customType of sectioned-notebook entries.
 const NotebookType = "note-context/notebook"
 

@@ -160,6 +160,12 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if req.Limit < 0 || req.Limit > MaxLimit {
 		return nil, badf("limit", "limit %d is out of range 1..%d (use all for every hit)", req.Limit, MaxLimit)
 	}
+	if err := searchableOnly("types", "type", req.Types, journal.SearchableTypes); err != nil {
+		return nil, err
+	}
+	if err := searchableOnly("roles", "role", req.Roles, journal.SearchableRoles); err != nil {
+		return nil, err
+	}
 	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
@@ -255,6 +261,25 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 		}
 	}
 	return p, nil
+}
+
+// searchableOnly refuses a filter value (an entry type or message role)
+// that never has searchable text: a typo ("User", "toolresult") would
+// otherwise read as "nothing matched".
+func searchableOnly(param, what string, values, known []string) error {
+	for _, v := range values {
+		if slices.Contains(known, v) {
+			continue
+		}
+		hint := ""
+		for _, k := range known {
+			if strings.EqualFold(k, v) {
+				hint = fmt.Sprintf(" (did you mean %q?)", k)
+			}
+		}
+		return badf(param, "%s %q never has searchable text%s; use %s", what, v, hint, strings.Join(known, ", "))
+	}
+	return nil
 }
 
 func (e *Engine) tree(sid string) (*store.SessionTree, error) {
