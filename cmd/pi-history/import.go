@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,7 +81,7 @@ func runImport(g *globals, args []string) error {
 				return err
 			}
 		}
-		return importShowing(g, func(show func(service.ImportStatus)) (service.ImportSummary, error) {
+		return importShowing(ctx, g, func(show func(service.ImportStatus)) (service.ImportSummary, error) {
 			if show == nil {
 				return remote.Import(ctx, abs)
 			}
@@ -88,7 +89,7 @@ func runImport(g *globals, args []string) error {
 		})
 	}
 	defer svc.Close()
-	return importShowing(g, func(show func(service.ImportStatus)) (service.ImportSummary, error) {
+	return importShowing(ctx, g, func(show func(service.ImportStatus)) (service.ImportSummary, error) {
 		if show == nil {
 			return svc.Import(ctx, args, nil)
 		}
@@ -214,7 +215,7 @@ func pct(a, b int64) int64 {
 // importShowing runs an import and prints its summary. On a terminal, run
 // is given the function that draws the progress line (whether this process
 // reads the files or a server does); elsewhere it is given nil.
-func importShowing(g *globals, run func(show func(service.ImportStatus)) (service.ImportSummary, error)) error {
+func importShowing(ctx context.Context, g *globals, run func(show func(service.ImportStatus)) (service.ImportSummary, error)) error {
 	var show func(service.ImportStatus)
 	if isTerminal(g.stderr) {
 		show = newImportLine(g).show
@@ -222,6 +223,10 @@ func importShowing(g *globals, run func(show func(service.ImportStatus)) (servic
 	sum, err := run(show)
 	if show != nil {
 		fmt.Fprintln(g.stderr) // end the progress line
+	}
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: say what that left, not "context canceled".
+		return errors.New("interrupted: what was read so far is stored; run the same import again to read the rest (nothing stored is added twice)")
 	}
 	if err != nil {
 		return err

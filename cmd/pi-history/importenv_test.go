@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +73,30 @@ func TestImportProgressShowsTheIndexAndItsETA(t *testing.T) {
 	got = step(time.Second, service.ImportStatus{Compacting: true})
 	if !strings.Contains(got, "compacting") {
 		t.Errorf("compacting line %q", got)
+	}
+}
+
+// TestAnInterruptedImportSaysWhatItLeft: Ctrl-C during an import ends it
+// with a message saying that what was read is kept and how to go on, not
+// with "context canceled" (or, through a server, a transport error).
+func TestAnInterruptedImportSaysWhatItLeft(t *testing.T) {
+	var out bytes.Buffer
+	g := &globals{stderr: &out, stdout: &out}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, runErr := range []error{context.Canceled, errors.New(`Post "http://127.0.0.1:7314/v1/import": interrupt signal received`)} {
+		err := importShowing(ctx, g, func(func(service.ImportStatus)) (service.ImportSummary, error) {
+			return service.ImportSummary{}, runErr
+		})
+		if err == nil || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "run the same import again") {
+			t.Errorf("after %v: %v", runErr, err)
+		}
+	}
+	// Not interrupted: the error stays what it was.
+	err := importShowing(context.Background(), g, func(func(service.ImportStatus)) (service.ImportSummary, error) {
+		return service.ImportSummary{}, errors.New("disk full")
+	})
+	if err == nil || err.Error() != "disk full" {
+		t.Errorf("an import that failed on its own: %v", err)
 	}
 }

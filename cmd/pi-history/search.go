@@ -29,7 +29,8 @@ func init() {
 		help: `Finds entries whose searchable text contains NEEDLE exactly: case-sensitive,
 no normalisation, spaces and any Unicode allowed. Searchable text is user and
 assistant text, tool calls (name and string arguments), tool results (except
-the history tool's), user shell commands, custom messages, summaries and
+the history tool's), user shell commands (but those run with !!, which Pi
+keeps out of the model's context), custom messages, summaries and
 notebooks. Exit status, as with grep: 0 when something matched, 1 when
 nothing did, 2 on an error (a bad flag, an unknown session, a window the
 branch does not have). Printed to a terminal, control characters from the
@@ -58,10 +59,10 @@ Examples:
 			fs.StringVar(&sf.since, "since", "", "only entries at or after this time (RFC 3339, YYYY-MM-DD, or an age: 36h, 7d, 2w)")
 			fs.StringVar(&sf.until, "until", "", "only entries before this time (RFC 3339, YYYY-MM-DD, or an age)")
 			fs.BoolVar(&sf.newest, "newest-first", false, "newest hits first (default: oldest first)")
-			fs.IntVar(&sf.limit, "limit", 20, "hits to print")
+			fs.IntVar(&sf.limit, "limit", 20, fmt.Sprintf("hits to print, 1 to %d (--all for every hit)", search.MaxLimit))
 			fs.BoolVar(&sf.all, "all", false, "print every hit")
 			fs.BoolVar(&sf.count, "count", false, "also print the exact number of hits")
-			fs.BoolVar(&sf.json, "json", false, "print one JSON object per hit")
+			fs.BoolVar(&sf.json, "json", false, "print one JSON object per hit (what --count and a cut-off list would add goes to stderr)")
 		},
 		run:       runSearch,
 		errStatus: 2,
@@ -109,8 +110,8 @@ func runSearch(g *globals, args []string) error {
 	req := &search.Request{Needle: args[0], Scope: search.Scope(sf.scope), Session: sf.session, Leaf: sf.leaf, Window: sf.window,
 		Roles: splitList(sf.role), Types: splitList(sf.typ), Since: since, Until: until, NewestFirst: sf.newest,
 		Limit: min(sf.limit, search.MaxLimit), All: sf.all, Count: sf.count}
-	if sf.limit <= 0 && !sf.all {
-		return usagef("--limit must be at least 1 (or use --all)")
+	if (sf.limit <= 0 || sf.limit > search.MaxLimit) && !sf.all {
+		return usagef("--limit %d is out of range 1..%d; use --all for every hit", sf.limit, search.MaxLimit)
 	}
 	b, err := g.backend()
 	if err != nil {
@@ -152,14 +153,22 @@ func runSearch(g *globals, args []string) error {
 			next, resp.Cursor = resp.Cursor, ""
 		}
 		printHits(g.stdout, resp, sf.json)
+		if sf.json && resp.Cursor != "" {
+			// stdout holds hits only; a script still learns the list is cut.
+			fmt.Fprintf(g.stderr, "pi-history search: more hits than the %d printed: use --limit or --all\n", len(resp.Hits))
+		}
 		hits += len(resp.Hits)
 		if next == "" {
 			break
 		}
 		req.Cursor, req.Count = next, false
 	}
-	if sf.count && total != nil && !sf.json {
-		fmt.Fprintf(g.stdout, "%d hits in all\n", *total)
+	if sf.count && total != nil {
+		if sf.json {
+			fmt.Fprintf(g.stderr, "%d hits in all\n", *total)
+		} else {
+			fmt.Fprintf(g.stdout, "%d hits in all\n", *total)
+		}
 	}
 	if hits == 0 {
 		return exitError{1}

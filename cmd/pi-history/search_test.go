@@ -74,6 +74,10 @@ func TestSearchCommand(t *testing.T) {
 		{"window the branch does not have", []string{"--session", "s1", "--window", "9", "alpha"}, want{code: 2, lines: 0, errHas: "window 9 does not exist"}},
 		{"window no branch has", []string{"--session", "s1", "--scope", "session", "--window", "9", "alpha"}, want{code: 2, lines: 0, errHas: "window 9 does not exist"}},
 		{"limit below 1", []string{"--limit", "0", "alpha"}, want{code: 2, lines: 0, errHas: "--limit"}},
+		{"limit above the most a page holds", []string{"--limit", "5000", "alpha"}, want{code: 2, lines: 0, errHas: "--limit 5000 is out of range 1..1000; use --all"}},
+		{"a role in the wrong case", []string{"--role", "toolresult", "alpha"}, want{code: 2, lines: 0, errHas: `did you mean "toolResult"`}},
+		{"a type that has no searchable text", []string{"--type", "model_change", "alpha"}, want{code: 2, lines: 0, errHas: `type "model_change" never has searchable text`}},
+		{"json: a cut-off list says so on stderr", []string{"--json", "--limit", "5", "--count", "bulk"}, want{code: 0, lines: 5, jsonOut: true, errHas: "60 hits in all"}},
 		{"two needles", []string{"alpha", "beta"}, want{code: 2, lines: 0, errHas: "exactly one NEEDLE"}},
 		{"bad time", []string{"--since", "soon", "alpha"}, want{code: 2, lines: 0, errHas: `--since "soon"`}},
 	}
