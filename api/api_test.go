@@ -124,6 +124,10 @@ func TestHealthzNeedsNoToken(t *testing.T) {
 	if hl.Status != "ok" {
 		t.Errorf("status %q", hl.Status)
 	}
+	// A route without query parameters says so, rather than "known: ".
+	if p := h.problem(h.do(req{Path: "/v1/sessions?limit=2"}), 400, "limit"); !strings.Contains(p.Detail, "takes none") {
+		t.Errorf("an unknown parameter of a route without any: %q", p.Detail)
+	}
 	// The Host check still applies.
 	h.problem(h.do(req{Path: "/healthz", NoAuth: true, Header: map[string]string{"Host": "evil.example:7314"}}), 403, "Host")
 	// A challenge is answered with the proof that the server holds the

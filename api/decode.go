@@ -338,6 +338,10 @@ func (q *query) done() error {
 			known = append(known, k)
 		}
 		sort.Strings(known)
+		if len(known) == 0 {
+			return newProblem(http.StatusBadRequest, ProblemUnknownParam, "Unknown query parameter", unknown[0],
+				"query parameter %q is not known here; this route takes none", unknown[0])
+		}
 		return newProblem(http.StatusBadRequest, ProblemUnknownParam, "Unknown query parameter", unknown[0],
 			"query parameter %q is not known here; known: %s", unknown[0], strings.Join(known, ", "))
 	}
