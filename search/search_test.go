@@ -11,11 +11,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -169,6 +171,12 @@ func brute(t *testing.T, e *env, req Request) []uint64 {
 		if len(req.Roles) > 0 && !slices.Contains(req.Roles, m.Role) {
 			return true
 		}
+		if len(req.Types) > 0 && !slices.Contains(req.Types, m.Type) {
+			return true
+		}
+		if ts := journal.ParseTime(m.Timestamp); !req.Since.IsZero() && ts.Before(req.Since) || !req.Until.IsZero() && !ts.Before(req.Until) {
+			return true
+		}
 		txt, _ := e.st.Text(m.Seq)
 		if m.Searchable() && strings.Contains(txt, req.Needle) {
 			out = append(out, m.Seq)
@@ -281,6 +289,11 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 	scopes := []Request{{Scope: ScopeAll}, {Scope: ScopeBranch, Session: "aaaa-root"}, {Scope: ScopeSession, Session: "aaaa-root"},
 		{Scope: ScopeLineage, Session: "bbbb-fork"}, {Scope: ScopeSession, Session: "cccc-other", Window: 2},
 		{Scope: ScopeAll, Roles: []string{"user"}},
+		// All scope tests records against the filters before reading
+		// texts: a time range, one that holds no entry, and types.
+		{Scope: ScopeAll, Since: time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC), Until: time.Date(2026, 1, 1, 0, 3, 30, 0, time.UTC)},
+		{Scope: ScopeAll, Since: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Scope: ScopeAll, Types: []string{"compaction", "custom_message"}, Until: time.Date(2026, 1, 1, 0, 4, 0, 0, time.UTC)},
 		// A filter makes branch scope load the tree (unfiltered, it reads
 		// only the current branch's seqs).
 		{Scope: ScopeBranch, Session: "aaaa-root", Roles: []string{"assistant", "toolResult"}}}
@@ -306,7 +319,8 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 			// A count is every hit, whatever the page: the first page (which
 			// the count goes on from), a page that holds them all, or a
 			// page that begins at a cursor.
-			want := len(brute(t, e, Request{Needle: needle, Scope: sc.Scope, Session: sc.Session, Leaf: sc.Leaf, Window: sc.Window, Roles: sc.Roles}))
+			want := len(brute(t, e, Request{Needle: needle, Scope: sc.Scope, Session: sc.Session, Leaf: sc.Leaf, Window: sc.Window, Roles: sc.Roles,
+				Types: sc.Types, Since: sc.Since, Until: sc.Until}))
 			for _, limit := range []int{1, 5, 1000} {
 				for _, newest := range []bool{false, true} {
 					req := sc

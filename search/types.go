@@ -93,7 +93,7 @@ type Stats struct {
 	Scanned      int     `json:"scanned"`      // entries whose text was read and compared
 	Confirmed    int     `json:"confirmed"`    // entries that really contain the needle
 	BytesScanned int64   `json:"bytesScanned"` // text bytes compared
-	Skipped      int     `json:"skipped"`      // entries ruled out by their trigram sketch, text unread
+	Skipped      int     `json:"skipped"`      // entries ruled out by their trigram sketch (or, in all scope, by the filters), text unread
 	TookMs       float64 `json:"tookMs"`
 	Plan         string  `json:"plan"` // how it was answered: index, scan, no-trigram, zero-trigram …
 }
