@@ -199,6 +199,26 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// commandFirst moves flags given before the command ("pi-history --data D
+// search x") after it, where they are parsed: every flag, global or not,
+// belongs to the command's flag set. Arguments with no command name among
+// them are left as they are (the unknown command is reported).
+func commandFirst(args []string) []string {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || args[0] == "--version" || args[0] == "-h" || args[0] == "--help" {
+		return args
+	}
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if _, ok := commands[a]; ok && !strings.HasPrefix(a, "-") {
+			out := append([]string{a}, args[:i]...)
+			return append(out, args[i+1:]...)
+		}
+	}
+	return args
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	tty := isTerminal(stdout)
 	out := &outWriter{w: stdout}
@@ -213,6 +233,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printUsage(stdout)
 		return 0
 	}
+	args = commandFirst(args)
 	name := args[0]
 	if name == "--version" {
 		name, args = "version", []string{"version"}

@@ -39,3 +39,27 @@ func TestVersionNamesTheBuild(t *testing.T) {
 		t.Errorf("version with an argument: exit %d; want 2", code)
 	}
 }
+
+// TestFlagsBeforeTheCommandGoAfterIt: "pi-history --data D search x" is
+// read as "pi-history search --data D x"; it used to be an unknown
+// command "--data".
+func TestFlagsBeforeTheCommandGoAfterIt(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"--data", "/d", "search", "x"}, []string{"search", "--data", "/d", "x"}},
+		{[]string{"--data=/d", "-v", "sessions"}, []string{"sessions", "--data=/d", "-v"}},
+		{[]string{"search", "--data", "/d", "x"}, []string{"search", "--data", "/d", "x"}},
+		{[]string{"--data", "/d", "--", "search"}, []string{"--data", "/d", "--", "search"}},
+		{[]string{"--verbose"}, []string{"--verbose"}},
+		{[]string{"--version"}, []string{"--version"}},
+	} {
+		if got := commandFirst(c.in); strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("commandFirst(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// And the command runs: a data directory that holds nothing says so.
+	var out, errb strings.Builder
+	code := run([]string{"--data", t.TempDir(), "sessions"}, &out, &errb)
+	if code == 0 || strings.Contains(errb.String(), "unknown command") || !strings.Contains(errb.String(), "no pi-history data") {
+		t.Errorf("--data before sessions: exit %d, stderr %q", code, errb.String())
+	}
+}
