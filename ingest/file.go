@@ -266,7 +266,7 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 		// not one per line.
 		n := len(rep.Problems) - firstProblem
 		rep.Problems = append(rep.Problems[:firstProblem], Problem{File: in.key, Unread: true,
-			Reason: fmt.Sprintf("no Pi session header in its first %d lines: not a Pi journal; the %s is not read", n, unit)})
+			Reason: fmt.Sprintf("no Pi session header in %s: not a Pi journal; the %s is not read", firstLines(n), unit)})
 	}
 	return flush()
 }
@@ -369,4 +369,12 @@ func hashSpan(r io.Reader, n int64) (h uint64, newline bool, err error) {
 		f.Write(last[:])
 	}
 	return f.Sum64(), last[0] == '\n', nil
+}
+
+// firstLines names the first n lines of a file.
+func firstLines(n int) string {
+	if n == 1 {
+		return "its first line"
+	}
+	return fmt.Sprintf("its first %d lines", n)
 }

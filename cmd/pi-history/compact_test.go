@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pi-history/pi-history/service"
 )
 
 // TestMaintenanceKeepsWhatIsStored runs compact and reindex on the data
@@ -53,5 +55,18 @@ func TestSizesReadForPeople(t *testing.T) {
 		if got := size(b); got != want {
 			t.Errorf("size(%d) = %q, want %q", b, got, want)
 		}
+	}
+}
+
+func TestCountsTakeTheirNounsPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 files", 1: "1 file", 2: "2 files"} {
+		if got := plural(n, "file"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+	var b strings.Builder
+	printStats(&b, service.Stats{Files: 1, IndexedThrough: 64, LastSeq: 79})
+	if s := b.String(); !strings.Contains(s, "in 1 file ") || !strings.Contains(s, "up to date (through seq 64 of 79; the newest, short of a whole block, are searched without it)") {
+		t.Errorf("stats:\n%s", s)
 	}
 }

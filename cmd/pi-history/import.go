@@ -192,8 +192,8 @@ func printImport(g *globals, sum service.ImportSummary) error {
 		for _, w := range sum.Waiting {
 			fmt.Fprintf(g.stderr, "waiting %s: its last %d bytes are a line without its newline (being written, or cut short); it is read once the line ends\n", w.File, w.Bytes)
 		}
-		fmt.Fprintf(g.stdout, "imported %d files: %d sessions, %d new entries (%d already stored), %s, %d lines skipped, %.2fs\n",
-			sum.Files, sum.Sessions, sum.Entries, sum.Dups, size(sum.Bytes), sum.Skipped, sum.Seconds)
+		fmt.Fprintf(g.stdout, "imported %s: %d sessions, %d new entries (%d already stored), %s, %d lines skipped, %.2fs\n",
+			plural(sum.Files, "file"), sum.Sessions, sum.Entries, sum.Dups, size(sum.Bytes), sum.Skipped, sum.Seconds)
 	}
 	if unread > 0 {
 		what := "file (or archive member) was"

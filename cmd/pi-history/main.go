@@ -176,6 +176,14 @@ func size(b int64) string {
 	return fmt.Sprintf("%.2f GB", float64(b)/1e9)
 }
 
+// plural writes n and a noun that takes an "s" for any n but 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // heapLimit is the Go heap the process tries to stay under unless
 // GOMEMLIMIT says otherwise: a backstop for large imports, where Bleve
 // holds batches' analysed terms. A lower limit (512 MiB) cut the peak RSS

@@ -54,13 +54,18 @@ Example:
 
 // printStats writes st for a person to read.
 func printStats(w io.Writer, st service.Stats) {
-	health := "up to date"
-	if st.IndexLag > 0 {
-		health = fmt.Sprintf("%d entries behind (catching up)", st.IndexLag)
+	health := fmt.Sprintf("up to date (through seq %d of %d", st.IndexedThrough, st.LastSeq)
+	if st.IndexedThrough < st.LastSeq {
+		// The index takes whole blocks of entries; searches scan the rest.
+		health += "; the newest, short of a whole block, are searched without it"
 	}
-	fmt.Fprintf(w, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %s in %d files (%d lines skipped)\nstore:       %s\nindex:       %s, %s (through seq %d of %d)\n",
-		st.DataDir, st.Sessions, st.Entries, st.Searchable, size(st.Bytes), st.Files, st.SkippedLines,
-		size(st.StoreBytes), size(st.IndexBytes), health, st.IndexedThrough, st.LastSeq)
+	health += ")"
+	if st.IndexLag > 0 {
+		health = fmt.Sprintf("%d entries behind (catching up; through seq %d of %d)", st.IndexLag, st.IndexedThrough, st.LastSeq)
+	}
+	fmt.Fprintf(w, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %s in %s (%d lines skipped)\nstore:       %s\nindex:       %s, %s\n",
+		st.DataDir, st.Sessions, st.Entries, st.Searchable, size(st.Bytes), plural(st.Files, "file"), st.SkippedLines,
+		size(st.StoreBytes), size(st.IndexBytes), health)
 	if st.IndexOutdated {
 		fmt.Fprintf(w, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it with half the postings (smaller, faster to build)\n", st.IndexFormat)
 	}
