@@ -333,6 +333,7 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"search: bad second time in JSON", post("/v1/search", `{"needle":"x","since":"2026-01-01T00:00:00Z","until":"2026-13-01T00:00:00Z"}`), 400, "until"},
 		{"search: two objects", post("/v1/search", `{"needle":"x"}{"needle":"y"}`), 400, ""},
 		{"search: a lone surrogate", post("/v1/search", `{"needle":"a\ud800b"}`), 400, ""},
+		{"search: bytes that are not UTF-8", post("/v1/search", "{\"needle\":\"a\xffb\"}"), 400, ""},
 		{"search: too large", post("/v1/search", big), 413, ""},
 		{"search: form content type", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "Content-Type"},
 		{"search: no content type", req{Method: "POST", Path: "/v1/search", Body: `{"needle":"x"}`, Header: map[string]string{"Content-Type": ""}}, 415, "Content-Type"},

@@ -461,7 +461,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return body, refuseLoneSurrogate(body)
+	return body, refuseLossyJSON(body)
 }
 
 // decodeBody decodes a JSON body strictly into dst.

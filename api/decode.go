@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // mediaType returns the request's media type ("" when absent).
@@ -46,7 +47,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) er
 	if err != nil {
 		return jsonError(err)
 	}
-	if err := refuseLoneSurrogate(body); err != nil {
+	if err := refuseLossyJSON(body); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -71,9 +72,23 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64) er
 	return nil
 }
 
-// refuseLoneSurrogate is the error for a JSON body holding a lone UTF-16
-// surrogate escape, or nil.
-func refuseLoneSurrogate(body []byte) error {
+// refuseLossyJSON is the error for a JSON body that encoding/json would
+// read with text changed: bytes that are not UTF-8, or a lone UTF-16
+// surrogate escape (both read as U+FFFD). Nil for any other body.
+func refuseLossyJSON(body []byte) error {
+	if !utf8.Valid(body) {
+		at := 0
+		for at < len(body) {
+			r, n := utf8.DecodeRune(body[at:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			at += n
+		}
+		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "",
+			"the body is not UTF-8 (byte %d is 0x%02x): JSON text must be, and Go would read the bytes as U+FFFD, silently changing what was sent; nothing was stored (journal lines go byte for byte as application/x-ndjson)",
+			at, body[at])
+	}
 	if at := loneSurrogate(body); at >= 0 {
 		return newProblem(http.StatusBadRequest, ProblemInvalidJSON, "Malformed JSON", "",
 			"the body holds a lone UTF-16 surrogate escape (%s) at byte %d: text must be valid Unicode (Go would read it as U+FFFD, silently changing what was sent); nothing was stored",

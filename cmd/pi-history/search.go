@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/search"
@@ -110,6 +111,11 @@ func runSearch(g *globals, args []string) error {
 	req := &search.Request{Needle: args[0], Scope: search.Scope(sf.scope), Session: sf.session, Leaf: sf.leaf, Window: sf.window,
 		Roles: splitList(sf.role), Types: splitList(sf.typ), Since: since, Until: until, NewestFirst: sf.newest,
 		Limit: min(sf.limit, search.MaxLimit), All: sf.all, Count: sf.count}
+	if !utf8.ValidString(args[0]) {
+		// Checked here too: sent to a server as JSON, it would arrive with
+		// U+FFFD in place of the bad bytes and match that.
+		return usagef("the needle is not valid UTF-8; stored text is decoded as UTF-8, so give it in UTF-8")
+	}
 	if (sf.limit <= 0 || sf.limit > search.MaxLimit) && !sf.all {
 		return usagef("--limit %d is out of range 1..%d; use --all for every hit", sf.limit, search.MaxLimit)
 	}

@@ -69,6 +69,7 @@ func TestSearchCommand(t *testing.T) {
 		{"a needle that starts with -", []string{"--", "-x"}, want{code: 1, lines: 0}},
 		{"empty needle", []string{""}, want{code: 2, lines: 0, errHas: "needle"}},
 		{"needle over 4 KB", []string{strings.Repeat("a", 4097)}, want{code: 2, lines: 0, errHas: "needle"}},
+		{"needle that is not UTF-8", []string{"a\xffb"}, want{code: 2, lines: 0, errHas: "not valid UTF-8"}},
 		{"unknown session", []string{"--session", "nope", "alpha"}, want{code: 2, lines: 0, errHas: `no session "nope"`}},
 		{"leaf not in the session", []string{"--session", "s1", "--leaf", "zz", "alpha"}, want{code: 2, lines: 0, errHas: `"zz" is not in session`}},
 		{"window the branch does not have", []string{"--session", "s1", "--window", "9", "alpha"}, want{code: 2, lines: 0, errHas: "window 9 does not exist"}},
