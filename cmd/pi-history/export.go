@@ -39,7 +39,8 @@ func init() {
 		summary: "write sessions out as Pi journals, Markdown or HTML, or many into a .tar.zst",
 		help: `One session: SESSION is its id (or a unique prefix of it, or its journal
 file). --format jsonl (the default) writes Pi's own journal, the original
-lines byte for byte: the whole session, or with --leaf the branch ending at
+lines byte for byte (each ended by \n, as Pi writes them, also where a
+journal had \r\n): the whole session, or with --leaf the branch ending at
 that entry (header, then its path from the root), which Pi opens as a
 session. --format md writes a readable transcript and --format html one
 self-contained page (no scripts); without --leaf they show the current
