@@ -742,6 +742,22 @@ func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// reply appends a user entry under parent and stores it, as the
+	// watcher would while a search pages.
+	reply := func(id, parent string) error {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(user(id, parent))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			e.importFile(t, path)
+		}
+		return err
+	}
 	e.importFile(t, path)
 	e.catchUp(t)
 	defer func(n int) { pageHits = n }(pageHits)
@@ -773,16 +789,7 @@ func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
 				got = append(got, h.Entry)
 			}
 			if len(got) == 3 {
-				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					return err
-				}
-				_, err = f.WriteString(user(fmt.Sprintf("new-%d", i), moveTo))
-				f.Close()
-				if err != nil {
-					return err
-				}
-				e.importFile(t, path)
+				return reply(fmt.Sprintf("new-%d", i), moveTo)
 			}
 			return nil
 		})
@@ -801,16 +808,7 @@ func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
 			got = append(got, h.Entry)
 		}
 		if len(got) == 3 {
-			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				return err
-			}
-			_, err = f.WriteString(user("late", "e010"))
-			f.Close()
-			if err != nil {
-				return err
-			}
-			e.importFile(t, path)
+			return reply("late", "e010")
 		}
 		return nil
 	})
