@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/internal/testutil"
 	"github.com/pi-history/pi-history/search"
 )
 
@@ -377,27 +378,11 @@ func (s *safeBuffer) String() string {
 // the address the challenge was sent to, and clients follow no redirects.
 func TestAProgramOnAnotherPortCannotBorrowTheProof(t *testing.T) {
 	l := serveLive(t, Timeouts{})
-	realHost := strings.TrimPrefix(l.url, "http://")
 	for _, c := range []struct {
 		name   string
 		health func(w http.ResponseWriter, r *http.Request)
 	}{
-		{"it relays the challenge", func(w http.ResponseWriter, r *http.Request) {
-			req, err := http.NewRequest("GET", l.url+r.URL.RequestURI(), nil)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			req.Host = realHost // what the real server's Host check wants
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			defer resp.Body.Close()
-			w.WriteHeader(resp.StatusCode)
-			io.Copy(w, resp.Body)
-		}},
+		{"it relays the challenge", func(w http.ResponseWriter, r *http.Request) { testutil.Relay(w, r, l.url) }},
 		{"it redirects to the real server", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, l.url+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 		}},

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -116,20 +115,7 @@ func TestExtensionEndToEnd(t *testing.T) {
 						w.Write([]byte(`{"status":"ok"}`))
 						return
 					}
-					req, err := http.NewRequest("GET", real.URL+r.URL.RequestURI(), nil)
-					if err != nil {
-						http.Error(w, err.Error(), http.StatusInternalServerError)
-						return
-					}
-					req.Host = strings.TrimPrefix(real.URL, "http://")
-					resp, err := http.DefaultClient.Do(req)
-					if err != nil {
-						http.Error(w, err.Error(), http.StatusBadGateway)
-						return
-					}
-					defer resp.Body.Close()
-					w.WriteHeader(resp.StatusCode)
-					io.Copy(w, resp.Body)
+					testutil.Relay(w, r, real.URL)
 				}))
 				defer imp.Close()
 				os.WriteFile(filepath.Join(data, "server.json"), []byte(`{"url":"`+imp.URL+`","pid":1}`), 0o600)
