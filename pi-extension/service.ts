@@ -86,10 +86,10 @@ const PROOF_TTL_MS = 250;
 
 // notOurs says why a file or directory of the data directory must not be
 // trusted (another user's, or writable by others: the server it names could
-// be theirs, and would be sent the token and every entry), or "". foreign
-// is set when it belongs to another user: starting a service there is no
-// use (it refuses such a directory), where one writable by others is made
-// private by the service that starts.
+// be theirs, and would be sent the token and every entry); why is "" when
+// it may be. foreign is set when it belongs to another user: starting a
+// service there is no use (it refuses such a directory), where one writable
+// by others is made private by the service that starts.
 function notOurs(p: string): { why: string; foreign?: boolean } {
 	try {
 		const st = statSync(p);
@@ -219,25 +219,25 @@ export class Service {
 		}
 	}
 
+	// adopt reads the server the data directory records and, when it proves
+	// that it holds the token, makes it the one requests go to.
+	private async adopt(): Promise<boolean> {
+		const s = this.readServer();
+		if (!s || !(await this.healthy(s.url, s.token))) return false;
+		this.base = s.url;
+		this.token = s.token;
+		return true;
+	}
+
 	private async connect(): Promise<boolean> {
-		let s = this.readServer();
-		if (s && (await this.healthy(s.url, s.token))) {
-			this.base = s.url;
-			this.token = s.token;
-			return true;
-		}
+		if (await this.adopt()) return true;
 		if (this.opts.autostart && !this.started && !this.opts.url && !this.foreign) {
 			this.started = true; // once per process
 			if (this.start()) {
 				const deadline = Date.now() + this.opts.startTimeoutMs;
 				while (Date.now() < deadline) {
 					await sleep(100);
-					s = this.readServer();
-					if (s && (await this.healthy(s.url, s.token))) {
-						this.base = s.url;
-						this.token = s.token;
-						return true;
-					}
+					if (await this.adopt()) return true;
 				}
 				this.lastProblem = `no answer within ${this.opts.startTimeoutMs} ms; see ${join(this.opts.dataDir, "serve.log")}`;
 			}
@@ -289,16 +289,11 @@ export class Service {
 		// reads server.json again: a service started anew since (on another
 		// port) is found there.
 		if (Date.now() - this.provenAt > PROOF_TTL_MS) {
-			const s = this.readServer();
-			if (s && (s.url !== base || s.token !== token) && (await this.healthy(s.url, s.token))) {
-				this.base = s.url;
-				this.token = s.token;
-				return this.request<T>(method, path, opts, retried);
-			}
-			if (!(await this.healthy(base, token))) {
+			if (!(await this.adopt()) && !(await this.healthy(base, token))) {
 				if (this.base === base) this.drop();
 				throw new ServiceDown(this.downMessage());
 			}
+			if (this.base !== base || this.token !== token) return this.request<T>(method, path, opts, retried);
 		}
 		let url = base + path;
 		if (opts.query) {
