@@ -111,8 +111,8 @@ func Acquire(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return nil, fmt.Errorf("data directory %s belongs to user %d, not to you (%d): whoever owns it can read the sessions and knows the API token; use a directory of your own (--data, PI_HISTORY_DATA)", dir, st.Uid, os.Getuid())
+	if err := Mine(info, dir); err != nil {
+		return nil, err
 	}
 	if info.Mode().Perm()&0o077 != 0 {
 		if err := os.Chmod(dir, 0o700); err != nil {
@@ -144,6 +144,17 @@ func Acquire(dir string) (*Lock, error) {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return &Lock{f: f, Path: p}, nil
+}
+
+// Mine refuses a file or directory of a data directory (info, at path)
+// that belongs to another user: whoever owns it can read the sessions, and
+// could have put a token (and a server.json naming a server) of their own
+// there.
+func Mine(info os.FileInfo, path string) error {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to user %d, not to you (%d): whoever owns it can read the sessions and knows the API token; use a data directory of your own (--data, PI_HISTORY_DATA)", path, st.Uid, os.Getuid())
+	}
+	return nil
 }
 
 // Owner returns the pid recorded by the owner of dir, if it is locked.

@@ -23,9 +23,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/rollover"
 	"github.com/pi-history/pi-history/search"
@@ -583,8 +583,8 @@ func ownedByMe(p string) error {
 	if err != nil {
 		return nil
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("%s belongs to user %d, not to you (%d): a server it names could be theirs, so nothing is sent to it; use a data directory of your own (--data, PI_HISTORY_DATA)", p, st.Uid, os.Getuid())
+	if err := datadir.Mine(info, p); err != nil {
+		return err
 	}
 	if info.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%s can be written by other users (mode %v), so the server it names could be theirs and nothing is sent to it; make it private (chmod go-w %s) or start 'pi-history serve', which does", p, info.Mode().Perm(), p)
