@@ -164,8 +164,7 @@ func runExport(g *globals, args []string) error {
 	ctx, stop := interruptible(partial.remove)
 	defer stop()
 	var n int64
-	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
-		partial.track(w)
+	if err := partial.writeFile(f.out, f.force, func(w io.Writer) error {
 		var err error
 		n, err = x.WriteTo(stopWriter{ctx, w})
 		return err
@@ -226,8 +225,7 @@ func exportArchive(g *globals) error {
 	start := time.Now()
 	tty := isTerminal(g.stderr)
 	var stats export.ArchiveStats
-	err = export.WriteFile(f.out, f.force, func(w io.Writer) error {
-		partial.track(w)
+	err = partial.writeFile(f.out, f.force, func(w io.Writer) error {
 		var err error
 		stats, err = export.WriteArchive(ctx, w, svc.Store, sessions, func(s export.ArchiveStats) {
 			if tty {
@@ -265,8 +263,7 @@ func exportArchiveRemote(ctx context.Context, g *globals, c *client.Client, sel 
 	start := time.Now()
 	tty := isTerminal(g.stderr)
 	var stats export.ArchiveStats
-	err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
-		partial.track(w)
+	err := partial.writeFile(f.out, f.force, func(w io.Writer) error {
 		var err error
 		stats, err = c.ExportArchive(ctx, client.ArchiveOptions{All: sel.All, Project: sel.Project, Since: sel.Since, Until: sel.Until}, w,
 			func(n int64) {
@@ -361,8 +358,7 @@ func exportRemote(g *globals, c *client.Client, arg string, format export.Format
 		return err
 	}
 	var n int64
-	if err := export.WriteFile(f.out, f.force, func(w io.Writer) error {
-		partial.track(w)
+	if err := partial.writeFile(f.out, f.force, func(w io.Writer) error {
 		var err error
 		n, err = copyAll(w)
 		return err
@@ -431,6 +427,14 @@ func interruptible(cleanup func()) (context.Context, func()) {
 // partialFile is the file an export is writing, for a second Ctrl-C to
 // remove (export.WriteFile removes it itself when the write returns).
 type partialFile struct{ name atomic.Pointer[string] }
+
+// writeFile is export.WriteFile, noting the partial file it writes.
+func (p *partialFile) writeFile(path string, force bool, write func(w io.Writer) error) error {
+	return export.WriteFile(path, force, func(w io.Writer) error {
+		p.track(w)
+		return write(w)
+	})
+}
 
 // track notes w's name when it is a file.
 func (p *partialFile) track(w io.Writer) {
