@@ -378,11 +378,17 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 	}
 	page := *req
 	page.All, page.Limit = false, 0
-	p, err := e.prepare(&page)
+	prepare := func() (*prepared, error) {
+		p, err := e.prepare(&page)
+		if err == nil {
+			p.limit = pageHits
+		}
+		return p, err
+	}
+	p, err := prepare()
 	if err != nil {
 		return err
 	}
-	p.limit = pageHits
 	left := req.Budget
 	if left <= 0 {
 		left = DefaultBudget
@@ -416,10 +422,9 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 		// entries (and sessions, branches, forks) that arrived meanwhile
 		// are searched too.
 		page.Cursor = resp.Cursor
-		if p, err = e.prepare(&page); err != nil {
+		if p, err = prepare(); err != nil {
 			return err
 		}
-		p.limit = pageHits
 	}
 }
 
