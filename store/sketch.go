@@ -56,13 +56,13 @@ type chunkSketches struct {
 	// sketch does not first read its last bytes.
 	shape    [sketchChunk]uint8
 	colsOnce sync.Once
-	cols     *[trigram.SliceBits][sketchChunk / 64]uint64
+	cols     colView
 	// The wide rows (trigram.WideRow) of the entries whose sketch has
-	// one, built with cols: wide lists those entries in order, and
-	// wideCols[q*len(wideMask)+k] has bit j set when the wide row of
-	// entry wide[64*k+j] has bit q; wideMask[k] marks the valid bits.
+	// one, built with cols: wide lists those entries in order, and word
+	// k of wideCols' column q has bit j set when the wide row of entry
+	// wide[64*k+j] has bit q; wideMask[k] marks the valid bits.
 	wide     []uint16
-	wideCols []uint64
+	wideCols colView
 	wideMask []uint64
 	wideAt   [sketchChunk / 64]uint64 // the entries of wide, by index in the chunk
 	nwide    int                      // entries with a wide row, counted as sketches are marked
@@ -122,29 +122,76 @@ func (c *chunkSketches) markFormat(i int, sk []byte) {
 	}
 }
 
-// columns returns the chunk's bit-sliced rows, building them on first use.
-func (c *chunkSketches) columns() *[trigram.SliceBits][sketchChunk / 64]uint64 {
-	c.colsOnce.Do(c.slice)
+// colView is a chunk's view of bit-sliced columns: word k of column q is
+// words[q*stride+k]. A chunk sliced on its own holds its columns alone
+// (stride: its words per column); chunks warmed together share one slab
+// (see sliceGroup), where column q of every chunk of the group lies in one
+// run of memory, chunk after chunk. A scan through many chunks then reads
+// each of the needle's columns front to back, which the processor
+// prefetches, instead of a few words here and there in each chunk's own
+// 128 KB.
+type colView struct {
+	words  []uint64
+	stride int
+}
+
+// word returns word k of column q.
+func (v colView) word(q uint16, k int) uint64 { return v.words[int(q)*v.stride+k] }
+
+// slab is columns laid out for a group of chunks: column q of the group
+// is words[q*stride:(q+1)*stride], each chunk's words at its own offset.
+type slab struct {
+	words  []uint64
+	stride int
+}
+
+// view is the chunk's view of s, its words starting at off in each column.
+func (s slab) view(off int) colView { return colView{words: s.words[off:], stride: s.stride} }
+
+// columns returns the chunk's bit-sliced rows, building them (in memory of
+// their own) on first use.
+func (c *chunkSketches) columns() colView {
+	c.colsOnce.Do(func() { c.slice(slab{}, 0, slab{}, 0) })
 	return c.cols
 }
 
-// orderProbe returns p with its trigrams ordered by how many entries of a
-// chunk, given its columns, have their bits set (fewest first), and that
-// probe's row positions in the same order.
-func orderProbe(cols *[trigram.SliceBits][sketchChunk / 64]uint64, p *trigram.Probe) (*trigram.Probe, []uint16) {
+// orderProbe returns p with its trigrams ordered by how many entries of
+// chunk c have their bits set (fewest first), its row positions ordered
+// the same way one by one (the columns AND them in any order), and its
+// wide-row positions ordered by how many of c's wide rows have them.
+func orderProbe(c *chunkSketches, p *trigram.Probe) (*trigram.Probe, []uint16, []uint16) {
+	cols := c.columns()
 	var dens [trigram.SliceBits]int
-	for _, q := range p.SlicePositions() {
-		for _, w := range cols[q] {
-			dens[q] += bits.OnesCount64(w)
+	pos := p.SlicePositions()
+	for _, q := range pos {
+		for k := range sketchChunk / 64 {
+			dens[q] += bits.OnesCount64(cols.word(q, k))
 		}
 	}
 	o := p.Ordered(func(q1, q2 uint16) int { return min(dens[q1], dens[q2]) })
-	return o, o.SlicePositions()
+	slices.SortStableFunc(pos, func(a, b uint16) int { return cmp.Compare(dens[a], dens[b]) })
+	pos2 := p.WidePositions()
+	if len(c.wideMask) > 0 {
+		wdens := make(map[uint16]int, len(pos2))
+		for _, q := range pos2 {
+			for k := range c.wideMask {
+				wdens[q] += bits.OnesCount64(c.wideCols.word(q, k))
+			}
+		}
+		slices.SortStableFunc(pos2, func(a, b uint16) int { return cmp.Compare(wdens[a], wdens[b]) })
+	}
+	return o, pos, pos2
 }
 
-// slice builds cols from the sketches.
-func (c *chunkSketches) slice() {
-	c.cols = new([trigram.SliceBits][sketchChunk / 64]uint64)
+// slice builds cols and the wide rows' columns from the sketches: in the
+// slabs given (at word offsets off and woff of each column) when they have
+// words, else in memory of the chunk's own.
+func (c *chunkSketches) slice(narrow slab, off int, wide slab, woff int) {
+	if narrow.words == nil {
+		narrow = slab{words: make([]uint64, trigram.SliceBits*sketchChunk/64), stride: sketchChunk / 64}
+		off = 0
+	}
+	c.cols = narrow.view(off)
 	var row [trigram.SliceBits / 64]uint64
 	for i := range sketchChunk {
 		a, b := c.off[i], c.off[i+1]
@@ -155,17 +202,23 @@ func (c *chunkSketches) slice() {
 		for w, v := range row {
 			for v != 0 {
 				q := w*64 + bits.TrailingZeros64(v)
-				c.cols[q][word] |= bit
+				c.cols.words[q*c.cols.stride+word] |= bit
 				v &= v - 1
 			}
 		}
 	}
-	c.sliceWide()
+	c.sliceWide(wide, woff)
 	c.sliced.Store(true)
 }
 
-// sliceWide builds the columns of the chunk's wide rows.
-func (c *chunkSketches) sliceWide() {
+// wideWords is how many words of 64 entries the chunk's wide rows take,
+// as counted when its sketches were marked.
+func (c *chunkSketches) wideWords() int { return (c.nwide + 63) / 64 }
+
+// sliceWide builds the columns of the chunk's wide rows, in the slab given
+// (at word offset off of each column) when it has words and room for
+// them, else in memory of the chunk's own.
+func (c *chunkSketches) sliceWide(into slab, off int) {
 	var row [trigram.WideBits / 64]uint64
 	rows := make([][trigram.WideBits / 64]uint64, 0, c.nwide)
 	c.wide = make([]uint16, 0, c.nwide)
@@ -184,26 +237,50 @@ func (c *chunkSketches) sliceWide() {
 	for j := range c.wide {
 		c.wideMask[j/64] |= 1 << (j % 64)
 	}
-	c.wideCols = make([]uint64, trigram.WideBits*nw)
+	if into.words == nil || nw > c.wideWords() {
+		into = slab{words: make([]uint64, trigram.WideBits*nw), stride: nw}
+		off = 0
+	}
+	c.wideCols = into.view(off)
 	for j := range rows {
 		for w, v := range rows[j] {
 			for v != 0 {
 				q := w*64 + bits.TrailingZeros64(v)
-				c.wideCols[q*nw+j/64] |= 1 << (j % 64)
+				c.wideCols.words[q*c.wideCols.stride+j/64] |= 1 << (j % 64)
 				v &= v - 1
 			}
 		}
 	}
 }
 
+// sliceGroup builds the columns of chunks (consecutive, none sliced yet,
+// as far as it knows) in two slabs they share, one for the narrow rows and
+// one for the wide. A chunk already sliced keeps its own columns; its
+// place in the slabs stays empty.
+func sliceGroup(chunks []*chunkSketches) {
+	narrow := slab{stride: len(chunks) * (sketchChunk / 64)}
+	narrow.words = make([]uint64, trigram.SliceBits*narrow.stride)
+	woffs := make([]int, len(chunks))
+	var wide slab
+	for k, ch := range chunks {
+		woffs[k] = wide.stride
+		wide.stride += ch.wideWords()
+	}
+	if wide.stride > 0 {
+		wide.words = make([]uint64, trigram.WideBits*wide.stride)
+	}
+	for k, ch := range chunks {
+		ch.colsOnce.Do(func() { ch.slice(narrow, k*(sketchChunk/64), wide, woffs[k]) })
+	}
+}
+
 // wideFail returns the entries whose wide row lacks one of the positions
 // pos2 (see trigram.Probe.WidePositions): their sketches fail the probe.
 func (c *chunkSketches) wideFail(pos2 []uint16) (fail [sketchChunk / 64]uint64) {
-	nw := len(c.wideMask)
 	for k, m := range c.wideMask {
 		acc := m
 		for _, q := range pos2 {
-			if acc &= c.wideCols[int(q)*nw+k]; acc == 0 {
+			if acc &= c.wideCols.word(q, k); acc == 0 {
 				break
 			}
 		}
@@ -528,7 +605,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			if hi-lo+1 >= sliceMin && !ordered {
 				// Once per call: the trigrams fewest entries of this
 				// chunk have are tested first, by columns and sketches.
-				p, pos = orderProbe(ch.columns(), p)
+				p, pos, pos2 = orderProbe(ch, p)
 				ordered = true
 			}
 			skipped += ch.test(p, pos, pos2, lo, hi, func(i uint64) { add(base+i, base+i) })
@@ -573,7 +650,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64
 		m := ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
 		acc := m &^ wide[w]
 		for _, q := range pos {
-			if acc &= cols[q][w]; acc == 0 {
+			if acc &= cols.word(q, int(w)); acc == 0 {
 				break
 			}
 		}
@@ -632,26 +709,44 @@ func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 	if last < from {
 		return ws, nil
 	}
-	for c := from / sketchChunk; c <= last/sketchChunk; c++ {
-		if err := ctx.Err(); err != nil {
-			return ws, err
+	// Chunks are loaded a group at a time, and the full ones of a group
+	// get their columns in slabs they share (see colView).
+	for g := from / sketchChunk / slabChunks; g <= last/sketchChunk/slabChunks; g++ {
+		var full []*chunkSketches
+		for c := max(g*slabChunks, from/sketchChunk); c < (g+1)*slabChunks && c <= last/sketchChunk; c++ {
+			if err := ctx.Err(); err != nil {
+				return ws, err
+			}
+			if s.sketches.room() < warmChunkBytes {
+				ws.Full = true
+				break
+			}
+			ch, err := s.chunkFor(c)
+			if err != nil {
+				return ws, fmt.Errorf("load the sketches of seqs %d-%d: %w", c*sketchChunk, c*sketchChunk+sketchChunk-1, err)
+			}
+			if (c+1)*sketchChunk-1 <= last {
+				full = append(full, ch)
+			}
+			ws.Chunks++
+			ws.Bytes += int64(ch.size())
 		}
-		if s.sketches.room() < warmChunkBytes {
-			ws.Full = true
+		sliceGroup(full)
+		if ws.Full {
 			return ws, nil
 		}
-		ch, err := s.chunkFor(c)
-		if err != nil {
-			return ws, fmt.Errorf("load the sketches of seqs %d-%d: %w", c*sketchChunk, c*sketchChunk+sketchChunk-1, err)
-		}
-		if (c+1)*sketchChunk-1 <= last {
-			ch.columns()
-		}
-		ws.Chunks++
-		ws.Bytes += int64(ch.size())
 	}
 	return ws, nil
 }
+
+// slabChunks is how many chunks WarmSketches slices into one pair of
+// slabs: 8 MB of narrow columns, and the wide rows' columns. A first
+// page that tests every sketch of a million entries reads ~6 columns of
+// each chunk; with each chunk's columns in memory of their own, each read
+// was a cache miss of its own. A throwaway program with 977 chunks of
+// random columns, 36 positions by density: 1.0-1.3 ms a scan apart,
+// 0.33-0.40 ms in one slab.
+var slabChunks uint64 = 64
 
 // warmChunkBytes is the room WarmSketches wants before loading one more
 // chunk: a chunk of larger-than-average sketches (~300 bytes each) with

@@ -339,6 +339,61 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 			}
 		})
 	}
+	// Warmed chunks share slabs of columns (see colView): alone, or mixed
+	// with a chunk that had built its own columns before the warm-up.
+	for _, own := range []int{-1, 1} {
+		t.Run(fmt.Sprintf("slabs,own=%d", own), func(t *testing.T) {
+			defer func(n uint64) { slabChunks = n }(slabChunks)
+			slabChunks = 2
+			for c := uint64(0); c < 3; c++ {
+				st.sketches.drop(c)
+			}
+			if own >= 0 {
+				ch, err := st.chunkFor(uint64(own))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ch.columns()
+			}
+			if _, err := st.WarmSketches(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for c := uint64(0); c < 2; c++ {
+				ch, _ := st.sketches.get(c)
+				want := 2 * sketchChunk / 64 // in the slab of chunks 0 and 1
+				if int(c) == own {
+					want = sketchChunk / 64
+				}
+				if ch == nil || ch.cols.stride != want {
+					t.Fatalf("chunk %d after warming: cached %v, want its columns %d words apart", c, ch != nil, want)
+				}
+				// Its columns read as those it would build alone.
+				alone, err := st.loadChunk(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				alone.columns()
+				for q := range uint16(trigram.SliceBits) {
+					for k := range sketchChunk / 64 {
+						if got, want := ch.cols.word(q, k), alone.cols.word(q, k); got != want {
+							t.Fatalf("chunk %d, column %d, word %d: %x in the slab, %x alone", c, q, k, got, want)
+						}
+					}
+				}
+				if len(alone.wideMask) == 0 || len(ch.wideMask) != len(alone.wideMask) {
+					t.Fatalf("chunk %d: %d words of wide rows, %d alone; want the same, more than 0", c, len(ch.wideMask), len(alone.wideMask))
+				}
+				for q := range uint16(trigram.WideBits) {
+					for k := range alone.wideMask {
+						if got, want := ch.wideCols.word(q, k), alone.wideCols.word(q, k); got != want {
+							t.Fatalf("chunk %d, wide column %d, word %d: %x in the slab, %x alone", c, q, k, got, want)
+						}
+					}
+				}
+			}
+			mayHoldAgrees(t, st, len(texts), append([][]SeqRange{{{1, 2600}}, {{700, 1800}}}, short...))
+		})
+	}
 	// Every call split in two halves tested at once, the cut anywhere.
 	t.Run("split", func(t *testing.T) {
 		defer func(m uint64) { holdSplitMin = m }(holdSplitMin)
@@ -434,7 +489,7 @@ func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
 			t.Fatalf("chunk %d not in the cache after warming", c)
 		}
 		// Chunk 0 holds seqs 0-1023 and is full once seq 1023 exists.
-		if built := ch.cols != nil; built != (c < 3) {
+		if built := ch.cols.words != nil; built != (c < 3) {
 			t.Errorf("chunk %d: columns built = %v, want %v", c, built, c < 3)
 		}
 	}
