@@ -115,13 +115,15 @@ type segment struct {
 	runes int // runes of the whole text before this part
 }
 
-// keep returns what a hit keeps of text, and nothing when only hits are
-// counted. It reads only the prepared query, so any goroutine may call it.
-func (p *prepared) keep(text []byte) hitText {
+// keep returns what a hit keeps of text, whose first match is at first,
+// and nothing when only hits are counted. It reads only the prepared
+// query, so any goroutine may call it.
+func (p *prepared) keep(text []byte, first int) hitText {
 	if p.countOnly {
 		return hitText{}
 	}
-	return hitText{segs: snippetSegments(text, p.find.needle), matches: bytes.Count(text, p.find.needle)}
+	segs, matches := hitParts(text, p.find, first)
+	return hitText{segs: segs, matches: matches}
 }
 
 func (e *Engine) prepare(req *Request) (*prepared, error) {
@@ -484,8 +486,8 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 		var text hitText
 		if _, err := e.st.TextBytes(seq, func(b []byte) {
 			st.BytesScanned += int64(len(b))
-			if ok = p.find.in(b); ok {
-				text = p.keep(b)
+			if at := p.find.index(b); at >= 0 {
+				ok, text = true, p.keep(b, at)
 			}
 		}); err != nil {
 			return found{}, 0, false, err
@@ -790,18 +792,20 @@ func (c *collector) result(err error) (found, uint64, bool, error) {
 // offer confirms one seq whose text is in hand.
 func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 	c.st.BytesScanned += int64(len(text))
-	if !c.p.find.in(text) {
+	at := c.p.find.index(text)
+	if at < 0 {
 		return false, nil
 	}
-	return c.accept(seq, text)
+	return c.accept(seq, text, at)
 }
 
-// accept takes a seq whose text, in hand, holds the needle, if its record
-// passes the filters; only then is the text kept (see prepared.keep).
-func (c *collector) accept(seq uint64, text []byte) (bool, error) {
+// accept takes a seq whose text, in hand, holds the needle (first at at),
+// if its record passes the filters; only then is the text kept (see
+// prepared.keep).
+func (c *collector) accept(seq uint64, text []byte, at int) (bool, error) {
 	m, ok, err := c.admit(seq)
 	if m != nil {
-		c.add(seq, m, c.p.keep(text))
+		c.add(seq, m, c.p.keep(text, at))
 	}
 	return ok, err
 }
@@ -971,8 +975,8 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 			}
 			scanned++
 			nbytes += int64(len(text))
-			if c.p.find.in(text) {
-				finds = append(finds, find{seq, c.p.keep(text)})
+			if at := c.p.find.index(text); at >= 0 {
+				finds = append(finds, find{seq, c.p.keep(text, at)})
 			}
 			return true
 		})
@@ -1154,49 +1158,84 @@ const maxSnippets = 3
 // snippetSegments returns the parts of text that snippets can reach with
 // any budget, in order, apart, each with the runes before it: snippets of
 // them equal snippets of the whole text.
-//
-// It finds matches as snippets does, each search starting where the
-// widest context of the last match ends (maxContext runes past it), up to
-// maxSnippets matches, and keeps around each match m the stretch from
-// maxContext runes before m to maxContext runes past a needle past that
-// end. snippets, whose contexts are never wider, finds each of its matches
-// at one found here or in a stretch after one that this search skipped,
-// so within a kept part, with its context. No match starts between two
-// parts (the search found none there), and a match that would cross a
-// part's end starts within maxContext runes of it, so its part and the
-// next are one. Each part is at most a few hundred runes and needles, so
-// a hit in a large text keeps little of it.
 func snippetSegments(text, needle []byte) []segment {
+	segs, _ := hitParts(text, newFinder(needle), bytes.Index(text, needle))
+	return segs
+}
+
+// hitParts returns the parts of text that snippets can reach (see
+// snippetSegments) and how often f's needle occurs in text, counted as
+// bytes.Count does (matches that do not overlap, leftmost first), given
+// where it first occurs (-1 for nowhere). One pass over the text does
+// both: it used to be read once to find the snippets' matches (to its end
+// when it held fewer than three) and once more to count.
+//
+// The snippets' matches are found as snippets finds them, each search
+// starting where the widest context of the last match ends (maxContext
+// runes past it), up to maxSnippets matches; around each match m it keeps
+// the stretch from maxContext runes before m to maxContext runes past a
+// needle past that end. snippets, whose contexts are never wider, finds
+// each of its matches at one found here or in a stretch after one that
+// this search skipped, so within a kept part, with its context. No match
+// starts between two parts (the search found none there), and a match
+// that would cross a part's end starts within maxContext runes of it, so
+// its part and the next are one. Each part is at most a few hundred runes
+// and needles, so a hit in a large text keeps little of it.
+//
+// The count's matches are where a snippet's search looks first: the
+// leftmost match at or after a snippet search's start is the next counted
+// match, unless a match the count skipped (one overlapping the counted
+// match before) lies between them; only then is it searched for.
+func hitParts(text []byte, f *finder, first int) ([]segment, int) {
 	type span struct{ a, b int }
-	var spans []span
-	from := 0
-	for range maxSnippets {
-		i := bytes.Index(text[from:], needle)
-		if i < 0 {
-			break
-		}
-		m := from + i
+	var spans [maxSnippets]span
+	nspans, found, matches := 0, 0, 0
+	n := len(f.needle)
+	from, looking := 0, true // the next snippet's match starts at or after from
+	prevEnd := 0             // where the counted match before g ends
+	take := func(m int) { // a snippet's match
 		a := runesBack(text, m, maxContext)
-		from = runesOn(text, m+len(needle), maxContext)
-		b := runesOn(text, min(len(text), from+len(needle)), maxContext)
-		if n := len(spans); n > 0 && a <= spans[n-1].b {
-			spans[n-1].b = b
+		from = runesOn(text, m+n, maxContext)
+		b := runesOn(text, min(len(text), from+n), maxContext)
+		if nspans > 0 && a <= spans[nspans-1].b {
+			spans[nspans-1].b = b
 		} else {
-			spans = append(spans, span{a, b})
+			spans[nspans] = span{a, b}
+			nspans++
 		}
-		if from >= len(text) {
-			break
+		found++
+		looking = found < maxSnippets && from < len(text)
+	}
+	for g := first; g >= 0; g = f.next(text, g+n) {
+		matches++
+		for looking && g >= from {
+			m := g
+			if prevEnd > from {
+				m = f.next(text, from)
+			}
+			take(m)
+			if m == g {
+				break
+			}
+		}
+		prevEnd = g + n
+	}
+	// A match overlapping the last counted one, past where the snippets'
+	// search starts.
+	if looking && prevEnd > from {
+		if m := f.next(text, from); m >= 0 {
+			take(m)
 		}
 	}
-	segs := make([]segment, len(spans))
+	segs := make([]segment, nspans)
 	runes, at := 0, 0
-	for k, sp := range spans {
+	for k, sp := range spans[:nspans] {
 		runes += utf8.RuneCount(text[at:sp.a])
 		segs[k] = segment{text: bytes.Clone(text[sp.a:sp.b]), runes: runes}
 		runes += utf8.RuneCount(text[sp.a:sp.b])
 		at = sp.b
 	}
-	return segs
+	return segs, matches
 }
 
 // runesOn returns the byte offset n runes after at in text (or its end).

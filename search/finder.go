@@ -24,27 +24,42 @@ func newFinder(needle []byte) *finder {
 }
 
 // in reports whether text contains the needle.
-func (f *finder) in(text []byte) bool {
+func (f *finder) in(text []byte) bool { return f.index(text) >= 0 }
+
+// index returns where the needle first occurs in text, -1 when nowhere.
+func (f *finder) index(text []byte) int {
 	n := len(f.needle)
 	if n <= 1 || len(text) < n {
-		return bytes.Contains(text, f.needle)
+		return bytes.Index(text, f.needle)
 	}
 	i := f.off
 	for i < len(text) {
 		j := bytes.IndexByte(text[i:], f.rare)
 		if j < 0 {
-			return false
+			return -1
 		}
 		p := i + j - f.off
-		if p+n <= len(text) && bytes.Equal(text[p:p+n], f.needle) {
-			return true
+		if p >= 0 && p+n <= len(text) && bytes.Equal(text[p:p+n], f.needle) {
+			return p
 		}
 		i += j + 1
 		if i-f.off+n > len(text) {
-			return false
+			return -1
 		}
 	}
-	return false
+	return -1
+}
+
+// next returns where the needle next occurs in text at or after from, -1
+// when nowhere.
+func (f *finder) next(text []byte, from int) int {
+	if from > len(text) {
+		return -1
+	}
+	if i := f.index(text[from:]); i >= 0 {
+		return from + i
+	}
+	return -1
 }
 
 // byteRank orders bytes from rarest (low) to most common (high) in source

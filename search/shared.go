@@ -58,8 +58,8 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		s := &slots[j]
 		if ok {
 			s.has, s.size = true, len(text)
-			if c.p.find.in(text) {
-				s.isHit, s.hit = true, c.p.keep(text)
+			if at := c.p.find.index(text); at >= 0 {
+				s.isHit, s.hit = true, c.p.keep(text, at)
 			}
 		}
 		s.ready.Store(true)

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -103,6 +104,89 @@ func TestSnippetSegmentsKeepWhatSnippetsReach(t *testing.T) {
 	if late < 500 || split < 300 {
 		t.Fatalf("only %d texts were kept from after their start and %d in several parts: the test must have many of both", late, split)
 	}
+}
+
+// TestHitPartsFindWhatSeparateSearchesFind: hitParts finds the snippets'
+// parts and counts the matches in one pass; over texts where matches
+// overlap (the count skips some that a snippet's search finds), its parts
+// are those of searching for each snippet's match apart, and its count is
+// bytes.Count's.
+func TestHitPartsFindWhatSeparateSearchesFind(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	words := []string{"a", "aa", "ab", "b", "é", "日本", " ", strings.Repeat("x", 70), strings.Repeat("a", 90)}
+	needles := []string{"a", "aa", "aaa", "aba", "aab", "日本日", "ab", strings.Repeat("a", 85)}
+	overlapped := 0
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(120) {
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		text, needle := []byte(b.String()), []byte(needles[r.IntN(len(needles))])
+		first := bytes.Index(text, needle)
+		if first < 0 {
+			continue
+		}
+		segs, matches := hitParts(text, newFinder(needle), first)
+		if want := bytes.Count(text, needle); matches != want {
+			t.Fatalf("needle %q in %q: %d matches, bytes.Count says %d", needle, text, matches, want)
+		}
+		want := segmentsApart(text, needle)
+		if fmt.Sprint(segs) != fmt.Sprint(want) {
+			t.Fatalf("needle %q in %q:\n got %v\nwant %v", needle, text, segs, want)
+		}
+		if bytes.Count(text, needle) < countOverlapping(text, needle) && len(segs) > 0 {
+			overlapped++
+		}
+	}
+	if overlapped < 500 {
+		t.Fatalf("only %d texts had matches the count skips", overlapped)
+	}
+}
+
+// segmentsApart is what hitParts keeps, found the plain way: a search for
+// each snippet's match in turn.
+func segmentsApart(text, needle []byte) []segment {
+	type span struct{ a, b int }
+	var spans []span
+	from := 0
+	for range maxSnippets {
+		i := bytes.Index(text[from:], needle)
+		if i < 0 {
+			break
+		}
+		m := from + i
+		a := runesBack(text, m, maxContext)
+		from = runesOn(text, m+len(needle), maxContext)
+		b := runesOn(text, min(len(text), from+len(needle)), maxContext)
+		if n := len(spans); n > 0 && a <= spans[n-1].b {
+			spans[n-1].b = b
+		} else {
+			spans = append(spans, span{a, b})
+		}
+		if from >= len(text) {
+			break
+		}
+	}
+	segs := make([]segment, len(spans))
+	runes, at := 0, 0
+	for k, sp := range spans {
+		runes += utf8.RuneCount(text[at:sp.a])
+		segs[k] = segment{text: text[sp.a:sp.b], runes: runes}
+		runes += utf8.RuneCount(text[sp.a:sp.b])
+		at = sp.b
+	}
+	return segs
+}
+
+// countOverlapping counts every match, overlapping ones too.
+func countOverlapping(text, needle []byte) int {
+	n := 0
+	for i := 0; i+len(needle) <= len(text); i++ {
+		if bytes.Equal(text[i:i+len(needle)], needle) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestHitSnippetsPointIntoTheWholeText: a search's hits keep only part of
