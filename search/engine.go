@@ -1193,7 +1193,8 @@ func hitParts(text []byte, f *finder, first int) ([]segment, int) {
 	n := len(f.needle)
 	from, looking := 0, true // the next snippet's match starts at or after from
 	prevEnd := 0             // where the counted match before g ends
-	take := func(m int) { // a snippet's match
+	// take keeps the part around a snippet's match m.
+	take := func(m int) {
 		a := runesBack(text, m, maxContext)
 		from = runesOn(text, m+n, maxContext)
 		b := runesOn(text, min(len(text), from+n), maxContext)
