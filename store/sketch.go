@@ -172,13 +172,18 @@ func orderProbe(c *chunkSketches, p *trigram.Probe) (*trigram.Probe, []uint16, [
 	slices.SortStableFunc(pos, func(a, b uint16) int { return cmp.Compare(dens[a], dens[b]) })
 	pos2 := p.WidePositions()
 	if len(c.wideMask) > 0 {
-		wdens := make(map[uint16]int, len(pos2))
-		for _, q := range pos2 {
+		type qd struct{ q, d uint16 }
+		wdens := make([]qd, len(pos2))
+		for j, q := range pos2 {
+			wdens[j].q = q
 			for k := range c.wideMask {
-				wdens[q] += bits.OnesCount64(c.wideCols.word(q, k))
+				wdens[j].d += uint16(bits.OnesCount64(c.wideCols.word(q, k)))
 			}
 		}
-		slices.SortStableFunc(pos2, func(a, b uint16) int { return cmp.Compare(wdens[a], wdens[b]) })
+		slices.SortStableFunc(wdens, func(a, b qd) int { return cmp.Compare(a.d, b.d) })
+		for j := range wdens {
+			pos2[j] = wdens[j].q
+		}
 	}
 	return o, pos, pos2
 }
