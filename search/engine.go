@@ -92,6 +92,22 @@ type prepared struct {
 type found struct {
 	metas []*store.Meta
 	texts []hitText
+	// rest, when the page filled within a window of all scope, is what
+	// of that window a count still has to read (see restOfWindow).
+	rest *restOfWindow
+}
+
+// restOfWindow is the part of an all-scope search's last window past
+// the hit that filled its page: the entries that passed the sketches
+// (and filters) there and were not confirmed, and the window's far end
+// (its last seq, or its first when newest first). A count that goes on
+// from the page confirms these and starts after end, instead of testing
+// the rest of the window's sketches again: a count of a needle with one
+// hit (a first page of one) tested a third more sketches than the
+// history holds.
+type restOfWindow struct {
+	ranges []store.SeqRange
+	end    uint64
 }
 
 // hitText is what a hit keeps of the text it was confirmed in: the parts
@@ -343,6 +359,13 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 		switch {
 		case p.hasAfter:
 			n, err = e.count(ctx, p, &resp.Stats, false, 0)
+		case more && hits.rest != nil:
+			var inWindow, rest int
+			inWindow, err = e.countRanges(ctx, p, &resp.Stats, hits.rest.ranges)
+			if err == nil {
+				rest, err = e.count(ctx, p, &resp.Stats, true, hits.rest.end)
+			}
+			n += inWindow + rest
 		case more:
 			var rest int
 			rest, err = e.count(ctx, p, &resp.Stats, true, last)
@@ -752,6 +775,7 @@ type collector struct {
 	more  bool
 	last  uint64
 	n     int // entries visited, for checking ctx now and then
+	rest  *restOfWindow
 	// readers are the text readers of scanShared (this goroutine's and
 	// its helper's), opened at first use and kept for the whole search:
 	// opening a Pebble iterator costs more than reading a cached text.
@@ -786,7 +810,7 @@ func (c *collector) result(err error) (found, uint64, bool, error) {
 	if err != nil {
 		return found{}, 0, false, err
 	}
-	return found{c.hits, c.texts}, c.last, c.more, nil
+	return found{c.hits, c.texts, c.rest}, c.last, c.more, nil
 }
 
 // offer confirms one seq whose text is in hand.
@@ -888,8 +912,35 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 		if err != nil {
 			return err
 		}
-		return c.scanRanges(ctx, ranges)
+		return c.scanWindow(ctx, a, b, ranges)
 	})
+}
+
+// scanWindow confirms ranges, the entries of window [a, b] that passed
+// the sketches, and keeps what a count would still have to read when the
+// page fills among them (see restOfWindow).
+func (c *collector) scanWindow(ctx context.Context, a, b uint64, ranges []store.SeqRange) error {
+	if err := c.scanRanges(ctx, ranges); err != nil || !c.full() || c.rest != nil {
+		return err
+	}
+	rest := &restOfWindow{end: b}
+	newest := c.p.req.NewestFirst
+	if newest {
+		rest.end = a
+	}
+	for _, r := range ranges {
+		switch {
+		case !newest && r.Hi > c.last:
+			r.Lo = max(r.Lo, c.last+1)
+		case newest && r.Lo < c.last:
+			r.Hi = min(r.Hi, c.last-1)
+		default:
+			continue
+		}
+		rest.ranges = append(rest.ranges, r)
+	}
+	c.rest = rest
+	return nil
 }
 
 // A scan reads with both cores (the second half of its entries on another
@@ -1031,7 +1082,7 @@ func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
 	if err != nil {
 		return err
 	}
-	return c.scanRanges(ctx, ranges)
+	return c.scanWindow(ctx, lo, hi, ranges)
 }
 
 // mayHold narrows ranges to the entries whose trigram sketch passes the
@@ -1099,6 +1150,23 @@ func (e *Engine) count(ctx context.Context, p *prepared, st *Stats, hasAfter boo
 	st.BytesScanned += tmp.BytesScanned
 	st.Skipped += tmp.Skipped
 	return len(hits.metas), err
+}
+
+// countRanges counts the hits of the request in ranges, entries that
+// passed its sketches and filters (see restOfWindow).
+func (e *Engine) countRanges(ctx context.Context, p *prepared, st *Stats, ranges []store.SeqRange) (int, error) {
+	if len(ranges) == 0 {
+		return 0, nil
+	}
+	q := *p
+	q.limit, q.countOnly = 0, true
+	var tmp Stats
+	c := &collector{e: e, p: &q, st: &tmp}
+	defer c.close()
+	err := c.scanRanges(ctx, ranges)
+	st.Scanned += tmp.Scanned
+	st.BytesScanned += tmp.BytesScanned
+	return len(c.hits), err
 }
 
 // fillHits turns confirmed metas into hits with snippets; it reports whether
