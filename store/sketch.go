@@ -328,6 +328,23 @@ func (c *sketchCache) get(chunk uint64) (*chunkSketches, uint64) {
 	return nil, c.gen[chunk]
 }
 
+// getRange returns the cached chunks first to last (nil where one is not
+// cached), appended to out, under one lock: a scan through a million
+// entries took the lock once a chunk, on two goroutines.
+func (c *sketchCache) getRange(first, last uint64, out []*chunkSketches) []*chunkSketches {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	for k := first; k <= last; k++ {
+		ch := c.chunks[k]
+		if ch != nil {
+			ch.used = c.clock
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
 func (c *sketchCache) put(chunk uint64, ch *chunkSketches, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -589,6 +606,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 	}
 	pos, pos2 := p.SlicePositions(), p.WidePositions()
 	ordered := len(pos) <= 2
+	var held []*chunkSketches
 	from := s.sketchFrom.Load()
 	for _, r := range ranges {
 		if r.Lo > r.Hi {
@@ -602,12 +620,18 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			}
 			r.Lo = hi + 1
 		}
-		for c := r.Lo / sketchChunk; c <= r.Hi/sketchChunk; c++ {
+		first := r.Lo / sketchChunk
+		cached := s.sketches.getRange(first, r.Hi/sketchChunk, held[:0])
+		held = cached
+		for c := first; c <= r.Hi/sketchChunk; c++ {
 			base := c * sketchChunk
 			lo, hi := max(r.Lo, base)-base, min(r.Hi-base, sketchChunk-1)
-			ch, err := s.chunkFor(c)
-			if err != nil {
-				return nil, 0, err
+			ch := cached[c-first]
+			if ch == nil {
+				var err error
+				if ch, err = s.chunkFor(c); err != nil {
+					return nil, 0, err
+				}
 			}
 			if hi-lo+1 >= sliceMin && !ordered {
 				// Once per call: the trigrams fewest entries of this
