@@ -60,7 +60,9 @@ type chunkSketches struct {
 	// The wide rows (trigram.WideRow) of the entries whose sketch has
 	// one, built with cols: wide lists those entries in order, and word
 	// k of wideCols' column q has bit j set when the wide row of entry
-	// wide[64*k+j] has bit q; wideMask[k] marks the valid bits.
+	// wide[64*k+j] has bit q; wideMask[k] marks the valid bits. Columns
+	// from trigram.WideBits on are the same for the entries' wide 4-gram
+	// rows (trigram.WideFourRow; every bit set for an entry without one).
 	wide     []uint16
 	wideCols colView
 	wideMask []uint64
@@ -71,6 +73,9 @@ type chunkSketches struct {
 
 const (
 	colsBytes = trigram.SliceBits * sketchChunk / 8
+	// wideCols is the number of columns of the wide rows: trigrams, then
+	// 4-grams.
+	wideCols = 2 * trigram.WideBits
 	// sliceMin is the shortest stretch of a chunk tested on its columns.
 	sliceMin = 256
 )
@@ -82,7 +87,7 @@ func (c *chunkSketches) size() int {
 	// word of entries are the open, has and wideAt bitmaps.
 	nw := (c.nwide + 63) / 64
 	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.shape) + colsBytes +
-		2*c.nwide + 8*nw*(trigram.WideBits+1)
+		2*c.nwide + 8*nw*(wideCols+1)
 }
 
 // record returns the encoded record of entry i, nil when it has none.
@@ -224,14 +229,22 @@ func (c *chunkSketches) wideWords() int { return (c.nwide + 63) / 64 }
 // (at word offset off of each column) when it has words and room for
 // them, else in memory of the chunk's own.
 func (c *chunkSketches) sliceWide(into slab, off int) {
-	var row [trigram.WideBits / 64]uint64
-	rows := make([][trigram.WideBits / 64]uint64, 0, c.nwide)
+	var row, four [trigram.WideBits / 64]uint64
+	rows := make([][wideCols / 64]uint64, 0, c.nwide)
 	c.wide = make([]uint16, 0, c.nwide)
 	for i := range sketchChunk {
 		if a, b := c.off[i], c.off[i+1]; a < b && trigram.WideRow(c.data[a:b], &row) {
 			c.wide = append(c.wide, uint16(i))
 			c.wideAt[i/64] |= 1 << (i % 64)
-			rows = append(rows, row)
+			if !trigram.WideFourRow(c.data[a:b], &four) {
+				for w := range four {
+					four[w] = ^uint64(0)
+				}
+			}
+			var both [wideCols / 64]uint64
+			copy(both[:], row[:])
+			copy(both[len(row):], four[:])
+			rows = append(rows, both)
 		}
 	}
 	if len(c.wide) == 0 {
@@ -243,7 +256,7 @@ func (c *chunkSketches) sliceWide(into slab, off int) {
 		c.wideMask[j/64] |= 1 << (j % 64)
 	}
 	if into.words == nil || nw > c.wideWords() {
-		into = slab{words: make([]uint64, trigram.WideBits*nw), stride: nw}
+		into = slab{words: make([]uint64, wideCols*nw), stride: nw}
 		off = 0
 	}
 	c.wideCols = into.view(off)
@@ -272,7 +285,7 @@ func sliceGroup(chunks []*chunkSketches) {
 		wide.stride += ch.wideWords()
 	}
 	if wide.stride > 0 {
-		wide.words = make([]uint64, trigram.WideBits*wide.stride)
+		wide.words = make([]uint64, wideCols*wide.stride)
 	}
 	for k, ch := range chunks {
 		ch.colsOnce.Do(func() { ch.slice(narrow, k*(sketchChunk/64), wide, woffs[k]) })
@@ -280,16 +293,23 @@ func sliceGroup(chunks []*chunkSketches) {
 }
 
 // widePass returns the entries whose wide row has every position of pos2
-// (see trigram.Probe.WidePositions): the others' sketches fail the probe.
-// (It returns those that pass, not those that fail: nearly all fail, and
-// marking each took a third of its time.)
-func (c *chunkSketches) widePass(pos2 []uint16) (pass [sketchChunk / 64]uint64) {
+// (see trigram.Probe.WidePositions) and whose wide 4-gram row has every
+// position of pos4 (trigram.Probe.WideFourPositions): the others' sketches
+// fail the probe. (It returns those that pass, not those that fail: nearly
+// all fail, and marking each took a third of its time.)
+func (c *chunkSketches) widePass(pos2, pos4 []uint16) (pass [sketchChunk / 64]uint64) {
 	for k, m := range c.wideMask {
 		acc := m
 		for _, q := range pos2 {
 			if acc &= c.wideCols.word(q, k); acc == 0 {
 				break
 			}
+		}
+		for _, q := range pos4 {
+			if acc == 0 {
+				break
+			}
+			acc &= c.wideCols.word(trigram.WideBits+q, k)
 		}
 		for v := acc; v != 0; v &= v - 1 {
 			i := c.wide[k*64+bits.TrailingZeros64(v)]
@@ -604,7 +624,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 		}
 		out = append(out, SeqRange{Lo: lo, Hi: hi})
 	}
-	pos, pos2 := p.SlicePositions(), p.WidePositions()
+	pos, pos2, pos4 := p.SlicePositions(), p.WidePositions(), p.WideFourPositions()
 	ordered := len(pos) <= 2
 	var held []*chunkSketches
 	from := s.sketchFrom.Load()
@@ -639,7 +659,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				p, pos, pos2 = orderProbe(ch, p)
 				ordered = true
 			}
-			skipped += ch.test(p, pos, pos2, lo, hi, func(i uint64) { add(base+i, base+i) })
+			skipped += ch.test(p, pos, pos2, pos4, lo, hi, func(i uint64) { add(base+i, base+i) })
 		}
 	}
 	return out, skipped, nil
@@ -647,7 +667,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 
 // test calls pass with each entry i in [lo, hi] (indices in the chunk)
 // whose sketch passes p, and returns how many sketched entries it ruled
-// out. pos are p's row positions, pos2 its wide-row positions. Stretches
+// out. pos are p's row positions, pos2 and pos4 its wide-row positions (trigrams, 4-grams). Stretches
 // of sliceMin entries or more, and any stretch once the columns are
 // built, are tested on the columns first; in a long stretch, the entries
 // with a wide row are tested on the wide rows' columns (widePass) instead,
@@ -658,7 +678,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 // columns of ~23 of a 26-position needle's positions were read for each
 // 64 entries; without them, ~5.5 (all-common needles of 13+ characters
 // scanned 42% faster).
-func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64, pass func(i uint64)) (skipped int) {
+func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi uint64, pass func(i uint64)) (skipped int) {
 	if hi-lo+1 < sliceMin && !c.sliced.Load() {
 		for i := lo; i <= hi; i++ {
 			if a, b := c.off[i], c.off[i+1]; a < b {
@@ -674,7 +694,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2 []uint16, lo, hi uint64
 	cols := c.columns()
 	var widePass, wide [sketchChunk / 64]uint64
 	if hi-lo+1 >= sliceMin && len(c.wideMask) > 0 {
-		widePass, wide = c.widePass(pos2), c.wideAt
+		widePass, wide = c.widePass(pos2, pos4), c.wideAt
 	}
 	for w := lo / 64; w <= hi/64; w++ {
 		first, last := max(lo, w*64), min(hi, w*64+63)
@@ -785,7 +805,7 @@ const warmChunkBytes = sketchChunk*300 + colsBytes + wideColsBytes
 
 // wideColsBytes is what the wide rows' columns of a chunk take when up to
 // 256 of its entries have one (at a million picorpus entries, 14% do).
-const wideColsBytes = trigram.WideBits * 8 * 4
+const wideColsBytes = wideCols * 8 * 4
 
 // room is how many more bytes the cache takes before it starts dropping
 // chunks.

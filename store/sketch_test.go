@@ -383,7 +383,7 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 				if len(alone.wideMask) == 0 || len(ch.wideMask) != len(alone.wideMask) {
 					t.Fatalf("chunk %d: %d words of wide rows, %d alone; want the same, more than 0", c, len(ch.wideMask), len(alone.wideMask))
 				}
-				for q := range uint16(trigram.WideBits) {
+				for q := range uint16(wideCols) {
 					for k := range alone.wideMask {
 						if got, want := ch.wideCols.word(q, k), alone.wideCols.word(q, k); got != want {
 							t.Fatalf("chunk %d, wide column %d, word %d: %x in the slab, %x alone", c, q, k, got, want)

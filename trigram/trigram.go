@@ -537,6 +537,41 @@ func WideRow(sk []byte, row *[WideBits / 64]uint64) bool {
 // trigrams, taken modulo WideBits.
 func (p *Probe) WidePositions() []uint16 { return p.positions(WideBits) }
 
+// WideFourRow writes into row the 4-gram set of sk folded (or repeated) to
+// WideBits bits, as WideRow does with its trigram set, and reports whether
+// it did: only for a sketch of format 4 (two bits per 4-gram) whose
+// trigram set has a wide row. The entries that pass a wide row for their
+// trigrams are mostly large texts that do hold each of a needle's common
+// trigrams somewhere, and only its 4-grams tell them apart; tested on
+// their own sketches, they took a fifth of a scan's time (a cache miss or
+// more each).
+func WideFourRow(sk []byte, row *[WideBits / 64]uint64) bool {
+	tri, four, two4, ok := split(sk)
+	if !ok || !two4 || len(tri) < WideBits/8 {
+		return false
+	}
+	fold(four, row[:])
+	return true
+}
+
+// WideFourPositions returns the positions of a wide 4-gram row (see
+// WideFourRow) that every entry passing the probe has set: both bits of
+// each of the needle's 4-grams, taken modulo WideBits.
+func (p *Probe) WideFourPositions() []uint16 {
+	var seen [WideBits / 64]uint64
+	var out []uint16
+	const mask = WideBits - 1
+	for _, k := range p.keys4 {
+		for _, b := range [2]uint16{uint16(k & mask), uint16((k >> 32) & mask)} {
+			if bit := uint64(1) << (b % 64); seen[b/64]&bit == 0 {
+				seen[b/64] |= bit
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // Layout describes a sketch for a caller that tests many: its format (1
 // to 4) and the size in bytes of its trigram set (0 for the first
 // format), read once so that each test need not read it again.

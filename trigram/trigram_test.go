@@ -293,6 +293,56 @@ func TestWideRowNeverRejectsWhatTheSketchPasses(t *testing.T) {
 	}
 }
 
+// TestWideFourRowNeverRejectsWhatTheSketchPasses: sketches of the current
+// format with a wide row also get a wide 4-gram row with every
+// WideFourPositions bit of each needle they pass, and it rules out some
+// needles that the wide trigram row lets through (the point of it);
+// other sketches get none.
+func TestWideFourRowNeverRejectsWhatTheSketchPasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	wide, ruledOut := 0, 0
+	for i := range 200 {
+		text := randomText(r, 1+r.IntN(12000))
+		sk := Sketch(text)
+		var tri, four [WideBits / 64]uint64
+		hasTri := WideRow(sk, &tri)
+		if got := WideFourRow(sk, &four); got != hasTri {
+			t.Fatalf("text %d: WideFourRow = %v, WideRow = %v; want both or neither for a current sketch", i, got, hasTri)
+		}
+		if !hasTri {
+			continue
+		}
+		wide++
+		runes := []rune(string(text))
+		for range 30 {
+			needle := someNeedle(r, runes)
+			p := NewProbe(needle)
+			has := func(row *[WideBits / 64]uint64, pos []uint16) bool {
+				for _, q := range pos {
+					if row[q/64]&(1<<(q%64)) == 0 {
+						return false
+					}
+				}
+				return true
+			}
+			triOK, fourOK := has(&tri, p.WidePositions()), has(&four, p.WideFourPositions())
+			if p.Pass(sk) && !fourOK {
+				t.Fatalf("text %d: the wide 4-gram row rejects needle %q that the sketch passes", i, needle)
+			}
+			if triOK && !fourOK {
+				ruledOut++
+			}
+		}
+	}
+	if wide == 0 || ruledOut == 0 {
+		t.Fatalf("%d wide sketches, %d needles ruled out by their 4-gram rows alone: the test needs both", wide, ruledOut)
+	}
+	var row [WideBits / 64]uint64
+	if WideFourRow(oneBitSketch(randomText(r, 5000), 1024), &row) || WideFourRow(nil, &row) {
+		t.Error("WideFourRow accepts a sketch of the first format")
+	}
+}
+
 func TestOrderedProbePassesWhatTheProbePasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for range 300 {
