@@ -69,7 +69,22 @@ type chunkSketches struct {
 	wideAt   [sketchChunk / 64]uint64 // the entries of wide, by index in the chunk
 	nwide    int                      // entries with a wide row, counted as sketches are marked
 	sliced   atomic.Bool              // cols is built
+	// owner is the slab group this chunk has a place in (see
+	// sliceGroup), nil when none; set under the cache's lock.
+	owner *slabGroup
 }
+
+// slabGroup accounts for the slabs a group of chunks shares: a chunk's
+// place in them lives as long as any chunk of the group does, so when a
+// chunk leaves the cache its share stays counted (held) until the last
+// member leaves. Its fields are under the cache's lock.
+type slabGroup struct {
+	members int // chunks of the group the cache holds
+	held    int // the shares of those that left
+}
+
+// share is what the chunk's place in its group's slabs takes.
+func (c *chunkSketches) share() int { return colsBytes + 8*c.wideWords()*wideCols }
 
 const (
 	colsBytes = trigram.SliceBits * sketchChunk / 8
@@ -271,11 +286,27 @@ func (c *chunkSketches) sliceWide(into slab, off int) {
 	}
 }
 
-// sliceGroup builds the columns of chunks (consecutive, none sliced yet,
-// as far as it knows) in two slabs they share, one for the narrow rows and
-// one for the wide. A chunk already sliced keeps its own columns; its
-// place in the slabs stays empty.
-func sliceGroup(chunks []*chunkSketches) {
+// sliceGroup builds the columns of chunks (consecutive, cached, none
+// sliced yet) in two slabs they share, one for the narrow rows and one for
+// the wide. Chunks the cache no longer holds, or already sliced, are left
+// out. (A chunk that a search slices between that check and its turn here
+// keeps its own columns; its place in the slabs stays empty, counted as
+// long as the group lives.)
+func (c *sketchCache) sliceGroup(ids []uint64, all []*chunkSketches) {
+	g := &slabGroup{}
+	var chunks []*chunkSketches
+	c.mu.Lock()
+	for k, ch := range all {
+		if c.chunks[ids[k]] == ch && ch.owner == nil && !ch.sliced.Load() {
+			ch.owner = g
+			g.members++
+			chunks = append(chunks, ch)
+		}
+	}
+	c.mu.Unlock()
+	if len(chunks) == 0 {
+		return
+	}
 	narrow := slab{stride: len(chunks) * (sketchChunk / 64)}
 	narrow.words = make([]uint64, trigram.SliceBits*narrow.stride)
 	woffs := make([]int, len(chunks))
@@ -382,8 +413,7 @@ func (c *sketchCache) put(chunk uint64, ch *chunkSketches, gen uint64) {
 				old, first = k, false
 			}
 		}
-		c.bytes -= c.chunks[old].size()
-		delete(c.chunks, old)
+		c.remove(old)
 	}
 }
 
@@ -392,8 +422,7 @@ func (c *sketchCache) drop(chunk uint64) {
 	defer c.mu.Unlock()
 	c.gen[chunk]++
 	if ch := c.chunks[chunk]; ch != nil {
-		c.bytes -= ch.size()
-		delete(c.chunks, chunk)
+		c.remove(chunk)
 	}
 }
 
@@ -469,15 +498,32 @@ func (c *sketchCache) extend(chunk uint64, add []freshSketch) {
 	if ch == nil {
 		return
 	}
-	c.bytes -= ch.size()
+	c.remove(chunk)
 	n := ch.extended(chunk*sketchChunk, add)
 	if n == nil {
-		delete(c.chunks, chunk)
 		return
 	}
 	n.used = ch.used
 	c.chunks[chunk] = n
 	c.bytes += n.size()
+}
+
+// remove takes chunk out of the cache (under c.mu). What it took is no
+// longer counted, except its place in its group's slabs, which is until
+// the group's last chunk leaves.
+func (c *sketchCache) remove(chunk uint64) {
+	ch := c.chunks[chunk]
+	delete(c.chunks, chunk)
+	c.bytes -= ch.size()
+	if g := ch.owner; g != nil {
+		g.members--
+		g.held += ch.share()
+		c.bytes += ch.share()
+		if g.members == 0 {
+			c.bytes -= g.held
+			g.held = 0
+		}
+	}
 }
 
 // loadChunk reads the sketches of one chunk from Pebble.
@@ -763,6 +809,7 @@ func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 	// get their columns in slabs they share (see colView).
 	for g := from / sketchChunk / slabChunks; g <= last/sketchChunk/slabChunks; g++ {
 		var full []*chunkSketches
+		var ids []uint64
 		for c := max(g*slabChunks, from/sketchChunk); c < (g+1)*slabChunks && c <= last/sketchChunk; c++ {
 			if err := ctx.Err(); err != nil {
 				return ws, err
@@ -777,11 +824,12 @@ func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 			}
 			if (c+1)*sketchChunk-1 <= last {
 				full = append(full, ch)
+				ids = append(ids, c)
 			}
 			ws.Chunks++
 			ws.Bytes += int64(ch.size())
 		}
-		sliceGroup(full)
+		s.sketches.sliceGroup(ids, full)
 		if ws.Full {
 			return ws, nil
 		}

@@ -360,12 +360,13 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 			}
 			for c := uint64(0); c < 2; c++ {
 				ch, _ := st.sketches.get(c)
-				want := 2 * sketchChunk / 64 // in the slab of chunks 0 and 1
-				if int(c) == own {
-					want = sketchChunk / 64
+				want, inSlab := 2*sketchChunk/64, true // in the slab of chunks 0 and 1
+				if own >= 0 {
+					// The other one alone in a slab; this one keeps its own.
+					want, inSlab = sketchChunk/64, int(c) != own
 				}
-				if ch == nil || ch.cols.stride != want {
-					t.Fatalf("chunk %d after warming: cached %v, want its columns %d words apart", c, ch != nil, want)
+				if ch == nil || ch.cols.stride != want || (ch.owner != nil) != inSlab {
+					t.Fatalf("chunk %d after warming: cached %v, want its columns %d words apart, in a slab %v", c, ch != nil, want, inSlab)
 				}
 				// Its columns read as those it would build alone.
 				alone, err := st.loadChunk(c)
@@ -535,5 +536,82 @@ func TestGroupFreshOrdersAndKeepsTheLastOfASeq(t *testing.T) {
 	}
 	if len(got) != 2 || show(got[0]) != "3:c 5:d " || show(got[1]) != "1025:e 1030:b " {
 		t.Errorf("groupFresh = chunk 0 [%s], chunk 1 [%s]", show(got[0]), show(got[1]))
+	}
+}
+
+// TestSlabsStayCountedWhileAnyOfTheirChunksIsCached: chunks warmed
+// together share slabs of columns, which live as long as any of them does;
+// the cache counts a chunk's place in them until the last chunk of its
+// group leaves, so that its bound holds.
+func TestSlabsStayCountedWhileAnyOfTheirChunksIsCached(t *testing.T) {
+	defer func(n uint64) { slabChunks = n }(slabChunks)
+	slabChunks = 4
+	texts := make([]string, 4*sketchChunk+10)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("entry %d says %x", i, i*7919)
+	}
+	st := pushTexts(t, texts)
+	st.sketches = newSketchCache(sketchCacheBytes)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Seq 0 has no entry, so chunks 0-3 are full (seqs 0-4095) and
+	// share slabs; chunk 4 is not.
+	var chunks []*chunkSketches
+	for c := uint64(0); c < 4; c++ {
+		ch, _ := st.sketches.get(c)
+		if ch == nil || ch.owner == nil || ch.cols.stride != 4*sketchChunk/64 {
+			t.Fatalf("chunk %d after warming: cached %v, want it in a slab of 4 chunks", c, ch != nil)
+		}
+		chunks = append(chunks, ch)
+	}
+	tail, _ := st.sketches.get(4)
+	if tail == nil {
+		t.Fatal("chunk 4 not cached after warming")
+	}
+	want := tail.size()
+	for _, ch := range chunks {
+		want += ch.size()
+	}
+	if got := st.sketches.bytes; got != want {
+		t.Fatalf("after warming the cache counts %d bytes, want %d", got, want)
+	}
+	// Chunks 0-2 leave (a writer's drop, an eviction): their places in
+	// the slabs stay counted while chunk 3 holds the slabs.
+	for c := uint64(0); c < 3; c++ {
+		st.sketches.drop(c)
+	}
+	want = tail.size() + chunks[3].size()
+	for _, ch := range chunks[:3] {
+		want += ch.share()
+	}
+	if got := st.sketches.bytes; got != want {
+		t.Fatalf("with chunk 3 left of its group the cache counts %d bytes, want %d (its share of the slabs and the others')", got, want)
+	}
+	// The last leaves, and with it the slabs.
+	st.sketches.mu.Lock()
+	st.sketches.remove(3)
+	st.sketches.mu.Unlock()
+	if got, want := st.sketches.bytes, tail.size(); got != want {
+		t.Fatalf("with the group gone the cache counts %d bytes, want %d", got, want)
+	}
+	// A chunk that was sliced on its own before the warm-up keeps its
+	// columns and gets no place in the slabs.
+	for c := uint64(0); c < 4; c++ {
+		st.sketches.drop(c)
+	}
+	own, err := st.chunkFor(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own.columns()
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if own.owner != nil || own.cols.stride != sketchChunk/64 {
+		t.Errorf("a chunk sliced before the warm-up got a place in the slabs (stride %d)", own.cols.stride)
+	}
+	if ch, _ := st.sketches.get(2); ch == nil || ch.owner == nil || ch.cols.stride != 3*sketchChunk/64 {
+		t.Errorf("chunk 2 after the second warm-up is not in a slab of the 3 chunks without columns")
 	}
 }
