@@ -269,7 +269,19 @@ func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
 		defer index.SetCommonAfterForTest(20)()
 		pagesEqualBruteForce(t, true)
 	})
+	// A server's warm-up gives each cached chunk a filter of its texts'
+	// byte trigrams, which rules out a chunk lacking one of the needle's;
+	// the tail imported after it is not in the filter.
+	t.Run("chunks filtered by their texts' byte trigrams", func(t *testing.T) {
+		defer func() { warmFilters = false }()
+		warmFilters = true
+		pagesEqualBruteForce(t, false)
+	})
 }
+
+// warmFilters makes pagesEqualBruteForce build the chunks' text filters
+// before it imports the unindexed tail.
+var warmFilters bool
 
 func pagesEqualBruteForce(t *testing.T, common bool) {
 	e := newEnv(t)
@@ -281,6 +293,14 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 	e.importFile(t, writeJournal(t, dir, "cccc-other", r, 200, ""))
 	e.catchUp(t)
 	checkCommon(t, e, common)
+	if warmFilters {
+		if _, err := e.st.WarmSketches(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if fs, err := e.st.WarmFilters(context.Background()); err != nil || fs.Chunks == 0 {
+			t.Fatalf("WarmFilters = %+v, %v; want the chunks filtered", fs, err)
+		}
+	}
 	// Stored but not indexed: the tail must be scanned.
 	e.importFile(t, writeJournal(t, dir, "dddd-tail", r, 80, ""))
 

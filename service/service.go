@@ -113,6 +113,8 @@ type Warmed struct {
 	Texts      int   // texts read into the block cache, newest first
 	TextBytes  int64 // their bytes
 	TextTime   time.Duration
+	Filters    store.FilterStats // chunks given a filter of their texts' byte trigrams
+	FilterTime time.Duration
 	Blocks     int // index documents whose block start was read
 	BlockTime  time.Duration
 }
@@ -121,7 +123,8 @@ type Warmed struct {
 // piece by piece from disk: every chunk's trigram sketches with their
 // columns (see store.WarmSketches), every session's current branch
 // (store.WarmBranches), then texts from both ends of the history, up to
-// three quarters of the block cache (store.WarmTexts), and the block start
+// three quarters of the block cache (store.WarmTexts), each cached chunk's
+// filter of its texts' byte trigrams (store.WarmFilters), and the block start
 // of every index document (index.Index.WarmBlockStarts). A server calls it
 // once in the background after it starts; it stops when ctx ends.
 func (s *Service) Warm(ctx context.Context) (Warmed, error) {
@@ -142,6 +145,11 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 		return w, fmt.Errorf("preload texts: %w", err)
 	}
 	w.TextTime = time.Since(t0)
+	t0 = time.Now()
+	if w.Filters, err = s.Store.WarmFilters(ctx); err != nil {
+		return w, fmt.Errorf("build the chunks' text filters: %w", err)
+	}
+	w.FilterTime = time.Since(t0)
 	t0 = time.Now()
 	if w.Blocks, err = s.Index.WarmBlockStarts(ctx); err != nil {
 		return w, fmt.Errorf("preload the index's block starts: %w", err)

@@ -69,6 +69,10 @@ type chunkSketches struct {
 	wideAt   [sketchChunk / 64]uint64 // the entries of wide, by index in the chunk
 	nwide    int                      // entries with a wide row, counted as sketches are marked
 	sliced   atomic.Bool              // cols is built
+	// filter holds the byte trigrams of the chunk's first texts (see
+	// textFilter), nil until WarmFilters builds it; set under the cache's
+	// lock.
+	filter atomic.Pointer[textFilter]
 	// owner is the slab group this chunk has a place in (see
 	// sliceGroup), nil when none; set under the cache's lock.
 	owner *slabGroup
@@ -101,8 +105,12 @@ func (c *chunkSketches) size() int {
 	// a chunk's size never changes while the cache holds it; 24 bytes a
 	// word of entries are the open, has and wideAt bitmaps.
 	nw := (c.nwide + 63) / 64
-	return len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.shape) + colsBytes +
+	n := len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.shape) + colsBytes +
 		2*c.nwide + 8*nw*(wideCols+1)
+	if c.filter.Load() != nil {
+		n += filterBytes
+	}
+	return n
 }
 
 // record returns the encoded record of entry i, nil when it has none.
@@ -468,6 +476,9 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 		return nil
 	}
 	n := &chunkSketches{off: c.off, open: c.open, has: c.has, shape: c.shape, nwide: c.nwide, data: c.data, moff: c.moff, meta: c.meta}
+	// The filter's entries all lie before first (it covers entries up to
+	// the last with a sketch), so it still stands for them.
+	n.filter.Store(c.filter.Load())
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))
@@ -673,6 +684,10 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 	pos, pos2, pos4 := p.SlicePositions(), p.WidePositions(), p.WideFourPositions()
 	ordered := len(pos) <= 2
 	var held []*chunkSketches
+	// tested is the last filter tested, passed its answer: the ranges of
+	// candidate blocks meet one chunk many times.
+	var tested *textFilter
+	passed := true
 	from := s.sketchFrom.Load()
 	for _, r := range ranges {
 		if r.Lo > r.Hi {
@@ -697,6 +712,21 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				var err error
 				if ch, err = s.chunkFor(c); err != nil {
 					return nil, 0, err
+				}
+			}
+			if f := ch.filter.Load(); f != nil && lo < f.n {
+				// The chunk's filter rules out its first f.n entries at
+				// once when it lacks one of the needle's byte trigrams.
+				if f != tested {
+					tested, passed = f, p.PassFilter(&f.bits)
+				}
+				if !passed {
+					end := min(hi, f.n-1)
+					skipped += ch.sketched(lo, end)
+					if end == hi {
+						continue
+					}
+					lo = end + 1
 				}
 			}
 			if hi-lo+1 >= sliceMin && !ordered {

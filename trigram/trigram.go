@@ -12,7 +12,9 @@
 // that hold every trigram of a needle but not its 4-grams: most of the
 // texts a needle of common trigrams (an English phrase) used to read in
 // vain. The older formats (4-grams with one bit each; trigrams only, two
-// bits or one) are still read.
+// bits or one) are still read. A Filter holds the byte trigrams of many
+// texts (a chunk of entries), so that a chunk without a needle's is ruled
+// out whole.
 package trigram
 
 import (
@@ -333,12 +335,13 @@ func split(sk []byte) (tri, four []byte, two4, ok bool) {
 type Probe struct {
 	keys  []uint64 // mixed keys of the needle's distinct trigrams
 	keys4 []uint64 // and of its distinct 4-grams
+	grams []uint32 // the Filter bits of its byte trigrams (see PassFilter)
 }
 
 // NewProbe returns the probe of needle. A needle shorter than three
 // characters has no trigrams: its probe passes every sketch.
 func NewProbe(needle []byte) *Probe {
-	p := &Probe{}
+	p := &Probe{grams: filterPositions(needle)}
 	seen, seen4 := map[uint64]bool{}, map[uint64]bool{}
 	each4(needle, func(h uint64, is4 bool) {
 		switch {
@@ -630,7 +633,7 @@ func (p *Probe) Ordered(cost func(q1, q2 uint16) int) *Probe {
 		ks[i] = kc{k, cost(rowBits(k))}
 	}
 	slices.SortStableFunc(ks, func(a, b kc) int { return cmp.Compare(a.c, b.c) })
-	o := &Probe{keys: make([]uint64, len(ks)), keys4: p.keys4}
+	o := &Probe{keys: make([]uint64, len(ks)), keys4: p.keys4, grams: p.grams}
 	for i, x := range ks {
 		o.keys[i] = x.k
 	}

@@ -188,9 +188,35 @@ func setInput(sel, v string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(el => { el.value = %q; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})) })(document.querySelector(%q))`, v, sel))
 }
 
-// waitJS waits until expr is true.
+// waitJS waits until expr is true. A poll does not survive a navigation:
+// one that starts while the page it follows is still replacing the last
+// (a Navigate whose load event came before the new document's context was
+// reported) fails on a context that is gone, so it starts again in the new
+// one, until the action's deadline.
 func waitJS(expr string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))
+	poll := chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for {
+			v, err := poll(ctx, t)
+			if err == nil || !contextGone(err) || ctx.Err() != nil {
+				return v, err
+			}
+			select {
+			case <-ctx.Done():
+				return v, err
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// contextGone reports whether err says the page's JavaScript context was
+// replaced under an evaluation (a navigation).
+func contextGone(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context with specified id") ||
+		strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Inspected target navigated or closed")
 }
 
 func (e *browserEnv) shot(t *testing.T, name string) string {

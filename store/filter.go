@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pi-history/pi-history/trigram"
+)
+
+// textFilter is the trigram.Filter of a cached chunk's texts: those of its
+// entries 0 to n-1, n being one past the last entry the chunk had a sketch
+// for when the filter was built. Entries appended later (a live writer's)
+// are not in it and are tested on their sketches as before; a chunk whose
+// stored entries change is dropped from the cache, and its filter with it.
+//
+// A filter is built from texts read after the chunk's sketches were, so
+// every entry the chunk knows has its text in it (an entry's sketch and
+// text are written in one batch).
+type textFilter struct {
+	bits trigram.Filter
+	n    uint64
+}
+
+// filterBytes is what a chunk's filter adds to the sketch cache.
+const filterBytes = trigram.FilterBits/8 + 16
+
+// sketched counts the entries in [lo, hi] (indices in the chunk) that have
+// a sketch: what a filter that rules them out skips.
+func (c *chunkSketches) sketched(lo, hi uint64) int {
+	n := 0
+	for w := lo / 64; w <= hi/64; w++ {
+		first, last := max(lo, w*64), min(hi, w*64+63)
+		m := ^uint64(0) >> (63 - (last - first)) << (first % 64)
+		n += bits.OnesCount64(c.has[w] & m)
+	}
+	return n
+}
+
+// known is one past the last entry of the chunk with a sketch, 0 when none
+// has one.
+func (c *chunkSketches) known() uint64 {
+	for w := len(c.has) - 1; w >= 0; w-- {
+		if v := c.has[w]; v != 0 {
+			return uint64(w*64+63-bits.LeadingZeros64(v)) + 1
+		}
+	}
+	return 0
+}
+
+// FilterStats says what WarmFilters built.
+type FilterStats struct {
+	Chunks int   // chunks that got a filter
+	Bytes  int64 // the texts read for them
+	Full   bool  // stopped early: the cache bound would have been passed
+}
+
+// WarmFilters gives every chunk in the sketch cache that has none a filter
+// of its texts' byte trigrams (see trigram.Filter), so that a search for a
+// needle rules out whole chunks whose texts lack one of its trigrams. It
+// reads each chunk's texts once (cheaply after WarmTexts). It stops at the
+// cache's bound and when ctx ends; searches and writes may run meanwhile.
+// A server calls it once in the background after it starts, after the
+// sketches.
+func (s *Store) WarmFilters(ctx context.Context) (FilterStats, error) {
+	var fs FilterStats
+	last, from := s.LastSeq(), s.sketchFrom.Load()
+	if last < from || last == 0 {
+		return fs, nil
+	}
+	for c := from / sketchChunk; c <= last/sketchChunk; c++ {
+		if err := ctx.Err(); err != nil {
+			return fs, err
+		}
+		ch, _ := s.sketches.get(c)
+		if ch == nil || ch.filter.Load() != nil {
+			continue
+		}
+		if s.sketches.room() < filterBytes {
+			fs.Full = true
+			return fs, nil
+		}
+		f, nbytes, err := s.buildFilter(c, ch)
+		if err != nil {
+			return fs, fmt.Errorf("build the text filter of seqs %d-%d: %w", c*sketchChunk, c*sketchChunk+sketchChunk-1, err)
+		}
+		if f != nil && s.sketches.attach(c, ch, f) {
+			fs.Chunks++
+			fs.Bytes += nbytes
+		}
+	}
+	return fs, nil
+}
+
+// buildFilter builds the filter of chunk c, whose cached sketches are ch,
+// from the texts of the entries ch knows. It returns nil when ch knows
+// none.
+func (s *Store) buildFilter(c uint64, ch *chunkSketches) (*textFilter, int64, error) {
+	n := ch.known()
+	if n == 0 {
+		return nil, 0, nil
+	}
+	base := c * sketchChunk
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, base), UpperBound: seqKey(tagText, base+n)})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer it.Close()
+	f := &textFilter{n: n}
+	var nbytes int64
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, 0, err
+		}
+		f.bits.Add(v)
+		nbytes += int64(len(v))
+	}
+	if err := it.Error(); err != nil {
+		return nil, 0, err
+	}
+	return f, nbytes, nil
+}
+
+// attach gives ch, the cached chunk c, its filter f, counting it in the
+// cache's size; it reports false (and attaches nothing) when c is no
+// longer cached as ch, or already has a filter.
+func (c *sketchCache) attach(chunk uint64, ch *chunkSketches, f *textFilter) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.chunks[chunk] != ch || ch.filter.Load() != nil {
+		return false
+	}
+	ch.filter.Store(f)
+	c.bytes += filterBytes
+	return true
+}

@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/trigram"
+)
+
+// filterTexts is a store's worth of texts over three chunks (seqs 1-2,600)
+// in which "ZQX9" lies in chunk 1 alone (seqs 1,100 and 1,500) and a few
+// needles occur everywhere.
+func filterTexts() []string {
+	r := rand.New(rand.NewPCG(21, 22))
+	words := []string{"alpha", "beta", "gamma", "func", "return", "日本語", "🙂", "err", "nil"}
+	texts := make([]string, 2600)
+	for i := range texts {
+		if i%97 == 5 {
+			continue // an entry without text
+		}
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40))
+		}
+		texts[i] = b.String()
+	}
+	texts[1099] += " ZQX9 here"
+	texts[1499] = "and ZQX9 again"
+	return texts
+}
+
+// mayHoldKeepsEveryMatch checks MayHold over shapes: every seq whose text
+// holds the needle is kept, and nothing whose own sketch fails is.
+func mayHoldKeepsEveryMatch(t *testing.T, st *Store, texts []string, needle string, shapes [][]SeqRange) [][]SeqRange {
+	t.Helper()
+	p := trigram.NewProbe([]byte(needle))
+	var outs [][]SeqRange
+	for _, rg := range shapes {
+		got, _, err := st.MayHold(rg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := map[uint64]bool{}
+		for _, x := range got {
+			for seq := x.Lo; seq <= x.Hi; seq++ {
+				kept[seq] = true
+				sk, err := st.get(seqKey(tagSketch, seq))
+				if err == nil && !p.Pass(sk) {
+					t.Fatalf("needle %q over %v: seq %d kept, but its sketch fails", needle, rg, seq)
+				}
+			}
+		}
+		for _, x := range rg {
+			for seq := x.Lo; seq <= x.Hi && seq <= uint64(len(texts)); seq++ {
+				if seq > 0 && strings.Contains(texts[seq-1], needle) && !kept[seq] {
+					t.Fatalf("needle %q over %v: seq %d holds it but was ruled out (got %v)", needle, rg, seq, got)
+				}
+			}
+		}
+		outs = append(outs, got)
+	}
+	return outs
+}
+
+// TestChunkFiltersRuleOutChunksAndKeepEveryMatch: once warmed, each chunk's
+// filter rules out the chunks whose texts lack a byte trigram of the
+// needle, and no entry that holds the needle is lost: across ranges of
+// every shape, after appends extend a filtered chunk (the new entries are
+// not in its filter), and after a rewrite drops it.
+func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
+	texts := filterTexts()
+	st := pushTexts(t, texts)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := st.WarmFilters(context.Background())
+	if err != nil || fs.Chunks != 3 || fs.Full {
+		t.Fatalf("WarmFilters = %+v, %v; want 3 chunks filtered", fs, err)
+	}
+	for c := uint64(0); c < 3; c++ {
+		ch, _ := st.sketches.get(c)
+		if f := ch.filter.Load(); f == nil || f.n != ch.known() {
+			t.Fatalf("chunk %d after WarmFilters: filter %v, want one covering its %d entries", c, f != nil, ch.known())
+		}
+	}
+	shapes := [][]SeqRange{{{1, 2600}}, {{1000, 1100}}, {{5, 5}, {1023, 1025}, {1099, 1101}, {2047, 2049}}, {{1500, 1500}}, {{2500, 2700}}}
+	needles := []string{"ZQX9", "alpha1", "return3 nil", "日本語0", "🙂", "zzz", "a", "QX9 a", "X9 h"}
+	for _, nd := range needles {
+		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
+	}
+	// The rare needle's other chunks are ruled out whole: nothing of
+	// chunks 0 and 2 is left, and every sketched entry there is skipped.
+	got, skipped, err := st.MayHold([]SeqRange{{1, 2600}}, trigram.NewProbe([]byte("ZQX9")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range got {
+		if x.Lo < sketchChunk || x.Hi >= 2*sketchChunk {
+			t.Errorf("ZQX9 over the whole store kept %v, outside chunk 1, which alone holds it", x)
+		}
+	}
+	c0, _ := st.sketches.get(0)
+	c2, _ := st.sketches.get(2)
+	if least := c0.sketched(0, sketchChunk-1) + c2.sketched(0, sketchChunk-1); skipped < least {
+		t.Errorf("ZQX9 skipped %d entries, fewer than the %d sketched entries of chunks 0 and 2", skipped, least)
+	}
+
+	// Appends to the last chunk: its extension keeps the filter for the
+	// entries it had, and the new ones, which hold the needle, are found.
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	before, _ := st.sketches.get(2)
+	var es []*journal.Entry
+	parent := fmt.Sprintf("e%03d", len(texts)-1)
+	for i := range 30 {
+		id := fmt.Sprintf("x%03d", i)
+		text := fmt.Sprintf("late entry %d with ZQX9 and Wq7", i)
+		texts = append(texts, text)
+		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
+			Raw: []byte(`{"id":"` + id + `"}`), Text: text, Searchable: true})
+		parent = id
+	}
+	if _, err := st.Push("s", h, es); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := st.sketches.get(2)
+	if after == nil || after == before || after.filter.Load() != before.filter.Load() {
+		t.Fatalf("after appending, chunk 2 was not extended with its filter (cached %v, extended %v)", after != nil, after != before)
+	}
+	if f := after.filter.Load(); f.n >= after.known() {
+		t.Fatalf("the extended chunk's filter claims %d entries, but the appended ones end at %d", f.n, after.known())
+	}
+	for _, nd := range []string{"ZQX9", "Wq7", "late entry 29"} {
+		mayHoldKeepsEveryMatch(t, st, texts, nd, append(shapes, []SeqRange{{2000, uint64(len(texts))}}))
+	}
+
+	// A rewrite of a stored seq drops the chunk and its filter; a reload
+	// has none until the next WarmFilters, and nothing is lost meanwhile.
+	st.sketches.drop(1)
+	if ch, err := st.chunkFor(1); err != nil || ch.filter.Load() != nil {
+		t.Fatalf("a reloaded chunk has a filter (%v)", err)
+	}
+	mayHoldKeepsEveryMatch(t, st, texts, "ZQX9", shapes)
+	if fs, err := st.WarmFilters(context.Background()); err != nil || fs.Chunks != 1 {
+		t.Fatalf("WarmFilters after a reload = %+v, %v; want the one chunk without a filter", fs, err)
+	}
+	mayHoldKeepsEveryMatch(t, st, texts, "ZQX9", shapes)
+}
+
+// TestFiltersAreCountedInTheCache: a filter's bytes are counted while its
+// chunk is cached, carried by an extension, and gone with the chunk; a
+// cache without room for one more filter builds none.
+func TestFiltersAreCountedInTheCache(t *testing.T) {
+	texts := filterTexts()
+	st := pushTexts(t, texts)
+	st.sketches = newSketchCache(sketchCacheBytes)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	bare := st.sketches.bytes
+	if _, err := st.WarmFilters(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.sketches.bytes, bare+3*filterBytes; got != want {
+		t.Fatalf("with 3 filters the cache counts %d bytes, want %d", got, want)
+	}
+	for c := uint64(0); c < 3; c++ {
+		st.sketches.drop(c)
+	}
+	if got := st.sketches.bytes; got != 0 {
+		t.Fatalf("with every chunk dropped the cache counts %d bytes, want 0", got)
+	}
+	// Room for the sketches but not for a filter too.
+	st.sketches = newSketchCache(sketchCacheBytes)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st.sketches.max = st.sketches.bytes + filterBytes/2
+	fs, err := st.WarmFilters(context.Background())
+	if err != nil || fs.Chunks != 0 || !fs.Full {
+		t.Fatalf("WarmFilters without room = %+v, %v; want none built, the bound reached", fs, err)
+	}
+}

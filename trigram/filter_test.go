@@ -1,0 +1,134 @@
+package trigram
+
+import (
+	"bytes"
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+)
+
+// A filter of many texts passes every needle any one of them holds, at any
+// byte offset (a needle may start inside a rune: the filter is of bytes),
+// and also after more texts are added.
+func TestFilterPassesEveryNeedleItsTextsHold(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for round := range 20 {
+		var f Filter
+		var texts [][]byte
+		for range 300 {
+			text := randomText(r, 1+r.IntN(3000))
+			texts = append(texts, text)
+			f.Add(text)
+		}
+		for range 500 {
+			text := texts[r.IntN(len(texts))]
+			a := r.IntN(len(text))
+			b := min(len(text), a+1+r.IntN(40))
+			needle := text[a:b]
+			if !NewProbe(needle).PassFilter(&f) {
+				t.Fatalf("round %d: needle %q is in a text but the filter rules it out", round, needle)
+			}
+		}
+	}
+}
+
+// A filter rules out nearly every needle whose byte trigrams its texts
+// lack, a needle of one trigram included, at the fill of a chunk of the
+// benchmark's corpus.
+func TestFilterRulesOutAbsentNeedles(t *testing.T) {
+	var f Filter
+	// ~45,000 distinct byte trigrams over the bytes 'a'..'z' and 'A'..'Z'
+	// with digits: what a chunk of a thousand entries holds.
+	r := rand.New(rand.NewPCG(13, 14))
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
+	text := make([]byte, 60000)
+	for i := range text {
+		text[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	f.Add(text)
+	set := 0
+	for _, w := range f {
+		set += bits.OnesCount64(w)
+	}
+	fill := float64(set) / FilterBits
+	t.Logf("fill %.3f", fill)
+	if fill > 0.35 {
+		t.Fatalf("the filter is %.0f%% set: the test's texts are not what a chunk holds", 100*fill)
+	}
+	for _, tc := range []struct {
+		name   string
+		length int
+		most   float64
+	}{{"one trigram", 3, 0.03}, {"two trigrams", 4, 0.002}, {"eight trigrams", 10, 0}} {
+		passed, tried := 0, 0
+		for range 20000 {
+			needle := make([]byte, tc.length)
+			for i := range needle {
+				needle[i] = "0123456789_-*"[r.IntN(13)]
+			}
+			if bytes.Contains(text, needle) {
+				continue
+			}
+			tried++
+			if NewProbe(needle).PassFilter(&f) {
+				passed++
+			}
+		}
+		rate := float64(passed) / float64(tried)
+		t.Logf("%s: %d of %d absent needles passed", tc.name, passed, tried)
+		if rate > tc.most {
+			t.Errorf("%s: %d of %d absent needles passed (%.4f, want at most %.4f)", tc.name, passed, tried, rate, tc.most)
+		}
+	}
+}
+
+// Needles shorter than three bytes have no byte trigram and pass even an
+// empty filter; an empty filter rules out every longer needle.
+func TestFilterOfShortNeedlesAndEmptyFilters(t *testing.T) {
+	var empty Filter
+	for _, tc := range []struct {
+		needle string
+		pass   bool
+	}{{"a", true}, {"ab", true}, {"é", true}, {"abc", false}, {"€", false}, {"日本", false}} {
+		if got := NewProbe([]byte(tc.needle)).PassFilter(&empty); got != tc.pass {
+			t.Errorf("needle %q on an empty filter: pass %v, want %v", tc.needle, got, tc.pass)
+		}
+	}
+	var f Filter
+	f.Add([]byte("ab"))
+	if f != empty {
+		t.Error("a text of two bytes set bits in the filter")
+	}
+}
+
+// An ordered probe tests the same filter bits.
+func TestOrderedProbeKeepsItsFilterBits(t *testing.T) {
+	var f Filter
+	f.Add([]byte("the quick brown fox"))
+	p := NewProbe([]byte("brown"))
+	o := p.Ordered(func(q1, q2 uint16) int { return -int(q1) })
+	if !o.PassFilter(&f) || NewProbe([]byte("brawn")).Ordered(func(q1, q2 uint16) int { return 0 }).PassFilter(&f) {
+		t.Error("an ordered probe does not test the filter as its probe does")
+	}
+}
+
+func FuzzFilterKeepsSubstrings(f *testing.F) {
+	f.Add([]byte("func main() {\n\tfmt.Println(\"hi\")\n}"), 3, 9)
+	f.Add([]byte("日本語のテキスト😀"), 1, 5)
+	f.Add([]byte("a\x80\xffbc\xed\xa0\x80"), 0, 7)
+	f.Fuzz(func(t *testing.T, text []byte, a, b int) {
+		if len(text) == 0 {
+			return
+		}
+		a = (a%len(text) + len(text)) % len(text)
+		b = (b%len(text) + len(text)) % len(text)
+		if a > b {
+			a, b = b, a
+		}
+		var fl Filter
+		fl.Add(text)
+		if needle := text[a : b+1]; !NewProbe(needle).PassFilter(&fl) {
+			t.Fatalf("substring %q of %q ruled out", needle, text)
+		}
+	})
+}
