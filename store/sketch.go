@@ -714,7 +714,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 					return nil, 0, err
 				}
 			}
-			if f := ch.filter.Load(); f != nil && lo < f.n {
+			if f := ch.filter.Load(); f != nil && lo < f.n && (f == tested || p.FilterWorthIt()) {
 				// The chunk's filter rules out its first f.n entries at
 				// once when it lacks one of the needle's byte trigrams.
 				if f != tested {

@@ -49,9 +49,9 @@ func filterHash(k uint32) (first, step uint32) {
 	return uint32(h >> (64 - 19)), uint32(h>>(64-38))&(FilterBits-1) | 1
 }
 
-// filterPositions returns the Filter bits of needle's distinct byte
-// trigrams, filterHashes for each, in needle order; nil for a needle
-// shorter than three bytes.
+// filterPositions returns the Filter bits of needle's first
+// filterGrams distinct byte trigrams, filterHashes for each, in needle
+// order; nil for a needle shorter than three bytes.
 func filterPositions(needle []byte) []uint32 {
 	if len(needle) < 3 {
 		return nil
@@ -64,6 +64,9 @@ func filterPositions(needle []byte) []uint32 {
 		if seen[k] {
 			continue
 		}
+		if len(seen) == filterGrams {
+			break
+		}
 		seen[k] = true
 		a, d := filterHash(k)
 		for range filterHashes {
@@ -74,14 +77,46 @@ func filterPositions(needle []byte) []uint32 {
 	return out
 }
 
+// filterGrams is the most byte trigrams of a needle a Filter is tested on.
+// Every bit tested in a chunk's filter that passes is a cache miss of its
+// own (each filter is 64 KiB), so testing each trigram of a long needle
+// that every chunk holds (an English phrase of common trigrams) cost
+// first pages of 13-40 characters more than a millisecond; eight
+// trigrams already rule out a chunk that lacks the needle with odds of
+// 10^-5 or less each, and short needles, where filters matter, have
+// fewer.
+const filterGrams = 8
+
 // PassFilter reports whether the texts put into f may hold p's needle:
 // false means none of them does. A probe whose needle is shorter than
-// three bytes passes every filter.
+// three bytes passes every filter. It counts the filters in a row that
+// passed, for FilterWorthIt.
 func (p *Probe) PassFilter(f *Filter) bool {
 	for _, b := range p.grams {
 		if f[b/64]&(1<<(b%64)) == 0 {
+			if p.filterRun != nil {
+				p.filterRun.Store(0)
+			}
 			return false
 		}
 	}
+	if p.filterRun != nil {
+		p.filterRun.Add(1)
+	}
 	return true
 }
+
+// FilterWorthIt reports whether filters are still worth testing for p:
+// not when its needle is shorter than three bytes, nor once filterGiveUp
+// filters in a row have passed it (by this probe or another of the same
+// needle: Ordered shares the count). Each passing filter costs cache
+// misses, and a needle found in that many chunks in a row is in most (a
+// needle of common trigrams scanned through the whole history, windows
+// of index candidates across it).
+func (p *Probe) FilterWorthIt() bool {
+	return len(p.grams) > 0 && (p.filterRun == nil || p.filterRun.Load() < filterGiveUp)
+}
+
+// filterGiveUp is how many filters in a row may pass a needle before
+// FilterWorthIt says no.
+const filterGiveUp = 16

@@ -132,3 +132,30 @@ func FuzzFilterKeepsSubstrings(f *testing.F) {
 		}
 	})
 }
+
+// A probe stops being worth testing on filters after filterGiveUp passes
+// in a row, counted over its ordered copies too; a rule-out in between
+// starts the count again. A needle shorter than three bytes never is.
+func TestFiltersAreGivenUpAfterARunOfPasses(t *testing.T) {
+	var with, without Filter
+	with.Add([]byte("a needle here"))
+	p := NewProbe([]byte("needle"))
+	o := p.Ordered(func(q1, q2 uint16) int { return 0 })
+	for i := range filterGiveUp - 1 {
+		if !p.FilterWorthIt() || ![]*Probe{p, o}[i%2].PassFilter(&with) {
+			t.Fatalf("after %d passes: worth it %v; want it still tested, and passed", i, p.FilterWorthIt())
+		}
+	}
+	if o.PassFilter(&without) || !p.FilterWorthIt() {
+		t.Fatal("a filter without the needle passed it, or did not start the run again")
+	}
+	for range filterGiveUp {
+		p.PassFilter(&with)
+	}
+	if p.FilterWorthIt() || o.FilterWorthIt() {
+		t.Errorf("after %d passes in a row the probe (or its ordered copy) is still worth testing", filterGiveUp)
+	}
+	if NewProbe([]byte("ab")).FilterWorthIt() {
+		t.Error("a needle of two bytes is worth testing on filters")
+	}
+}
