@@ -171,7 +171,9 @@ func TestOneBitSketchesOfOlderStoresAreStillRead(t *testing.T) {
 	}
 }
 
-func FuzzSketchKeepsSubstrings(f *testing.F) {
+// fuzzSubstrings runs check on substrings of fuzzed texts: text[a:b+1],
+// a and b taken modulo the text's length (in either order).
+func fuzzSubstrings(f *testing.F, check func(t *testing.T, text, needle []byte)) {
 	f.Add([]byte("func main() {\n\tfmt.Println(\"hi\")\n}"), 3, 9)
 	f.Add([]byte("日本語のテキスト😀"), 1, 5)
 	f.Add([]byte("a\x80\xffbc\xed\xa0\x80"), 0, 7)
@@ -184,7 +186,12 @@ func FuzzSketchKeepsSubstrings(f *testing.F) {
 		if a > b {
 			a, b = b, a
 		}
-		needle := text[a : b+1]
+		check(t, text, text[a:b+1])
+	})
+}
+
+func FuzzSketchKeepsSubstrings(f *testing.F) {
+	fuzzSubstrings(f, func(t *testing.T, text, needle []byte) {
 		if !utf8.Valid(text) || !utf8.Valid(needle) {
 			// Stored texts and accepted needles are valid UTF-8; the
 			// property is only promised for them.
