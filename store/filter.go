@@ -31,11 +31,26 @@ const filterBytes = trigram.FilterBits/8 + 16
 func (c *chunkSketches) sketched(lo, hi uint64) int {
 	n := 0
 	for w := lo / 64; w <= hi/64; w++ {
-		first, last := max(lo, w*64), min(hi, w*64+63)
-		m := ^uint64(0) >> (63 - (last - first)) << (first % 64)
-		n += bits.OnesCount64(c.has[w] & m)
+		n += bits.OnesCount64(c.has[w] & wordMask(w, lo, hi))
 	}
 	return n
+}
+
+// wordMask marks the entries of word w (entries 64w to 64w+63) that lie in
+// [lo, hi].
+func wordMask(w, lo, hi uint64) uint64 {
+	first, last := max(lo, w*64), min(hi, w*64+63)
+	return ^uint64(0) >> (63 - (last - first)) << (first % 64)
+}
+
+// eachSketched calls fn with each entry in [lo, hi] (indices in the chunk)
+// that has a sketch, in order.
+func (c *chunkSketches) eachSketched(lo, hi uint64, fn func(i uint64)) {
+	for w := lo / 64; w <= hi/64; w++ {
+		for v := c.has[w] & wordMask(w, lo, hi); v != 0; v &= v - 1 {
+			fn(w*64 + uint64(bits.TrailingZeros64(v)))
+		}
+	}
 }
 
 // known is one past the last entry of the chunk with a sketch, 0 when none

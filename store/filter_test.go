@@ -12,8 +12,8 @@ import (
 )
 
 // filterTexts is a store's worth of texts over three chunks (seqs 1-2,600)
-// in which "ZQX9" lies in chunk 1 alone (seqs 1,100 and 1,500) and a few
-// needles occur everywhere.
+// in which "ZQX9" lies in chunk 1 alone (seqs 1,100 and 1,500), as does
+// "🚀" (seq 1,300), and a few needles occur everywhere.
 func filterTexts() []string {
 	r := rand.New(rand.NewPCG(21, 22))
 	words := []string{"alpha", "beta", "gamma", "func", "return", "日本語", "🙂", "err", "nil"}
@@ -30,6 +30,7 @@ func filterTexts() []string {
 	}
 	texts[1099] += " ZQX9 here"
 	texts[1499] = "and ZQX9 again"
+	texts[1299] += " 🚀" // one character, four bytes: no rune trigram, two byte trigrams
 	return texts
 }
 
@@ -88,25 +89,28 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 		}
 	}
 	shapes := [][]SeqRange{{{1, 2600}}, {{1000, 1100}}, {{5, 5}, {1023, 1025}, {1099, 1101}, {2047, 2049}}, {{1500, 1500}}, {{2500, 2700}}}
-	needles := []string{"ZQX9", "alpha1", "return3 nil", "日本語0", "🙂", "zzz", "a", "QX9 a", "X9 h"}
+	needles := []string{"ZQX9", "alpha1", "return3 nil", "日本語0", "🙂", "zzz", "a", "QX9 a", "X9 h", "🚀", "日本", "🙂 "}
 	for _, nd := range needles {
 		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
 	}
-	// The rare needle's other chunks are ruled out whole: nothing of
-	// chunks 0 and 2 is left, and every sketched entry there is skipped.
-	got, skipped, err := st.MayHold([]SeqRange{{1, 2600}}, trigram.NewProbe([]byte("ZQX9")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range got {
-		if x.Lo < sketchChunk || x.Hi >= 2*sketchChunk {
-			t.Errorf("ZQX9 over the whole store kept %v, outside chunk 1, which alone holds it", x)
+	// A rare needle's other chunks are ruled out whole: nothing of
+	// chunks 0 and 2 is left, and every sketched entry there is skipped;
+	// also for a needle of one character, which has no rune trigram.
+	for _, nd := range []string{"ZQX9", "🚀"} {
+		got, skipped, err := st.MayHold([]SeqRange{{1, 2600}}, trigram.NewProbe([]byte(nd)))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	c0, _ := st.sketches.get(0)
-	c2, _ := st.sketches.get(2)
-	if least := c0.sketched(0, sketchChunk-1) + c2.sketched(0, sketchChunk-1); skipped < least {
-		t.Errorf("ZQX9 skipped %d entries, fewer than the %d sketched entries of chunks 0 and 2", skipped, least)
+		for _, x := range got {
+			if x.Lo < sketchChunk || x.Hi >= 2*sketchChunk {
+				t.Errorf("%s over the whole store kept %v, outside chunk 1, which alone holds it", nd, x)
+			}
+		}
+		c0, _ := st.sketches.get(0)
+		c2, _ := st.sketches.get(2)
+		if least := c0.sketched(0, sketchChunk-1) + c2.sketched(0, sketchChunk-1); skipped < least {
+			t.Errorf("%s skipped %d entries, fewer than the %d sketched entries of chunks 0 and 2", nd, skipped, least)
+		}
 	}
 
 	// Appends to the last chunk: its extension keeps the filter for the

@@ -729,6 +729,13 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 					lo = end + 1
 				}
 			}
+			if p.Empty() {
+				// No trigram for the sketches (a needle of one or two
+				// characters, tested on the filters alone): every entry
+				// with a sketch (so with a text) may hold it.
+				ch.eachSketched(lo, hi, func(i uint64) { add(base+i, base+i) })
+				continue
+			}
 			if hi-lo+1 >= sliceMin && !ordered {
 				// Once per call: the trigrams fewest entries of this
 				// chunk have are tested first, by columns and sketches.

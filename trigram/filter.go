@@ -106,6 +106,11 @@ func (p *Probe) PassFilter(f *Filter) bool {
 	return true
 }
 
+// Filters reports whether p has byte trigrams to test filters on: a
+// needle of three bytes or more, also one of one or two characters with
+// no rune trigram (an emoji, two CJK characters).
+func (p *Probe) Filters() bool { return len(p.grams) > 0 }
+
 // FilterWorthIt reports whether filters are still worth testing for p:
 // not when its needle is shorter than three bytes, nor once filterGiveUp
 // filters in a row have passed it (by this probe or another of the same
