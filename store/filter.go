@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"sync"
+
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/trigram"
@@ -105,7 +108,81 @@ func (s *Store) WarmFilters(ctx context.Context) (FilterStats, error) {
 			fs.Bytes += nbytes
 		}
 	}
+	s.builds.start(s)
 	return fs, nil
+}
+
+// filterBuilds builds, on one goroutine of its own, the filters of full
+// chunks that a search found without one: chunks loaded after the
+// warm-up (dropped by a rewrite, evicted, or filled by a live writer
+// since). It starts with the first WarmFilters, so that a process that
+// only imports or answers one search builds none, and stops with the
+// store.
+type filterBuilds struct {
+	once  sync.Once
+	on    atomic.Bool
+	queue chan uint64
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// start starts b's goroutine for store s, once.
+func (b *filterBuilds) start(s *Store) {
+	b.once.Do(func() {
+		b.queue, b.done = make(chan uint64, 64), make(chan struct{})
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			for {
+				select {
+				case <-b.done:
+					return
+				case c := <-b.queue:
+					s.buildAsked(c)
+				}
+			}
+		}()
+		b.on.Store(true)
+	})
+}
+
+// ask asks b for the filter of chunk c, cached as ch, unless it was asked
+// already or b is not running; a full queue drops the request (a later
+// search asks again).
+func (b *filterBuilds) ask(c uint64, ch *chunkSketches) {
+	if !b.on.Load() || !ch.asked.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case b.queue <- c:
+	default:
+		ch.asked.Store(false)
+	}
+}
+
+// stop ends b's goroutine and waits for it.
+func (b *filterBuilds) stop() {
+	if b.on.Swap(false) {
+		close(b.done)
+		b.wg.Wait()
+	}
+}
+
+// buildAsked builds the filter of chunk c if it is still cached without
+// one and the cache has room.
+func (s *Store) buildAsked(c uint64) {
+	ch, _ := s.sketches.get(c)
+	if ch == nil || s.sketches.room() < filterBytes {
+		return
+	}
+	if f := ch.filter.Load(); f != nil && f.n >= ch.known() {
+		return
+	}
+	if f, _, err := s.buildFilter(c, ch); err == nil && f != nil {
+		// A failed read leaves the chunk as it was: searches test its
+		// sketches, as before filters.
+		s.sketches.attach(c, ch, f)
+	}
 }
 
 // buildFilter builds the filter of chunk c, whose cached sketches are ch,
@@ -140,14 +217,17 @@ func (s *Store) buildFilter(c uint64, ch *chunkSketches) (*textFilter, int64, er
 
 // attach gives ch, the cached chunk c, its filter f, counting it in the
 // cache's size; it reports false (and attaches nothing) when c is no
-// longer cached as ch, or already has a filter.
+// longer cached as ch, or has a filter covering as many entries.
 func (c *sketchCache) attach(chunk uint64, ch *chunkSketches, f *textFilter) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.chunks[chunk] != ch || ch.filter.Load() != nil {
+	old := ch.filter.Load()
+	if c.chunks[chunk] != ch || old != nil && old.n >= f.n {
 		return false
 	}
 	ch.filter.Store(f)
-	c.bytes += filterBytes
+	if old == nil {
+		c.bytes += filterBytes
+	}
 	return true
 }

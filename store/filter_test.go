@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/trigram"
@@ -148,8 +149,11 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 		t.Fatalf("a reloaded chunk has a filter (%v)", err)
 	}
 	mayHoldKeepsEveryMatch(t, st, texts, "ZQX9", shapes)
-	if fs, err := st.WarmFilters(context.Background()); err != nil || fs.Chunks != 1 {
-		t.Fatalf("WarmFilters after a reload = %+v, %v; want the one chunk without a filter", fs, err)
+	if _, err := st.WarmFilters(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ch, _ := st.sketches.get(1); ch == nil || ch.filter.Load() == nil {
+		t.Fatal("after WarmFilters the reloaded chunk 1 has no filter")
 	}
 	mayHoldKeepsEveryMatch(t, st, texts, "ZQX9", shapes)
 }
@@ -186,5 +190,65 @@ func TestFiltersAreCountedInTheCache(t *testing.T) {
 	fs, err := st.WarmFilters(context.Background())
 	if err != nil || fs.Chunks != 0 || !fs.Full {
 		t.Fatalf("WarmFilters without room = %+v, %v; want none built, the bound reached", fs, err)
+	}
+}
+
+// TestFullChunksMetAfterTheWarmUpGetFilters: once WarmFilters has run, a
+// full chunk that a search meets without a filter (filled by later
+// appends, or reloaded after a drop) gets one in the background, and the
+// answers stay whole meanwhile and after; a chunk still filling gets none.
+func TestFullChunksMetAfterTheWarmUpGetFilters(t *testing.T) {
+	texts := filterTexts()
+	st := pushTexts(t, texts)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WarmFilters(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Fill chunk 2 (seqs 2,048-3,071) and start chunk 3.
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	parent := fmt.Sprintf("e%03d", len(texts)-1)
+	var es []*journal.Entry
+	for i := len(texts); i < 3*sketchChunk+100; i++ {
+		id := fmt.Sprintf("y%04d", i)
+		text := fmt.Sprintf("later entry %d beta%d", i, i%40)
+		if i == 3000 {
+			text += " Kv8P"
+		}
+		texts = append(texts, text)
+		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
+			Raw: []byte(`{"id":"` + id + `"}`), Text: text, Searchable: true})
+		parent = id
+	}
+	if _, err := st.Push("s", h, es); err != nil {
+		t.Fatal(err)
+	}
+	st.sketches.drop(1) // as a rewrite would
+	shapes := [][]SeqRange{{{1, uint64(len(texts))}}, {{2040, 2060}, {3000, 3000}}, {{3070, 3080}}}
+	for _, nd := range []string{"Kv8P", "ZQX9", "later entry 30", "🚀"} {
+		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c1, _ := st.sketches.get(1)
+		c2, _ := st.sketches.get(2)
+		if c1 != nil && c1.filter.Load() != nil && c2 != nil && c2.filter.Load() != nil && c2.filter.Load().n == sketchChunk {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reloaded chunk 1 and the filled chunk 2 got no filter of their own within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c3, _ := st.sketches.get(3); c3 == nil || c3.filter.Load() != nil {
+		t.Errorf("chunk 3, still filling, got a filter (cached %v)", c3 != nil)
+	}
+	for _, nd := range []string{"Kv8P", "ZQX9", "later entry 30", "🚀"} {
+		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
+	}
+	got, _, err := st.MayHold([]SeqRange{{2 * sketchChunk, 3*sketchChunk - 1}}, trigram.NewProbe([]byte("ZQX9")))
+	if err != nil || len(got) != 0 {
+		t.Errorf("ZQX9 over chunk 2, whose new filter lacks it, kept %v (%v)", got, err)
 	}
 }

@@ -73,6 +73,7 @@ type chunkSketches struct {
 	// textFilter), nil until WarmFilters builds it; set under the cache's
 	// lock.
 	filter atomic.Pointer[textFilter]
+	asked  atomic.Bool // a filter build was asked for (see filterBuilds)
 	// owner is the slab group this chunk has a place in (see
 	// sliceGroup), nil when none; set under the cache's lock.
 	owner *slabGroup
@@ -713,6 +714,10 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				if ch, err = s.chunkFor(c); err != nil {
 					return nil, 0, err
 				}
+			}
+			if f := ch.filter.Load(); (f == nil || f.n < ch.known()) && (c+1)*sketchChunk <= s.LastSeq()+1 {
+				// A full chunk loaded, or filled, since the warm-up.
+				s.builds.ask(c, ch)
 			}
 			if f := ch.filter.Load(); f != nil && lo < f.n && (f == tested || p.FilterWorthIt()) {
 				// The chunk's filter rules out its first f.n entries at

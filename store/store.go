@@ -118,6 +118,9 @@ type Store struct {
 	// reload the newest chunk.
 	dirty map[uint64]struct{}
 	fresh []freshSketch
+	// builds gives chunks that searches meet without a filter one, once
+	// WarmFilters has run (see filterBuilds).
+	builds filterBuilds
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -261,6 +264,7 @@ func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
 
 // Close flushes and closes the store.
 func (s *Store) Close() error {
+	s.builds.stop()
 	err := s.db.Flush()
 	s.flushes.Wait()
 	if err != nil {
