@@ -591,7 +591,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		plan, err = e.ix.PlanNeedleWithin(ctx, p.req.Needle, bound)
 		switch {
 		case errors.Is(err, index.ErrNoTrigrams) && p.probe.Filters():
-			st.Plan = "scan (needle shorter than 3 characters; chunks ruled out by its byte trigrams)"
+			st.Plan = "scan (needle shorter than 3 characters; chunks ruled out by its bytes)"
 		case errors.Is(err, index.ErrNoTrigrams):
 			st.Plan = "scan (needle shorter than 3 characters)"
 		case errors.Is(err, index.ErrNoWindow):
@@ -1098,12 +1098,13 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 	if len(ranges) == 0 {
 		return ranges, nil
 	}
-	if !p.probe.Empty() || p.probe.Filters() {
+	if !p.probe.Empty() || p.probe.FilterWorthIt() {
 		// A needle of one or two characters has no trigram for the
-		// sketches, but one of three bytes or more (an emoji, two CJK
-		// characters) has byte trigrams for the chunks' filters: a rare
-		// one read every text of the history (280 ms at a million
-		// entries).
+		// sketches, but its bytes are in the chunks' filters (as byte
+		// trigrams, a pair or a byte): a rare one read every text of the
+		// history (280 ms at a million entries). Once the filters have
+		// stopped ruling chunks out for it (a dense needle), its windows
+		// are read whole, as before filters.
 		out, skipped, err := e.st.MayHold(ranges, p.probe)
 		st.Skipped += skipped
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/trigram"
@@ -27,7 +28,7 @@ type textFilter struct {
 }
 
 // filterBytes is what a chunk's filter adds to the sketch cache.
-const filterBytes = trigram.FilterBits/8 + 16
+const filterBytes = int(unsafe.Sizeof(textFilter{}))
 
 // sketched counts the entries in [lo, hi] (indices in the chunk) that have
 // a sketch: what a filter that rules them out skips.

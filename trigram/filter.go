@@ -1,38 +1,51 @@
 package trigram
 
-// A Filter is a Bloom filter of the byte trigrams (three consecutive bytes,
-// not runes) of many texts: the texts of a chunk of a thousand entries.
-// A text that holds a needle byte for byte holds every byte trigram of it,
-// so a filter that lacks one of them rules the whole chunk out before any
-// entry's sketch is read.
+// A Filter holds the bytes of many texts (those of a chunk of a thousand
+// entries) in three forms: a Bloom filter of their byte trigrams (three
+// consecutive bytes, not runes), and exact sets of their byte pairs and
+// of their bytes. A text that holds a needle byte for byte holds every
+// byte trigram of it (or, for a needle of two bytes, its pair; of one, its
+// byte), so a filter that lacks one rules the whole chunk out before any
+// entry's sketch or text is read.
 //
 // Per-entry sketches let through a needle of one or two trigrams (3-5
 // characters) in one entry of 10-20 whatever it is, since they are sized
 // for the entry's own trigrams: a rare short needle ("W6C", 22 hits in a
-// million entries) passed ~76,000 sketches and read as many texts. A chunk
+// million entries) passed ~76,000 sketches and read as many texts; and a
+// needle of one or two characters has no trigram for them at all. A chunk
 // of the benchmark's corpus holds 37,000-55,000 distinct byte trigrams
-// (median 42,000), which set 13-19% of a filter's bits (two each), so a
-// chunk without the needle passes one trigram with odds of 2-4 in 100 and
-// two with odds of 1 in 1,000 or less.
+// (median 42,000), which set 20-30% of the trigram filter's bits (four
+// each), so a chunk without the needle passes one trigram with odds of 1
+// in 120 to 1 in 600, and two with odds below 1 in 10,000.
 //
 // Byte trigrams, unlike the sketches' rune trigrams, need no decoding and
 // cover every needle of three bytes or more.
-type Filter [FilterBits / 64]uint64
+type Filter struct {
+	tri   [FilterBits / 64]uint64
+	pairs [1 << 16 / 64]uint64 // bit b0<<8|b1: some text holds bytes b0, b1 in a row
+	bytes [256 / 64]uint64     // bit b: some text holds byte b
+}
 
-// FilterBits is the size of a Filter in bits (64 KiB).
+// FilterBits is the size of a Filter's trigram set in bits (64 KiB; the
+// pairs take 8 KiB more).
 const FilterBits = 1 << 19
 
-// Add puts the byte trigrams of text into f.
+// Add puts the bytes of text into f.
 func (f *Filter) Add(text []byte) {
-	if len(text) < 3 {
-		return
-	}
-	k := uint32(text[0])<<8 | uint32(text[1])
-	for _, b := range text[2:] {
+	var k uint32
+	for i, b := range text {
+		f.bytes[b/64] |= 1 << (b % 64)
 		k = (k<<8 | uint32(b)) & 0xFFFFFF
+		if i == 0 {
+			continue
+		}
+		f.pairs[k&0xFFFF/64] |= 1 << (k % 64)
+		if i == 1 {
+			continue
+		}
 		a, d := filterHash(k)
 		for range filterHashes {
-			f[a/64] |= 1 << (a % 64)
+			f.tri[a/64] |= 1 << (a % 64)
 			a = (a + d) & (FilterBits - 1)
 		}
 	}
@@ -49,7 +62,7 @@ func filterHash(k uint32) (first, step uint32) {
 	return uint32(h >> (64 - 19)), uint32(h>>(64-38))&(FilterBits-1) | 1
 }
 
-// filterPositions returns the Filter bits of needle's first
+// filterPositions returns the trigram-set bits of needle's first
 // filterGrams distinct byte trigrams, filterHashes for each, in needle
 // order; nil for a needle shorter than three bytes.
 func filterPositions(needle []byte) []uint32 {
@@ -87,39 +100,67 @@ func filterPositions(needle []byte) []uint32 {
 // fewer.
 const filterGrams = 8
 
-// PassFilter reports whether the texts put into f may hold p's needle:
-// false means none of them does. A probe whose needle is shorter than
-// three bytes passes every filter. It counts the filters in a row that
-// passed, for FilterWorthIt.
-func (p *Probe) PassFilter(f *Filter) bool {
-	for _, b := range p.grams {
-		if f[b/64]&(1<<(b%64)) == 0 {
-			if p.filterRun != nil {
-				p.filterRun.Store(0)
-			}
-			return false
-		}
+// shortNeedle marks, in Probe.short, a needle of two bytes (shortPair,
+// the pair below) or one (shortByte, the byte below); Probe.short is 0
+// for longer needles.
+const (
+	shortPair = 1 << 24
+	shortByte = 1 << 25
+)
+
+// shortOf returns Probe.short for needle.
+func shortOf(needle []byte) uint32 {
+	switch len(needle) {
+	case 1:
+		return shortByte | uint32(needle[0])
+	case 2:
+		return shortPair | uint32(needle[0])<<8 | uint32(needle[1])
 	}
-	if p.filterRun != nil {
-		p.filterRun.Add(1)
-	}
-	return true
+	return 0
 }
 
-// Filters reports whether p has byte trigrams to test filters on: a
-// needle of three bytes or more, also one of one or two characters with
-// no rune trigram (an emoji, two CJK characters).
-func (p *Probe) Filters() bool { return len(p.grams) > 0 }
+// PassFilter reports whether the texts put into f may hold p's needle:
+// false means none of them does. It counts the filters in a row that
+// passed, for FilterWorthIt.
+func (p *Probe) PassFilter(f *Filter) bool {
+	pass := true
+	switch {
+	case p.short&shortByte != 0:
+		b := p.short & 0xFF
+		pass = f.bytes[b/64]&(1<<(b%64)) != 0
+	case p.short&shortPair != 0:
+		b := p.short & 0xFFFF
+		pass = f.pairs[b/64]&(1<<(b%64)) != 0
+	}
+	for _, b := range p.grams {
+		if !pass {
+			break
+		}
+		pass = f.tri[b/64]&(1<<(b%64)) != 0
+	}
+	if p.filterRun != nil {
+		if pass {
+			p.filterRun.Add(1)
+		} else {
+			p.filterRun.Store(0)
+		}
+	}
+	return pass
+}
+
+// Filters reports whether p has anything to test filters on: a needle of
+// one byte or more (an empty probe, of no needle, has not).
+func (p *Probe) Filters() bool { return len(p.grams) > 0 || p.short != 0 }
 
 // FilterWorthIt reports whether filters are still worth testing for p:
-// not when its needle is shorter than three bytes, nor once filterGiveUp
-// filters in a row have passed it (by this probe or another of the same
-// needle: Ordered shares the count). Each passing filter costs cache
-// misses, and a needle found in that many chunks in a row is in most (a
-// needle of common trigrams scanned through the whole history, windows
-// of index candidates across it).
+// not when it has nothing to test them on, nor once filterGiveUp filters
+// in a row have passed it (by this probe or another of the same needle:
+// Ordered shares the count). Each passing filter costs cache misses, and
+// a needle found in that many chunks in a row is in most (a needle of
+// common trigrams scanned through the whole history, windows of index
+// candidates across it).
 func (p *Probe) FilterWorthIt() bool {
-	return len(p.grams) > 0 && (p.filterRun == nil || p.filterRun.Load() < filterGiveUp)
+	return p.Filters() && (p.filterRun == nil || p.filterRun.Load() < filterGiveUp)
 }
 
 // filterGiveUp is how many filters in a row may pass a needle before

@@ -47,7 +47,7 @@ func TestFilterRulesOutAbsentNeedles(t *testing.T) {
 	}
 	f.Add(text)
 	set := 0
-	for _, w := range f {
+	for _, w := range f.tri {
 		set += bits.OnesCount64(w)
 	}
 	fill := float64(set) / FilterBits
@@ -59,7 +59,7 @@ func TestFilterRulesOutAbsentNeedles(t *testing.T) {
 		name   string
 		length int
 		most   float64
-	}{{"one trigram", 3, 0.03}, {"two trigrams", 4, 0.002}, {"eight trigrams", 10, 0}} {
+	}{{"one byte", 1, 0}, {"one pair", 2, 0}, {"one trigram", 3, 0.01}, {"two trigrams", 4, 0.0005}, {"eight trigrams", 10, 0}} {
 		passed, tried := 0, 0
 		for range 20000 {
 			needle := make([]byte, tc.length)
@@ -82,22 +82,28 @@ func TestFilterRulesOutAbsentNeedles(t *testing.T) {
 	}
 }
 
-// Needles shorter than three bytes have no byte trigram and pass even an
-// empty filter; an empty filter rules out every longer needle.
+// Needles of one or two bytes are tested on the filter's exact sets of
+// bytes and byte pairs; an empty filter rules out every needle.
 func TestFilterOfShortNeedlesAndEmptyFilters(t *testing.T) {
-	var empty Filter
+	var empty, f Filter
+	for _, nd := range []string{"a", "ab", "é", "abc", "€", "日本", "\x00"} {
+		if NewProbe([]byte(nd)).PassFilter(&empty) {
+			t.Errorf("needle %q passed an empty filter", nd)
+		}
+	}
+	f.Add([]byte("café"))
+	f.Add([]byte("\x00\x01"))
 	for _, tc := range []struct {
 		needle string
 		pass   bool
-	}{{"a", true}, {"ab", true}, {"é", true}, {"abc", false}, {"€", false}, {"日本", false}} {
-		if got := NewProbe([]byte(tc.needle)).PassFilter(&empty); got != tc.pass {
-			t.Errorf("needle %q on an empty filter: pass %v, want %v", tc.needle, got, tc.pass)
+	}{{"c", true}, {"é", true}, {"af", true}, {"\x00", true}, {"\x00\x01", true}, {"\xa9", true},
+		{"b", false}, {"fa", false}, {"e", false}, {"\x01\x00", false}, {"\x02", false}} {
+		if got := NewProbe([]byte(tc.needle)).PassFilter(&f); got != tc.pass {
+			t.Errorf("needle %q on a filter of \"café\" and \"\\x00\\x01\": pass %v, want %v", tc.needle, got, tc.pass)
 		}
 	}
-	var f Filter
-	f.Add([]byte("ab"))
-	if f != empty {
-		t.Error("a text of two bytes set bits in the filter")
+	if NewProbe(nil).Filters() || !NewProbe([]byte("a")).Filters() {
+		t.Error("Filters: an empty needle has something to test, or a needle of one byte has not")
 	}
 }
 
@@ -126,7 +132,7 @@ func FuzzFilterKeepsSubstrings(f *testing.F) {
 
 // A probe stops being worth testing on filters after filterGiveUp passes
 // in a row, counted over its ordered copies too; a rule-out in between
-// starts the count again. A needle shorter than three bytes never is.
+// starts the count again. An empty needle never is.
 func TestFiltersAreGivenUpAfterARunOfPasses(t *testing.T) {
 	var with, without Filter
 	with.Add([]byte("a needle here"))
@@ -146,7 +152,7 @@ func TestFiltersAreGivenUpAfterARunOfPasses(t *testing.T) {
 	if p.FilterWorthIt() || o.FilterWorthIt() {
 		t.Errorf("after %d passes in a row the probe (or its ordered copy) is still worth testing", filterGiveUp)
 	}
-	if NewProbe([]byte("ab")).FilterWorthIt() {
-		t.Error("a needle of two bytes is worth testing on filters")
+	if NewProbe(nil).FilterWorthIt() {
+		t.Error("an empty needle is worth testing on filters")
 	}
 }

@@ -337,6 +337,7 @@ type Probe struct {
 	keys  []uint64 // mixed keys of the needle's distinct trigrams
 	keys4 []uint64 // and of its distinct 4-grams
 	grams []uint32 // the Filter bits of its byte trigrams (see PassFilter)
+	short uint32   // a needle of one or two bytes (see shortOf)
 	// filterRun counts the filters in a row that passed, over every copy
 	// of the probe (see FilterWorthIt).
 	filterRun *atomic.Int32
@@ -345,7 +346,7 @@ type Probe struct {
 // NewProbe returns the probe of needle. A needle shorter than three
 // characters has no trigrams: its probe passes every sketch.
 func NewProbe(needle []byte) *Probe {
-	p := &Probe{grams: filterPositions(needle), filterRun: new(atomic.Int32)}
+	p := &Probe{grams: filterPositions(needle), short: shortOf(needle), filterRun: new(atomic.Int32)}
 	seen, seen4 := map[uint64]bool{}, map[uint64]bool{}
 	each4(needle, func(h uint64, is4 bool) {
 		switch {
@@ -637,7 +638,7 @@ func (p *Probe) Ordered(cost func(q1, q2 uint16) int) *Probe {
 		ks[i] = kc{k, cost(rowBits(k))}
 	}
 	slices.SortStableFunc(ks, func(a, b kc) int { return cmp.Compare(a.c, b.c) })
-	o := &Probe{keys: make([]uint64, len(ks)), keys4: p.keys4, grams: p.grams, filterRun: p.filterRun}
+	o := &Probe{keys: make([]uint64, len(ks)), keys4: p.keys4, grams: p.grams, short: p.short, filterRun: p.filterRun}
 	for i, x := range ks {
 		o.keys[i] = x.k
 	}
