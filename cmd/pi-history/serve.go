@@ -192,7 +192,7 @@ func runServe(g *globals, args []string) error {
 				"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
 				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
 				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
-				"filterChunks", w.Filters.Chunks, "filterTime", w.FilterTime.Round(time.Millisecond),
+				"filterChunks", w.Filters.Chunks, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond))
 		}
 	}()
