@@ -69,9 +69,9 @@ type chunkSketches struct {
 	wideAt   [sketchChunk / 64]uint64 // the entries of wide, by index in the chunk
 	nwide    int                      // entries with a wide row, counted as sketches are marked
 	sliced   atomic.Bool              // cols is built
-	// filter holds the byte trigrams of the chunk's first texts (see
-	// textFilter), nil until WarmFilters builds it; set under the cache's
-	// lock.
+	// filter holds the bytes of the chunk's first texts (see
+	// textFilter), nil until WarmFilters or a background build (see
+	// filterBuilds) gives it one; set under the cache's lock.
 	filter atomic.Pointer[textFilter]
 	asked  atomic.Bool // a filter build was asked for (see filterBuilds)
 	// owner is the slab group this chunk has a place in (see
@@ -103,8 +103,9 @@ const (
 // size is what the chunk may hold, its columns included.
 func (c *chunkSketches) size() int {
 	// The wide rows' columns are counted before they are built, so that
-	// a chunk's size never changes while the cache holds it; 24 bytes a
-	// word of entries are the open, has and wideAt bitmaps.
+	// a chunk's size does not change behind the cache's back (a filter is
+	// attached under its lock, which counts it then); 24 bytes a word of
+	// entries are the open, has and wideAt bitmaps.
 	nw := (c.nwide + 63) / 64
 	n := len(c.data) + len(c.meta) + 4*len(c.off) + 4*len(c.moff) + 64 + 24*len(c.open) + len(c.shape) + colsBytes +
 		2*c.nwide + 8*nw*(wideCols+1)
@@ -721,7 +722,8 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			}
 			if f := ch.filter.Load(); f != nil && lo < f.n && (f == tested || p.FilterWorthIt()) {
 				// The chunk's filter rules out its first f.n entries at
-				// once when it lacks one of the needle's byte trigrams.
+				// once when it lacks one of the needle's byte trigrams
+				// (or its pair or byte).
 				if f != tested {
 					tested, passed = f, p.PassFilter(&f.bits)
 				}
