@@ -12,9 +12,9 @@
 // that hold every trigram of a needle but not its 4-grams: most of the
 // texts a needle of common trigrams (an English phrase) used to read in
 // vain. The older formats (4-grams with one bit each; trigrams only, two
-// bits or one) are still read. A Filter holds the byte trigrams of many
-// texts (a chunk of entries), so that a chunk without a needle's is ruled
-// out whole.
+// bits or one) are still read. A Filter holds the bytes of many texts (a
+// chunk of entries: their byte trigrams, pairs and bytes), so that a chunk
+// without a needle's is ruled out whole.
 package trigram
 
 import (
