@@ -590,7 +590,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		bound := broadBound(through, utf8.RuneCountInString(p.req.Needle))
 		plan, err = e.ix.PlanNeedleWithin(ctx, p.req.Needle, bound)
 		switch {
-		case errors.Is(err, index.ErrNoTrigrams) && p.probe.Filters():
+		case errors.Is(err, index.ErrNoTrigrams) && p.probe.Filters() && e.st.Filtered():
 			st.Plan = "scan (needle shorter than 3 characters; chunks ruled out by its bytes)"
 		case errors.Is(err, index.ErrNoTrigrams):
 			st.Plan = "scan (needle shorter than 3 characters)"
@@ -898,7 +898,7 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if lo > hi || lo == 0 && hi == 0 {
 		return nil
 	}
-	if c.p.probe.Empty() && !c.p.probe.Filters() {
+	if c.p.probe.Empty() && !(c.p.probe.Filters() && c.e.st.Filtered()) {
 		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: lo, Hi: hi}}, c.st)
 		if err != nil {
 			return err
@@ -1098,13 +1098,15 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 	if len(ranges) == 0 {
 		return ranges, nil
 	}
-	if !p.probe.Empty() || p.probe.FilterWorthIt() {
+	if !p.probe.Empty() || p.probe.FilterWorthIt() && e.st.Filtered() {
 		// A needle of one or two characters has no trigram for the
 		// sketches, but its bytes are in the chunks' filters (as byte
-		// trigrams, a pair or a byte): a rare one read every text of the
-		// history (280 ms at a million entries). Once the filters have
-		// stopped ruling chunks out for it (a dense needle), its windows
-		// are read whole, as before filters.
+		// trigrams, a pair or a byte), where chunks have them (a server
+		// after its warm-up): a rare one read every text of the history
+		// (280 ms at a million entries). Once the filters have stopped
+		// ruling chunks out for it (a dense needle), and in a process
+		// without filters, its windows are read whole, as before filters
+		// (sending them through MayHold there only loaded sketches).
 		out, skipped, err := e.st.MayHold(ranges, p.probe)
 		st.Skipped += skipped
 		if err != nil {

@@ -122,9 +122,10 @@ type Warmed struct {
 // Warm brings into memory what the first searches would otherwise load
 // piece by piece from disk: every chunk's trigram sketches with their
 // columns (see store.WarmSketches), every session's current branch
-// (store.WarmBranches), then texts from both ends of the history, up to
-// three quarters of the block cache (store.WarmTexts), each cached chunk's
-// filter of its texts' byte trigrams (store.WarmFilters), and the block start
+// (store.WarmBranches), each cached chunk's filter of its texts' bytes (store.WarmFilters), then
+// texts from both ends of the history, up to three quarters of the block
+// cache (store.WarmTexts; after the filters, whose reading of every text
+// would otherwise push out what it chose), and the block start
 // of every index document (index.Index.WarmBlockStarts). A server calls it
 // once in the background after it starts; it stops when ctx ends.
 func (s *Service) Warm(ctx context.Context) (Warmed, error) {
@@ -141,15 +142,15 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	}
 	w.BranchTime = time.Since(t0)
 	t0 = time.Now()
-	if w.Texts, w.TextBytes, err = s.Store.WarmTexts(ctx, s.Store.CacheBytes()*textWarmShare/100); err != nil {
-		return w, fmt.Errorf("preload texts: %w", err)
-	}
-	w.TextTime = time.Since(t0)
-	t0 = time.Now()
 	if w.Filters, err = s.Store.WarmFilters(ctx); err != nil {
 		return w, fmt.Errorf("build the chunks' text filters: %w", err)
 	}
 	w.FilterTime = time.Since(t0)
+	t0 = time.Now()
+	if w.Texts, w.TextBytes, err = s.Store.WarmTexts(ctx, s.Store.CacheBytes()*textWarmShare/100); err != nil {
+		return w, fmt.Errorf("preload texts: %w", err)
+	}
+	w.TextTime = time.Since(t0)
 	t0 = time.Now()
 	if w.Blocks, err = s.Index.WarmBlockStarts(ctx); err != nil {
 		return w, fmt.Errorf("preload the index's block starts: %w", err)

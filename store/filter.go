@@ -84,6 +84,7 @@ type FilterStats struct {
 // sketches.
 func (s *Store) WarmFilters(ctx context.Context) (FilterStats, error) {
 	var fs FilterStats
+	s.builds.start(s)
 	last, from := s.LastSeq(), s.sketchFrom.Load()
 	if last < from || last == 0 {
 		return fs, nil
@@ -109,42 +110,53 @@ func (s *Store) WarmFilters(ctx context.Context) (FilterStats, error) {
 			fs.Bytes += nbytes
 		}
 	}
-	s.builds.start(s)
 	return fs, nil
 }
+
+// Filtered reports whether chunks get filters in this process (once
+// WarmFilters has been called, until Close): only then is a needle
+// without trigrams worth sending through MayHold.
+func (s *Store) Filtered() bool { return s.builds.on.Load() }
 
 // filterBuilds builds, on one goroutine of its own, the filters of full
 // chunks that a search found without one: chunks loaded after the
 // warm-up (dropped by a rewrite, evicted, or filled by a live writer
-// since). It starts with the first WarmFilters, so that a process that
-// only imports or answers one search builds none, and stops with the
-// store.
+// since, also in a store that was empty when it started). It starts with
+// the first WarmFilters, so that a process that only imports or answers
+// one search builds none, and stops with the store.
 type filterBuilds struct {
-	once  sync.Once
-	on    atomic.Bool
-	queue chan uint64
-	done  chan struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex // over started and closed
+	started bool
+	closed  bool
+	on      atomic.Bool // started and not stopped
+	queue   chan uint64
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
-// start starts b's goroutine for store s, once.
+// start starts b's goroutine for store s, unless it runs already or b was
+// stopped.
 func (b *filterBuilds) start(s *Store) {
-	b.once.Do(func() {
-		b.queue, b.done = make(chan uint64, 64), make(chan struct{})
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			for {
-				select {
-				case <-b.done:
-					return
-				case c := <-b.queue:
-					s.buildAsked(c)
-				}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started || b.closed {
+		return
+	}
+	b.started = true
+	b.queue, b.done = make(chan uint64, 64), make(chan struct{})
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		for {
+			select {
+			case <-b.done:
+				return
+			case c := <-b.queue:
+				s.buildAsked(c)
 			}
-		}()
-		b.on.Store(true)
-	})
+		}
+	}()
+	b.on.Store(true)
 }
 
 // ask asks b for the filter of chunk c, cached as ch, unless it was asked
@@ -161,12 +173,16 @@ func (b *filterBuilds) ask(c uint64, ch *chunkSketches) {
 	}
 }
 
-// stop ends b's goroutine and waits for it.
+// stop ends b's goroutine, if it runs, and waits for it; b starts no
+// more.
 func (b *filterBuilds) stop() {
+	b.mu.Lock()
+	b.closed = true
 	if b.on.Swap(false) {
 		close(b.done)
-		b.wg.Wait()
 	}
+	b.mu.Unlock()
+	b.wg.Wait()
 }
 
 // buildAsked builds the filter of chunk c if it is still cached without

@@ -252,3 +252,54 @@ func TestFullChunksMetAfterTheWarmUpGetFilters(t *testing.T) {
 		t.Errorf("ZQX9 over chunk 2, whose new filter lacks it, kept %v (%v)", got, err)
 	}
 }
+
+// TestAStoreEmptyAtTheWarmUpStillGetsFilters: a server started on an
+// empty store builds the filters of the chunks a live writer fills later;
+// Close stops the builds.
+func TestAStoreEmptyAtTheWarmUpStillGetsFilters(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.Filtered() {
+		t.Fatal("a store that was never warmed says it has filters")
+	}
+	if fs, err := st.WarmFilters(context.Background()); err != nil || fs.Chunks != 0 || !st.Filtered() {
+		t.Fatalf("WarmFilters on an empty store = %+v, %v, filtered %v; want no chunk, and builds started", fs, err, st.Filtered())
+	}
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	var es []*journal.Entry
+	texts := []string{}
+	parent := ""
+	for i := range sketchChunk + 50 {
+		id := fmt.Sprintf("e%04d", i)
+		texts = append(texts, fmt.Sprintf("entry %d", i))
+		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
+			Raw: []byte(`{"id":"` + id + `"}`), Text: texts[i], Searchable: true})
+		parent = id
+	}
+	if _, err := st.Push("s", h, es); err != nil {
+		t.Fatal(err)
+	}
+	mayHoldKeepsEveryMatch(t, st, texts, "entry 7", [][]SeqRange{{{1, uint64(len(texts))}}})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ch, _ := st.sketches.get(0); ch != nil && ch.filter.Load() != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the chunk filled after the warm-up got no filter within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mayHoldKeepsEveryMatch(t, st, texts, "entry 7", [][]SeqRange{{{1, uint64(len(texts))}}})
+	st.builds.stop()
+	if st.Filtered() {
+		t.Error("after the builds stopped the store still says it has filters")
+	}
+	st.builds.start(st)
+	if st.Filtered() {
+		t.Error("builds started again after they were stopped")
+	}
+}

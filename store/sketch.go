@@ -625,6 +625,12 @@ func (s *Store) chunkFor(chunk uint64) (*chunkSketches, error) {
 // bit-sliced rows first; only those that pass are tested on their own
 // sketch, and not even that when the row was the whole sketch.
 //
+// A chunk with a filter of its texts' bytes (see WarmFilters) is first
+// tested on it, and its entries are skipped at once when it lacks the
+// needle's. A probe without trigrams (a needle of one or two characters)
+// is tested on the filters alone: every entry with a sketch in a chunk
+// that passes is kept.
+//
 // Ranges spanning holdSplitMin seqs or more are tested in two halves at
 // once, the upper half on another goroutine.
 func (s *Store) MayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, skipped int, err error) {
@@ -739,7 +745,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			if p.Empty() {
 				// No trigram for the sketches (a needle of one or two
 				// characters, tested on the filters alone): every entry
-				// with a sketch (so with a text) may hold it.
+				// with a sketch (every searchable entry) may hold it.
 				ch.eachSketched(lo, hi, func(i uint64) { add(base+i, base+i) })
 				continue
 			}
