@@ -590,7 +590,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		bound := broadBound(through, utf8.RuneCountInString(p.req.Needle))
 		plan, err = e.ix.PlanNeedleWithin(ctx, p.req.Needle, bound)
 		switch {
-		case errors.Is(err, index.ErrNoTrigrams) && p.probe.Filters() && e.st.Filtered():
+		case errors.Is(err, index.ErrNoTrigrams) && e.byFilters(p):
 			st.Plan = "scan (needle shorter than 3 characters; chunks ruled out by its bytes)"
 		case errors.Is(err, index.ErrNoTrigrams):
 			st.Plan = "scan (needle shorter than 3 characters)"
@@ -898,7 +898,7 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if lo > hi || lo == 0 && hi == 0 {
 		return nil
 	}
-	if c.p.probe.Empty() && !(c.p.probe.Filters() && c.e.st.Filtered()) {
+	if c.p.probe.Empty() && !c.e.byFilters(c.p) {
 		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: lo, Hi: hi}}, c.st)
 		if err != nil {
 			return err
@@ -1087,6 +1087,11 @@ func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
 	return c.scanWindow(ctx, lo, hi, ranges)
 }
 
+// byFilters reports whether p's needle, if it has no trigram, is tested on
+// the chunks' filters: it has bytes to test, and the store builds filters
+// (a server, after its warm-up has begun).
+func (e *Engine) byFilters(p *prepared) bool { return p.probe.Filters() && e.st.Filtered() }
+
 // mayHold narrows ranges to the entries whose trigram sketch passes the
 // needle's probe and, in all scope, whose records pass the request's
 // filters, counting the others as skipped. (A scoped search filters its
@@ -1098,7 +1103,7 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 	if len(ranges) == 0 {
 		return ranges, nil
 	}
-	if !p.probe.Empty() || p.probe.FilterWorthIt() && e.st.Filtered() {
+	if !p.probe.Empty() || e.byFilters(p) && p.probe.FilterWorthIt() {
 		// A needle of one or two characters has no trigram for the
 		// sketches, but its bytes are in the chunks' filters (as byte
 		// trigrams, a pair or a byte), where chunks have them (a server

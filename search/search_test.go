@@ -197,9 +197,7 @@ func pages(t *testing.T, e *env, req Request) []uint64 {
 		if err != nil {
 			t.Fatalf("search %+v: %v", req, err)
 		}
-		for _, h := range resp.Hits {
-			out = append(out, h.Seq)
-		}
+		out = append(out, hitSeqs(resp.Hits)...)
 		if resp.Cursor == "" {
 			return out
 		}
@@ -207,6 +205,25 @@ func pages(t *testing.T, e *env, req Request) []uint64 {
 	}
 	t.Fatal("paging did not end")
 	return nil
+}
+
+// hitSeqs lists the seqs of hits, in order.
+func hitSeqs(hits []Hit) []uint64 {
+	var out []uint64
+	for _, h := range hits {
+		out = append(out, h.Seq)
+	}
+	return out
+}
+
+// searchOnce runs req and returns its answer and the seqs of its hits.
+func searchOnce(t *testing.T, e *env, req *Request) (*Response, []uint64) {
+	t.Helper()
+	resp, err := e.eng.Search(context.Background(), req)
+	if err != nil {
+		t.Fatalf("search %+v: %v", *req, err)
+	}
+	return resp, hitSeqs(resp.Hits)
 }
 
 // totalOf is a response's count, -1 when it has none.
@@ -228,9 +245,7 @@ func everyHit(t *testing.T, e *env, req Request, size int) []uint64 {
 		if len(page.Hits) > size {
 			t.Fatalf("a page of %d hits; want at most %d", len(page.Hits), size)
 		}
-		for _, h := range page.Hits {
-			out = append(out, h.Seq)
-		}
+		out = append(out, hitSeqs(page.Hits)...)
 		return nil
 	})
 	if err != nil {
@@ -392,9 +407,7 @@ func pagingStaysExactWhileEntriesArrive(t *testing.T, common bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, h := range resp.Hits {
-			got = append(got, h.Seq)
-		}
+		got = append(got, hitSeqs(resp.Hits)...)
 		// New entries arrive between pages, some indexed, some not.
 		k++
 		e.importFile(t, writeJournal(t, dir, fmt.Sprintf("f%03d-new", k), r, 10, ""))
@@ -530,14 +543,7 @@ func TestSketchesSkipEntriesWithoutReadingTheirText(t *testing.T) {
 	for _, sc := range []Request{{Scope: ScopeAll}, {Scope: ScopeSession, Session: "aaaa-root"}, {Scope: ScopeBranch, Session: "aaaa-root"}} {
 		req := sc
 		req.Needle, req.Limit = "naïve 日本語 🙂", 0
-		resp, err := e.eng.Search(context.Background(), &req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []uint64
-		for _, h := range resp.Hits {
-			got = append(got, h.Seq)
-		}
+		resp, got := searchOnce(t, e, &req)
 		if want := brute(t, e, req); !slices.Equal(got, want) {
 			t.Fatalf("scope %s: got %v, want %v", req.Scope, got, want)
 		}
@@ -576,14 +582,7 @@ func TestChunkFiltersRuleOutShortNeedlesWithoutTrigrams(t *testing.T) {
 	}{{"⚡", false}, {"⚡", true}, {"Ω", false}, {"Ω", true}, {"~", false}, {"~", true}} {
 		count := tc.count
 		req := Request{Needle: tc.needle, Scope: ScopeAll, Limit: 50, Count: count}
-		resp, err := e.eng.Search(context.Background(), &req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []uint64
-		for _, h := range resp.Hits {
-			got = append(got, h.Seq)
-		}
+		resp, got := searchOnce(t, e, &req)
 		if want := brute(t, e, req); !slices.Equal(got, want) || len(want) != 1 {
 			t.Fatalf("%q count %v: got %v, want %v (one hit)", tc.needle, count, got, want)
 		}

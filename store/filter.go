@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/trigram"
 )
 
@@ -70,9 +69,8 @@ func (c *chunkSketches) known() uint64 {
 
 // FilterStats says what WarmFilters built.
 type FilterStats struct {
-	Chunks int   // chunks that got a filter
-	Bytes  int64 // the texts read for them
-	Full   bool  // stopped early: the cache bound would have been passed
+	Chunks int  // chunks that got a filter
+	Full   bool // stopped early: the cache bound would have been passed
 }
 
 // WarmFilters gives every chunk in the sketch cache that has none a filter
@@ -101,13 +99,12 @@ func (s *Store) WarmFilters(ctx context.Context) (FilterStats, error) {
 			fs.Full = true
 			return fs, nil
 		}
-		f, nbytes, err := s.buildFilter(c, ch)
+		f, err := s.buildFilter(c, ch)
 		if err != nil {
 			return fs, fmt.Errorf("build the text filter of seqs %d-%d: %w", c*sketchChunk, c*sketchChunk+sketchChunk-1, err)
 		}
 		if f != nil && s.sketches.attach(c, ch, f) {
 			fs.Chunks++
-			fs.Bytes += nbytes
 		}
 	}
 	return fs, nil
@@ -195,7 +192,7 @@ func (s *Store) buildAsked(c uint64) {
 	if f := ch.filter.Load(); f != nil && f.n >= ch.known() {
 		return
 	}
-	if f, _, err := s.buildFilter(c, ch); err == nil && f != nil {
+	if f, err := s.buildFilter(c, ch); err == nil && f != nil {
 		// A failed read leaves the chunk as it was: searches test its
 		// sketches, as before filters.
 		s.sketches.attach(c, ch, f)
@@ -205,31 +202,21 @@ func (s *Store) buildAsked(c uint64) {
 // buildFilter builds the filter of chunk c, whose cached sketches are ch,
 // from the texts of the entries ch knows. It returns nil when ch knows
 // none.
-func (s *Store) buildFilter(c uint64, ch *chunkSketches) (*textFilter, int64, error) {
+func (s *Store) buildFilter(c uint64, ch *chunkSketches) (*textFilter, error) {
 	n := ch.known()
 	if n == 0 {
-		return nil, 0, nil
+		return nil, nil
 	}
-	base := c * sketchChunk
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, base), UpperBound: seqKey(tagText, base+n)})
-	if err != nil {
-		return nil, 0, err
-	}
-	defer it.Close()
 	f := &textFilter{n: n}
-	var nbytes int64
-	for ok := it.First(); ok; ok = it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return nil, 0, err
-		}
-		f.bits.Add(v)
-		nbytes += int64(len(v))
+	base := c * sketchChunk
+	err := s.ScanTexts(base, base+n-1, false, func(_ uint64, text []byte) bool {
+		f.bits.Add(text)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := it.Error(); err != nil {
-		return nil, 0, err
-	}
-	return f, nbytes, nil
+	return f, nil
 }
 
 // attach gives ch, the cached chunk c, its filter f, counting it in the

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/trigram"
 )
 
@@ -116,21 +115,13 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 
 	// Appends to the last chunk: its extension keeps the filter for the
 	// entries it had, and the new ones, which hold the needle, are found.
-	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
 	before, _ := st.sketches.get(2)
-	var es []*journal.Entry
-	parent := fmt.Sprintf("e%03d", len(texts)-1)
+	var late []string
 	for i := range 30 {
-		id := fmt.Sprintf("x%03d", i)
-		text := fmt.Sprintf("late entry %d with ZQX9 and Wq7", i)
-		texts = append(texts, text)
-		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
-			Raw: []byte(`{"id":"` + id + `"}`), Text: text, Searchable: true})
-		parent = id
+		late = append(late, fmt.Sprintf("late entry %d with ZQX9 and Wq7", i))
 	}
-	if _, err := st.Push("s", h, es); err != nil {
-		t.Fatal(err)
-	}
+	pushMore(t, st, fmt.Sprintf("e%03d", len(texts)-1), "x%03d", late)
+	texts = append(texts, late...)
 	after, _ := st.sketches.get(2)
 	if after == nil || after == before || after.filter.Load() != before.filter.Load() {
 		t.Fatalf("after appending, chunk 2 was not extended with its filter (cached %v, extended %v)", after != nil, after != before)
@@ -207,23 +198,16 @@ func TestFullChunksMetAfterTheWarmUpGetFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Fill chunk 2 (seqs 2,048-3,071) and start chunk 3.
-	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
-	parent := fmt.Sprintf("e%03d", len(texts)-1)
-	var es []*journal.Entry
+	var later []string
 	for i := len(texts); i < 3*sketchChunk+100; i++ {
-		id := fmt.Sprintf("y%04d", i)
 		text := fmt.Sprintf("later entry %d beta%d", i, i%40)
 		if i == 3000 {
 			text += " Kv8P"
 		}
-		texts = append(texts, text)
-		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
-			Raw: []byte(`{"id":"` + id + `"}`), Text: text, Searchable: true})
-		parent = id
+		later = append(later, text)
 	}
-	if _, err := st.Push("s", h, es); err != nil {
-		t.Fatal(err)
-	}
+	pushMore(t, st, fmt.Sprintf("e%03d", len(texts)-1), "y%04d", later)
+	texts = append(texts, later...)
 	st.sketches.drop(1) // as a rewrite would
 	shapes := [][]SeqRange{{{1, uint64(len(texts))}}, {{2040, 2060}, {3000, 3000}}, {{3070, 3080}}}
 	for _, nd := range []string{"Kv8P", "ZQX9", "later entry 30", "🚀"} {
@@ -268,20 +252,11 @@ func TestAStoreEmptyAtTheWarmUpStillGetsFilters(t *testing.T) {
 	if fs, err := st.WarmFilters(context.Background()); err != nil || fs.Chunks != 0 || !st.Filtered() {
 		t.Fatalf("WarmFilters on an empty store = %+v, %v, filtered %v; want no chunk, and builds started", fs, err, st.Filtered())
 	}
-	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
-	var es []*journal.Entry
-	texts := []string{}
-	parent := ""
+	var texts []string
 	for i := range sketchChunk + 50 {
-		id := fmt.Sprintf("e%04d", i)
 		texts = append(texts, fmt.Sprintf("entry %d", i))
-		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
-			Raw: []byte(`{"id":"` + id + `"}`), Text: texts[i], Searchable: true})
-		parent = id
 	}
-	if _, err := st.Push("s", h, es); err != nil {
-		t.Fatal(err)
-	}
+	pushMore(t, st, "", "e%04d", texts)
 	mayHoldKeepsEveryMatch(t, st, texts, "entry 7", [][]SeqRange{{{1, uint64(len(texts))}}})
 	deadline := time.Now().Add(10 * time.Second)
 	for {

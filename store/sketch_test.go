@@ -23,19 +23,28 @@ func pushTexts(t *testing.T, texts []string) *Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	pushMore(t, st, "", "e%03d", texts)
+	return st
+}
+
+// pushMore appends texts to session "s" of st, one user message each
+// ("" for an entry without text), chained after entry parent ("" for
+// none), with ids from the format id (given the index in texts); it
+// returns the last id.
+func pushMore(t *testing.T, st *Store, parent, id string, texts []string) string {
+	t.Helper()
 	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
 	var es []*journal.Entry
-	parent := ""
 	for i, text := range texts {
-		id := fmt.Sprintf("e%03d", i)
-		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
-			Raw: []byte(`{"id":"` + id + `"}`), Text: text, Searchable: text != ""})
-		parent = id
+		eid := fmt.Sprintf(id, i)
+		es = append(es, &journal.Entry{Type: "message", Role: "user", ID: eid, ParentID: parent,
+			Raw: []byte(`{"id":"` + eid + `"}`), Text: text, Searchable: text != ""})
+		parent = eid
 	}
 	if _, err := st.Push("s", h, es); err != nil {
 		t.Fatal(err)
 	}
-	return st
+	return parent
 }
 
 func TestMayHoldKeepsOnlyEntriesWhoseSketchPasses(t *testing.T) {
