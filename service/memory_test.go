@@ -28,6 +28,27 @@ func TestCacheForTakesASixteenthWithinBounds(t *testing.T) {
 	}
 }
 
+// TestSketchForTakesASixthWithinBounds: a sixth of the memory, never below
+// 1 GB (also when the memory is unknown) or above 8 GB.
+func TestSketchForTakesASixthWithinBounds(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		total, want int64
+	}{
+		{0, 1024 * mb},
+		{-1, 1024 * mb},
+		{4096 * mb, 1024 * mb},
+		{8192 * mb, 1365 * mb},
+		{24576 * mb, 4096 * mb},
+		{48 << 30, 8192 * mb},
+		{256 << 30, 8192 * mb},
+	} {
+		if got := sketchFor(tc.total); got/mb != tc.want/mb {
+			t.Errorf("sketchFor(%d MB) = %d MB, want %d MB", tc.total/mb, got/mb, tc.want/mb)
+		}
+	}
+}
+
 // TestMemTotalReadsProcMeminfo: MemTotal's kB in bytes; 0 without it.
 func TestMemTotalReadsProcMeminfo(t *testing.T) {
 	for _, tc := range []struct {
@@ -58,26 +79,27 @@ func TestMachineMemoryIsReadWhereSupported(t *testing.T) {
 }
 
 // TestServeMemoryTuning: a server sets the memory limit (room for its
-// block cache on top of ServeHeapLimit) and the collector's pace, and
+// sketch cache and block cache on top of ServeOtherHeap) and the
+// collector's pace, and
 // leaves either alone when the environment sets it (GOMEMLIMIT, GOGC).
 func TestServeMemoryTuning(t *testing.T) {
 	oldPct, oldLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLimit) })
-	const cache = 64 << 20
+	const cache, sketch = 64 << 20, 1 << 30
 	for _, tc := range []struct {
 		gogc, memlimit string
 		wantPct        int
 		wantLimit      int64
 	}{
-		{"", "", ServeGCPercent, ServeHeapLimit + cache},
-		{"50", "", 100, ServeHeapLimit + cache},
+		{"", "", ServeGCPercent, ServeOtherHeap + sketch + cache},
+		{"50", "", 100, ServeOtherHeap + sketch + cache},
 		{"", "1GiB", ServeGCPercent, 3 << 30},
 	} {
 		t.Setenv("GOGC", tc.gogc)
 		t.Setenv("GOMEMLIMIT", tc.memlimit)
 		debug.SetGCPercent(100)
 		debug.SetMemoryLimit(3 << 30)
-		TuneServeMemory(cache)
+		TuneServeMemory(cache, sketch)
 		if pct, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); pct != tc.wantPct || limit != tc.wantLimit {
 			t.Errorf("GOGC=%q GOMEMLIMIT=%q: pace %d, limit %d; want %d, %d", tc.gogc, tc.memlimit, pct, limit, tc.wantPct, tc.wantLimit)
 		}

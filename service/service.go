@@ -38,6 +38,9 @@ type Options struct {
 	// FlushBytes is how much a bulk store commits between flushes
 	// (store.DefaultFlushBytes when 0).
 	FlushBytes int
+	// SketchCacheBytes bounds the store's sketch cache
+	// (store.DefaultSketchCacheBytes when 0).
+	SketchCacheBytes int
 }
 
 // Service is an open data directory.
@@ -70,7 +73,7 @@ func Open(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes})
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes})
 	if err != nil {
 		lock.Release()
 		return nil, err

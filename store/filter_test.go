@@ -155,7 +155,7 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 func TestFiltersAreCountedInTheCache(t *testing.T) {
 	texts := filterTexts()
 	st := pushTexts(t, texts)
-	st.sketches = newSketchCache(sketchCacheBytes)
+	st.sketches = newSketchCache(DefaultSketchCacheBytes)
 	if _, err := st.WarmSketches(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestFiltersAreCountedInTheCache(t *testing.T) {
 		t.Fatalf("with every chunk dropped the cache counts %d bytes, want 0", got)
 	}
 	// Room for the sketches but not for a filter too.
-	st.sketches = newSketchCache(sketchCacheBytes)
+	st.sketches = newSketchCache(DefaultSketchCacheBytes)
 	if _, err := st.WarmSketches(context.Background()); err != nil {
 		t.Fatal(err)
 	}

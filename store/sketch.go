@@ -18,10 +18,11 @@ const (
 	// sketchChunk is how many consecutive seqs the sketch cache loads and
 	// drops at a time.
 	sketchChunk = 1024
-	// sketchCacheBytes bounds the sketches kept in memory: about 2.5
-	// million entries' worth (~250 bytes each on average over the
-	// benchmark corpus, 4 bytes of offset, 128 bytes of columns).
-	sketchCacheBytes = 1 << 30
+	// DefaultSketchCacheBytes bounds the sketches kept in memory when
+	// Options.SketchCacheBytes does not: about 1.2 million entries' worth
+	// (~850 bytes each over the benchmark corpus, with their records,
+	// columns and chunk filters).
+	DefaultSketchCacheBytes = 1 << 30
 )
 
 // chunkSketches is the sketches of one chunk of seqs: the sketch of seq
@@ -48,7 +49,6 @@ type chunkSketches struct {
 	// through Pebble each (~130 bytes an entry: ~130 MB at a million).
 	moff [sketchChunk + 1]uint32
 	meta []byte
-	used uint64 // the cache's clock at the last use
 	open [sketchChunk / 64]uint64
 	has  [sketchChunk / 64]uint64
 	// shape[i] is trigram.Shape of entry i's sketch of format 3 or 4 (with
@@ -74,6 +74,9 @@ type chunkSketches struct {
 	// filterBuilds) gives it one; set under the cache's lock.
 	filter atomic.Pointer[textFilter]
 	asked  atomic.Bool // a filter build was asked for (see filterBuilds)
+	// once marks a chunk loaded for one test, without its records, that
+	// the cache does not keep (see Store.chunkToTest).
+	once bool
 	// owner is the slab group this chunk has a place in (see
 	// sliceGroup), nil when none; set under the cache's lock.
 	owner *slabGroup
@@ -360,7 +363,8 @@ func (c *chunkSketches) widePass(pos2, pos4 []uint16) (pass [sketchChunk / 64]ui
 	return pass
 }
 
-// sketchCache keeps the sketches of recently used chunks in memory, so
+// sketchCache keeps the sketches of chunks in memory (the newest, when
+// they do not all fit: see put), so
 // that ruling out the entries of a candidate block costs a few memory
 // reads instead of a trip through Pebble per entry. Writers drop the
 // chunks they touch after committing; a chunk loaded while a writer was
@@ -371,7 +375,6 @@ type sketchCache struct {
 	gen    map[uint64]uint64 // bumped by drop, checked before keeping a load
 	bytes  int
 	max    int
-	clock  uint64
 }
 
 func newSketchCache(max int) *sketchCache {
@@ -381,9 +384,7 @@ func newSketchCache(max int) *sketchCache {
 func (c *sketchCache) get(chunk uint64) (*chunkSketches, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clock++
 	if ch := c.chunks[chunk]; ch != nil {
-		ch.used = c.clock
 		return ch, 0
 	}
 	return nil, c.gen[chunk]
@@ -395,36 +396,53 @@ func (c *sketchCache) get(chunk uint64) (*chunkSketches, uint64) {
 func (c *sketchCache) getRange(first, last uint64, out []*chunkSketches) []*chunkSketches {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clock++
 	for k := first; k <= last; k++ {
-		ch := c.chunks[k]
-		if ch != nil {
-			ch.used = c.clock
-		}
-		out = append(out, ch)
+		out = append(out, c.chunks[k])
 	}
 	return out
 }
 
+// put keeps ch, the sketches of chunk loaded from Pebble, unless a write
+// to the chunk since get returned gen makes the load stale, or the cache
+// is at its bound and holds only newer chunks.
+//
+// At the bound the cache keeps the newest chunks, not the most recently
+// used: a search through the whole history touches every chunk in order,
+// so under least-recently-used eviction each chunk it loaded pushed out
+// one the next search would need first, and every search loaded the
+// chunks that did not fit again (1,000,012 entries under a bound of 500
+// MB: first pages of 13-40 characters p50 1.9 -> 1,084 ms, exact counts
+// 3.3 ms -> 3.8 s). Keeping the newest leaves the older chunks to load on
+// each use and everything newer in memory, where the current session
+// (what the Pi extension asks about) and a live writer's appends are.
 func (c *sketchCache) put(chunk uint64, ch *chunkSketches, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen[chunk] != gen || c.chunks[chunk] != nil {
 		return
 	}
-	ch.used = c.clock
-	c.chunks[chunk] = ch
-	c.bytes += ch.size()
-	for c.bytes > c.max && len(c.chunks) > 1 {
-		var old uint64
-		first := true
-		for k, v := range c.chunks {
-			if first || v.used < c.chunks[old].used {
-				old, first = k, false
-			}
+	size := ch.size()
+	for c.bytes+size > c.max && len(c.chunks) > 0 {
+		old := c.oldest()
+		if old > chunk {
+			return // older than everything kept: used once
 		}
 		c.remove(old)
 	}
+	c.chunks[chunk] = ch
+	c.bytes += size
+}
+
+// oldest returns the lowest chunk number cached (under c.mu; the cache is
+// not empty).
+func (c *sketchCache) oldest() uint64 {
+	first, old := true, uint64(0)
+	for k := range c.chunks {
+		if first || k < old {
+			old, first = k, false
+		}
+	}
+	return old
 }
 
 func (c *sketchCache) drop(chunk uint64) {
@@ -516,7 +534,6 @@ func (c *sketchCache) extend(chunk uint64, add []freshSketch) {
 	if n == nil {
 		return
 	}
-	n.used = ch.used
 	c.chunks[chunk] = n
 	c.bytes += n.size()
 }
@@ -539,15 +556,33 @@ func (c *sketchCache) remove(chunk uint64) {
 	}
 }
 
-// loadChunk reads the sketches of one chunk from Pebble.
+// loadChunk reads the sketches and records of one chunk from Pebble.
 func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
+	ch, err := s.loadSketches(chunk)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loadRecords(ch, chunk*sketchChunk); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// loadSketches reads the sketches of one chunk from Pebble, and marks
+// them.
+func (s *Store) loadSketches(chunk uint64) (*chunkSketches, error) {
+	return s.loadSketchesInto(chunk, &chunkSketches{})
+}
+
+// loadSketchesInto is loadSketches into ch, a chunk of zero value but
+// for its data's capacity.
+func (s *Store) loadSketchesInto(chunk uint64, ch *chunkSketches) (*chunkSketches, error) {
 	lo := chunk * sketchChunk
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagSketch, lo), UpperBound: seqKey(tagSketch, lo+sketchChunk)})
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
-	ch := &chunkSketches{}
 	next := 0 // next offset slot to fill
 	for ok := it.First(); ok; ok = it.Next() {
 		i := int(binary.BigEndian.Uint64(it.Key()[1:]) - lo)
@@ -565,9 +600,6 @@ func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
 	}
 	for ; next <= sketchChunk; next++ {
 		ch.off[next] = uint32(len(ch.data))
-	}
-	if err := s.loadRecords(ch, lo); err != nil {
-		return nil, err
 	}
 	ch.mark()
 	return ch, nil
@@ -613,6 +645,53 @@ func (s *Store) chunkFor(chunk uint64) (*chunkSketches, error) {
 	}
 	s.sketches.put(chunk, ch, gen)
 	return ch, nil
+}
+
+// chunkToTest is chunkFor for MayHold: a chunk the cache would not keep
+// (at its bound, older than every chunk it holds; see put) is loaded
+// without its records (hits read theirs from Pebble) and marked once, so
+// that test tests its sketches one by one instead of building columns
+// for one use. Under a bound of 500 MB at 1,000,012 entries, a chunk
+// loaded and sliced for one use cost ~13 ms.
+func (s *Store) chunkToTest(chunk uint64) (*chunkSketches, error) {
+	if ch, _ := s.sketches.get(chunk); ch != nil || s.sketches.wouldKeep(chunk) {
+		if ch != nil {
+			return ch, nil
+		}
+		return s.chunkFor(chunk)
+	}
+	ch, _ := oncePool.Get().(*chunkSketches)
+	if ch == nil {
+		ch = &chunkSketches{}
+	}
+	ch, err := s.loadSketchesInto(chunk, ch)
+	if err != nil {
+		return nil, err
+	}
+	ch.once = true
+	return ch, nil
+}
+
+// oncePool recycles the chunks loaded for one test (see chunkToTest): a
+// search past the cache's bound loads hundreds, and growing each one's
+// sketches afresh took most of its CPU, half of it in the collector.
+var oncePool sync.Pool
+
+// release gives a chunk loaded for one test back for the next, once its
+// test is over; other chunks it leaves alone.
+func (c *chunkSketches) release() {
+	if c.once {
+		*c = chunkSketches{data: c.data[:0]}
+		oncePool.Put(c)
+	}
+}
+
+// wouldKeep reports whether put would keep a chunk loaded now: the cache
+// has room for a chunk of warmChunkBytes, or holds an older chunk.
+func (c *sketchCache) wouldKeep(chunk uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes+warmChunkBytes <= c.max || len(c.chunks) == 0 || c.oldest() < chunk
 }
 
 // MayHold narrows ranges (ascending, disjoint) to the seqs whose text may
@@ -718,11 +797,11 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			ch := cached[c-first]
 			if ch == nil {
 				var err error
-				if ch, err = s.chunkFor(c); err != nil {
+				if ch, err = s.chunkToTest(c); err != nil {
 					return nil, 0, err
 				}
 			}
-			if f := ch.filter.Load(); (f == nil || f.n < ch.known()) && (c+1)*sketchChunk <= s.LastSeq()+1 {
+			if f := ch.filter.Load(); !ch.once && (f == nil || f.n < ch.known()) && (c+1)*sketchChunk <= s.LastSeq()+1 {
 				// A full chunk loaded, or filled, since the warm-up.
 				s.builds.ask(c, ch)
 			}
@@ -747,15 +826,17 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				// characters, tested on the filters alone): every entry
 				// with a sketch (every searchable entry) may hold it.
 				ch.eachSketched(lo, hi, func(i uint64) { add(base+i, base+i) })
+				ch.release()
 				continue
 			}
-			if hi-lo+1 >= sliceMin && !ordered {
+			if hi-lo+1 >= sliceMin && !ordered && !ch.once {
 				// Once per call: the trigrams fewest entries of this
 				// chunk have are tested first, by columns and sketches.
 				p, pos, pos2 = orderProbe(ch, p)
 				ordered = true
 			}
 			skipped += ch.test(p, pos, pos2, pos4, lo, hi, func(i uint64) { add(base+i, base+i) })
+			ch.release()
 		}
 	}
 	return out, skipped, nil
@@ -763,9 +844,11 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 
 // test calls pass with each entry i in [lo, hi] (indices in the chunk)
 // whose sketch passes p, and returns how many sketched entries it ruled
-// out. pos are p's row positions, pos2 and pos4 its wide-row positions (trigrams, 4-grams). Stretches
-// of sliceMin entries or more, and any stretch once the columns are
-// built, are tested on the columns first; in a long stretch, the entries
+// out. pos are p's row positions, pos2 and pos4 its wide-row positions
+// (trigrams, 4-grams). Stretches of sliceMin entries or more, and any
+// stretch once the columns are built, are tested on the columns first,
+// except in a chunk loaded for one test (once), whose columns would cost
+// more than they save; in a long stretch, the entries
 // with a wide row are tested on the wide rows' columns (widePass) instead,
 // before any of their sketches is read. (A candidate block's few entries
 // would not repay the wide columns' cost.) Their narrow rows, folded from
@@ -775,7 +858,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 // 64 entries; without them, ~5.5 (all-common needles of 13+ characters
 // scanned 42% faster).
 func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi uint64, pass func(i uint64)) (skipped int) {
-	if hi-lo+1 < sliceMin && !c.sliced.Load() {
+	if c.once || hi-lo+1 < sliceMin && !c.sliced.Load() {
 		for i := lo; i <= hi; i++ {
 			if a, b := c.off[i], c.off[i+1]; a < b {
 				if c.pass(p, i, a, b, false) {
@@ -843,34 +926,49 @@ type WarmStats struct {
 }
 
 // WarmSketches brings the sketches (and records) of every stored entry into
-// the sketch cache, oldest first, with the bit-sliced columns of each full
-// chunk, so that the first searches through the whole history test
-// sketches in memory instead of reading them from Pebble. It stops at the cache's bound
-// (older chunks are then kept, newer ones load on demand) and when ctx
-// ends. Searches and writes may run meanwhile; a server calls it once in
-// the background after it starts.
+// the sketch cache, with the bit-sliced columns of each full chunk, so
+// that the first searches through the whole history test sketches in
+// memory instead of reading them from Pebble. It loads the newest chunks
+// first and stops at the cache's bound, leaving room for each loaded
+// chunk's filter (see WarmFilters): what does not fit is the oldest
+// history, which then loads on each use (see sketchCache.put). It stops
+// when ctx ends. Searches and writes may run meanwhile; a server calls it
+// once in the background after it starts.
 func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 	var ws WarmStats
 	last, from := s.LastSeq(), s.sketchFrom.Load()
 	if last < from {
 		return ws, nil
 	}
-	// Chunks are loaded a group at a time, and the full ones of a group
-	// get their columns in slabs they share (see colView).
-	for g := from / sketchChunk / slabChunks; g <= last/sketchChunk/slabChunks; g++ {
+	// Chunks are loaded a group at a time, newest group first and newest
+	// chunk first within it, and the full ones of a group get their
+	// columns in slabs they share (see colView), laid out oldest first as
+	// scans read them.
+	firstChunk, lastChunk := from/sketchChunk, last/sketchChunk
+	for g := lastChunk / slabChunks; ; g-- {
 		var full []*chunkSketches
 		var ids []uint64
-		for c := max(g*slabChunks, from/sketchChunk); c < (g+1)*slabChunks && c <= last/sketchChunk; c++ {
+		for ci := int64(min((g+1)*slabChunks-1, lastChunk)); ci >= int64(max(g*slabChunks, firstChunk)); ci-- {
+			c := uint64(ci)
 			if err := ctx.Err(); err != nil {
 				return ws, err
 			}
-			if s.sketches.room() < warmChunkBytes {
+			if s.sketches.room() < warmChunkBytes+filterBytes*(ws.Chunks+1) {
 				ws.Full = true
 				break
 			}
 			ch, err := s.chunkFor(c)
 			if err != nil {
 				return ws, fmt.Errorf("load the sketches of seqs %d-%d: %w", c*sketchChunk, c*sketchChunk+sketchChunk-1, err)
+			}
+			if cached, _ := s.sketches.get(c); cached != ch {
+				// Not kept: the bound was nearer than warmChunkBytes
+				// (or a writer raced the load).
+				ws.Full = cached == nil && s.sketches.room() < ch.size()
+				if ws.Full {
+					break
+				}
+				continue
 			}
 			if (c+1)*sketchChunk-1 <= last {
 				full = append(full, ch)
@@ -879,12 +977,13 @@ func (s *Store) WarmSketches(ctx context.Context) (WarmStats, error) {
 			ws.Chunks++
 			ws.Bytes += int64(ch.size())
 		}
+		slices.Reverse(full)
+		slices.Reverse(ids)
 		s.sketches.sliceGroup(ids, full)
-		if ws.Full {
+		if ws.Full || g == 0 || g*slabChunks <= firstChunk {
 			return ws, nil
 		}
 	}
-	return ws, nil
 }
 
 // slabChunks is how many chunks WarmSketches slices into one pair of

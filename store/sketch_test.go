@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,14 +232,40 @@ func TestAppendsExtendTheCachedChunk(t *testing.T) {
 	}
 }
 
-func TestSketchCacheStaysUnderItsBound(t *testing.T) {
-	c := newSketchCache(3 * (&chunkSketches{data: make([]byte, 1000)}).size())
+// TestSketchCacheKeepsTheNewestChunksAtItsBound: at its bound the cache
+// keeps the newest chunks; an older chunk loaded on demand is used once,
+// so a scan that loads every chunk in order, again and again, leaves the
+// same chunks cached instead of each load pushing out the next one it
+// needs.
+func TestSketchCacheKeepsTheNewestChunksAtItsBound(t *testing.T) {
+	size := (&chunkSketches{data: make([]byte, 1000)}).size()
+	c := newSketchCache(3 * size)
+	cached := func() []uint64 { return slices.Sorted(maps.Keys(c.chunks)) }
 	for i := range uint64(10) {
 		c.put(i, &chunkSketches{data: make([]byte, 1000)}, 0)
-		c.get(0) // chunk 0 stays in use
+		if c.bytes > c.max {
+			t.Fatalf("after chunk %d the cache holds %d bytes, over its bound of %d", i, c.bytes, c.max)
+		}
 	}
-	if len(c.chunks) > 3 || c.chunks[0] == nil {
-		t.Errorf("cache holds %d chunks (want at most 3), chunk 0 kept: %v", len(c.chunks), c.chunks[0] != nil)
+	if got := fmt.Sprint(cached()); got != "[7 8 9]" {
+		t.Fatalf("after chunks 0-9 the cache holds %s, want [7 8 9]", got)
+	}
+	for scan := range 3 {
+		loads := 0
+		for i := range uint64(10) {
+			if ch, gen := c.get(i); ch == nil {
+				loads++
+				c.put(i, &chunkSketches{data: make([]byte, 1000)}, gen)
+			}
+		}
+		if got := fmt.Sprint(cached()); got != "[7 8 9]" || loads != 7 {
+			t.Fatalf("scan %d over chunks 0-9 loaded %d chunks and left %s cached; want 7 loads (0-6) and [7 8 9]", scan, loads, got)
+		}
+	}
+	// A newer chunk (a live writer's) takes the place of the oldest.
+	c.put(10, &chunkSketches{data: make([]byte, 1000)}, 0)
+	if got := fmt.Sprint(cached()); got != "[8 9 10]" {
+		t.Errorf("after chunk 10 the cache holds %s, want [8 9 10]", got)
 	}
 	// A load that raced with a write is not kept.
 	_, gen := c.get(42)
@@ -472,8 +500,8 @@ func TestCurrentBranchSeqsFollowTheLeaf(t *testing.T) {
 
 // TestWarmSketchesLoadsEveryChunkWithinTheBound: after warming, every chunk
 // of a store that fits is in memory with columns for its full chunks, and
-// searches agree with a cold store; a small bound stops the warm-up early
-// instead of dropping what it loaded first.
+// searches agree with a cold store; under a small bound the warm-up loads
+// the newest chunks and stops early instead of dropping what it loaded.
 func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
 	texts := make([]string, 3*sketchChunk+100)
 	for i := range texts {
@@ -485,7 +513,7 @@ func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.sketches = newSketchCache(sketchCacheBytes)
+	st.sketches = newSketchCache(DefaultSketchCacheBytes)
 	ws, err := st.WarmSketches(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -519,13 +547,33 @@ func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
 	if !ws.Full || ws.Chunks < 1 || ws.Chunks > 3 {
 		t.Errorf("WarmSketches with a small bound = %+v, want it stopped early after 1-3 chunks", ws)
 	}
-	if ch, _ := st.sketches.get(0); ch == nil {
-		t.Error("the first chunk warmed was dropped again")
+	// The newest chunks are warmed first, and none is dropped again.
+	if ch, _ := st.sketches.get(3); ch == nil {
+		t.Error("the newest chunk was not warmed, or dropped again")
+	}
+	if ch, _ := st.sketches.get(0); ch != nil && ws.Chunks < 4 {
+		t.Error("the oldest chunk was warmed before newer ones")
+	}
+	// Chunks that do not fit load on each use, with the same answer, and
+	// push out none of the newer ones.
+	st.sketches.max = st.sketches.bytes
+	before := slices.Sorted(maps.Keys(st.sketches.chunks))
+	for range 2 {
+		small, _, err := st.MayHold([]SeqRange{{1, st.LastSeq()}}, probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(small) != fmt.Sprint(cold) {
+			t.Errorf("MayHold under a small bound = %v, cold = %v", small, cold)
+		}
+		if after := slices.Sorted(maps.Keys(st.sketches.chunks)); !slices.Equal(after, before) {
+			t.Errorf("MayHold under a full cache changed the cached chunks from %v to %v", before, after)
+		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	st.sketches = newSketchCache(sketchCacheBytes)
+	st.sketches = newSketchCache(DefaultSketchCacheBytes)
 	if _, err := st.WarmSketches(ctx); err == nil {
 		t.Error("WarmSketches with a cancelled context returned no error")
 	}
@@ -560,7 +608,7 @@ func TestSlabsStayCountedWhileAnyOfTheirChunksIsCached(t *testing.T) {
 		texts[i] = fmt.Sprintf("entry %d says %x", i, i*7919)
 	}
 	st := pushTexts(t, texts)
-	st.sketches = newSketchCache(sketchCacheBytes)
+	st.sketches = newSketchCache(DefaultSketchCacheBytes)
 	if _, err := st.WarmSketches(context.Background()); err != nil {
 		t.Fatal(err)
 	}

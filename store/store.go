@@ -16,6 +16,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -152,6 +153,10 @@ type Options struct {
 	// FlushBytes is how many bytes of committed batches a bulk store
 	// holds in memory before it starts a flush (DefaultFlushBytes when 0).
 	FlushBytes int
+	// SketchCacheBytes bounds the sketches, records and chunk filters kept
+	// in memory (DefaultSketchCacheBytes when 0). A million picorpus
+	// entries take ~850 MB of it.
+	SketchCacheBytes int
 }
 
 // DefaultFlushBytes is a bulk store's FlushBytes when none is given: half
@@ -209,7 +214,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open pebble at %s: %w", dir, err)
 	}
 	s := &Store{db: db, dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
-		sketches: newSketchCache(sketchCacheBytes), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes}
+		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes}
 	if s.flushBytes <= 0 {
 		s.flushBytes = DefaultFlushBytes
 	}

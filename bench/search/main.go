@@ -41,6 +41,7 @@ func main() {
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	memProf := flag.String("memprofile", "", "write a profile of what the queries allocated here, every allocation sampled (see FILE.base)")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
+	sketchMB := flag.Int("sketch-mb", 0, "the store's sketch cache bound in MB, as 'pi-history serve --sketch-mb' (0: serve's default for this machine); below what the history needs (~850 MB a million entries) it shows how search fares past the bound")
 	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
 	memLimit := flag.Int("memlimit-mb", 0, "the Go memory limit in MB (0: what 'pi-history serve' sets)")
 	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
@@ -56,14 +57,18 @@ func main() {
 		cache = service.ServeCacheBytes()
 	}
 	// The heap as a server runs it, unless told otherwise.
-	service.TuneServeMemory(cache)
+	sketch := int64(*sketchMB) << 20
+	if *sketchMB == 0 {
+		sketch = service.ServeSketchBytes()
+	}
+	service.TuneServeMemory(cache, sketch)
 	if *memLimit > 0 {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
 	if *gcPercent > 0 {
 		debug.SetGCPercent(*gcPercent)
 	}
-	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache})
+	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache, SketchCacheBytes: int(sketch)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

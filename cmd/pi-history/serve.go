@@ -28,12 +28,13 @@ var serveFlags struct {
 	allowHosts string
 	noWatch    bool
 	cacheMB    int
+	sketchMB   int
 }
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch] [--cache-mb N]",
+		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch] [--cache-mb N] [--sketch-mb N]",
 		summary: "watch Pi's sessions and serve the HTTP API and web UI",
 		help: `Owns the data directory: reads every journal Pi writes into the store as it
 is written (within milliseconds), and serves the HTTP API (/v1, documented at
@@ -56,11 +57,16 @@ taken. At a million entries, 1024 instead of 512 cut the p99 of first pages
 of 13-40 character needles from about 200 to 60 ms, and 1536 (every text
 cached) the p99 of 3-12 character needles from 20-50 to 14-24 ms.
 
-On start, the trigram sketches (about 700 MB per million entries, with
-the records and bit-sliced rows kept beside them), each session's current
-branch and then texts, up to three quarters of the cache, are loaded in
-the background (10-15 s at a million entries), so that the first searches
-need not read them from disk.
+On start, the trigram sketches (about 850 MB per million entries, with
+the records, bit-sliced rows and byte filters kept beside them), each
+session's current branch and then texts, up to three quarters of the
+cache, are loaded in the background (30-40 s at a million entries), so
+that the first searches need not read them from disk. --sketch-mb bounds
+the sketches: by default a sixth of the machine's memory, 1024-8192 MB.
+A history larger than that keeps its newest entries' sketches in memory;
+searches that reach older entries read theirs from disk each time and are
+hundreds of times slower. The "preloaded for search" line of the log says
+when the bound was reached: give --sketch-mb more then, if you can.
 
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
@@ -73,6 +79,7 @@ Examples:
 			fs.StringVar(&serveFlags.allowHosts, "allow-host", "", "further names clients may use in the Host header, comma-separated (for a non-loopback --addr)")
 			fs.BoolVar(&serveFlags.noWatch, "no-watch", false, "do not watch Pi's sessions directories (serve what is stored)")
 			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 0, "MB of memory for decompressed store blocks, filled as searches read them (0: a sixteenth of the machine's memory, 256-2048)")
+			fs.IntVar(&serveFlags.sketchMB, "sketch-mb", 0, "most MB of memory for search sketches, ~850 a million entries (0: a sixth of the machine's memory, 1024-8192)")
 		},
 		run: runServe,
 	})
@@ -100,12 +107,19 @@ func runServe(g *globals, args []string) error {
 	case serveFlags.cacheMB < 8:
 		return usagef("--cache-mb %d: want at least 8, or 0 for the default", serveFlags.cacheMB)
 	}
-	service.TuneServeMemory(cache)
+	sketch := int64(serveFlags.sketchMB) << 20
+	switch {
+	case serveFlags.sketchMB == 0:
+		sketch = service.ServeSketchBytes()
+	case serveFlags.sketchMB < 8:
+		return usagef("--sketch-mb %d: want at least 8, or 0 for the default", serveFlags.sketchMB)
+	}
+	service.TuneServeMemory(cache, sketch)
 	batch, err := indexBatchBytes()
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, IndexBatchBytes: batch})
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
@@ -194,9 +208,13 @@ func runServe(g *globals, args []string) error {
 				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
 				"filterChunks", w.Filters.Chunks, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond))
+			if w.Sketches.Full {
+				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 850 MB a million entries)",
+					"sketchMB", sketch>>20, "chunksCached", w.Sketches.Chunks)
+			}
 		}
 	}()
-	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "cacheMB", cache>>20)
+	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "cacheMB", cache>>20, "sketchMB", sketch>>20)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
 	// and expires in 10 minutes; 'pi-history open' makes a fresh one).
 	fmt.Fprintf(g.stdout, "pi-history is serving %s\nOpen the web UI (this link logs you in once, for 10 minutes):\n    %s\n",

@@ -157,14 +157,19 @@ func TestServeSharesTheStoreWithTheCLI(t *testing.T) {
 	if strings.Contains(serverLog.String(), strings.TrimSpace(tok)) {
 		t.Error("the server log contains the token")
 	}
-	// Without --cache-mb the server takes the default for this machine,
-	// and says so; a cache too small to be of use is refused.
-	if want := fmt.Sprintf(`"cacheMB":%d`, service.ServeCacheBytes()>>20); !strings.Contains(serverLog.String(), want) {
-		t.Errorf("the serving line of the log does not say %s:\n%s", want, serverLog.String())
+	// Without --cache-mb and --sketch-mb the server takes the defaults
+	// for this machine, and says so; a cache too small to be of use is
+	// refused.
+	for _, want := range []string{fmt.Sprintf(`"cacheMB":%d`, service.ServeCacheBytes()>>20), fmt.Sprintf(`"sketchMB":%d`, service.ServeSketchBytes()>>20)} {
+		if !strings.Contains(serverLog.String(), want) {
+			t.Errorf("the serving line of the log does not say %s:\n%s", want, serverLog.String())
+		}
 	}
-	bad := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", sessions, "--cache-mb", "3")
-	if out, err := bad.CombinedOutput(); bad.ProcessState == nil || bad.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "--cache-mb 3: want at least 8") {
-		t.Errorf("serve --cache-mb 3: %v\n%s", err, out)
+	for _, flag := range []string{"--cache-mb", "--sketch-mb"} {
+		bad := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", sessions, flag, "3")
+		if out, err := bad.CombinedOutput(); bad.ProcessState == nil || bad.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), flag+" 3: want at least 8") {
+			t.Errorf("serve %s 3: %v\n%s", flag, err, out)
+		}
 	}
 }
 
