@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -1314,12 +1315,38 @@ func hitParts(text []byte, f *finder, first int) ([]segment, int) {
 	segs := make([]segment, nspans)
 	runes, at := 0, 0
 	for k, sp := range spans[:nspans] {
-		runes += utf8.RuneCount(text[at:sp.a])
+		runes += runeCount(text[at:sp.a])
 		segs[k] = segment{text: bytes.Clone(text[sp.a:sp.b]), runes: runes}
-		runes += utf8.RuneCount(text[sp.a:sp.b])
+		runes += runeCount(text[sp.a:sp.b])
 		at = sp.b
 	}
 	return segs, matches
+}
+
+// runeCount is utf8.RuneCount (an invalid byte counts as one rune), eight
+// bytes at a time through ASCII: a hit's snippets say at which character
+// they start, and counting the text before them byte by byte took 9% of
+// the CPU of first pages of 3-5 character needles.
+func runeCount(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		for len(b) >= 8 && binary.LittleEndian.Uint64(b)&0x8080808080808080 == 0 {
+			n += 8
+			b = b[8:]
+		}
+		if len(b) == 0 {
+			break
+		}
+		if b[0] < utf8.RuneSelf {
+			n++
+			b = b[1:]
+			continue
+		}
+		_, sz := utf8.DecodeRune(b)
+		n++
+		b = b[sz:]
+	}
+	return n
 }
 
 // runesOn returns the byte offset n runes after at in text (or its end).

@@ -265,3 +265,25 @@ func TestRunesOnAndBackStepByRunes(t *testing.T) {
 		}
 	}
 }
+
+// runeCount counts what utf8.RuneCount counts, invalid bytes included, at
+// every alignment of ASCII runs and multi-byte runes.
+func TestRuneCountAgreesWithUTF8(t *testing.T) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "é", "abcdefgé", "abcdefghé", "日本語のテキスト and more ASCII after it",
+		"🙂🙂🙂🙂", "\xff", "abcdefg\xff", "abcdefgh\xc3", "\xc3(abcdefghijklmnop", strings.Repeat("x", 100) + "→" + strings.Repeat("y", 17)} {
+		for cut := 0; cut <= len(s); cut++ {
+			if got, want := runeCount([]byte(s[cut:])), utf8.RuneCount([]byte(s[cut:])); got != want {
+				t.Errorf("runeCount(%q) = %d, want %d", s[cut:], got, want)
+			}
+		}
+	}
+}
+
+func FuzzRuneCountAgreesWithUTF8(f *testing.F) {
+	f.Add([]byte("abcdefgh\xe2\x86\x92ijklmnop\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := runeCount(b), utf8.RuneCount(b); got != want {
+			t.Fatalf("runeCount(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
