@@ -375,6 +375,8 @@ type sketchCache struct {
 	gen    map[uint64]uint64 // bumped by drop, checked before keeping a load
 	bytes  int
 	max    int
+	low    uint64 // the lowest chunk number cached, when lowOK
+	lowOK  bool
 }
 
 func newSketchCache(max int) *sketchCache {
@@ -429,20 +431,34 @@ func (c *sketchCache) put(chunk uint64, ch *chunkSketches, gen uint64) {
 		}
 		c.remove(old)
 	}
-	c.chunks[chunk] = ch
+	c.insert(chunk, ch)
 	c.bytes += size
 }
 
-// oldest returns the lowest chunk number cached (under c.mu; the cache is
-// not empty).
-func (c *sketchCache) oldest() uint64 {
-	first, old := true, uint64(0)
-	for k := range c.chunks {
-		if first || k < old {
-			old, first = k, false
-		}
+// insert puts ch in the cache as chunk (under c.mu), keeping the lowest
+// chunk number known.
+func (c *sketchCache) insert(chunk uint64, ch *chunkSketches) {
+	if c.lowOK && chunk < c.low {
+		c.low = chunk
 	}
-	return old
+	c.chunks[chunk] = ch
+}
+
+// oldest returns the lowest chunk number cached (under c.mu; the cache is
+// not empty). It is kept between calls, and looked for again only after
+// that chunk left: a search past the bound asks once for each chunk it
+// loads, and would otherwise pass over every cached chunk each time.
+func (c *sketchCache) oldest() uint64 {
+	if !c.lowOK {
+		first := true
+		for k := range c.chunks {
+			if first || k < c.low {
+				c.low, first = k, false
+			}
+		}
+		c.lowOK = true
+	}
+	return c.low
 }
 
 func (c *sketchCache) drop(chunk uint64) {
@@ -534,7 +550,7 @@ func (c *sketchCache) extend(chunk uint64, add []freshSketch) {
 	if n == nil {
 		return
 	}
-	c.chunks[chunk] = n
+	c.insert(chunk, n)
 	c.bytes += n.size()
 }
 
@@ -544,6 +560,9 @@ func (c *sketchCache) extend(chunk uint64, add []freshSketch) {
 func (c *sketchCache) remove(chunk uint64) {
 	ch := c.chunks[chunk]
 	delete(c.chunks, chunk)
+	if chunk == c.low {
+		c.lowOK = false
+	}
 	c.bytes -= ch.size()
 	if g := ch.owner; g != nil {
 		g.members--

@@ -276,6 +276,31 @@ func TestSketchCacheKeepsTheNewestChunksAtItsBound(t *testing.T) {
 	}
 }
 
+// TestSketchCacheKnowsItsOldestChunk: through puts, drops and extensions
+// in any order, oldest is the lowest chunk number cached.
+func TestSketchCacheKnowsItsOldestChunk(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := newSketchCache(1 << 30)
+	for step := range 5000 {
+		k := r.Uint64N(40)
+		switch r.IntN(3) {
+		case 0:
+			_, gen := c.get(k)
+			c.put(k, &chunkSketches{}, gen)
+		case 1:
+			c.drop(k)
+		case 2:
+			c.extend(k, []freshSketch{{seq: k*sketchChunk + sketchChunk - 1, meta: []byte("m")}})
+		}
+		if len(c.chunks) == 0 {
+			continue
+		}
+		if got, want := c.oldest(), slices.Min(slices.Collect(maps.Keys(c.chunks))); got != want {
+			t.Fatalf("step %d: oldest = %d, want %d", step, got, want)
+		}
+	}
+}
+
 func TestCompactKeepsEveryEntry(t *testing.T) {
 	var texts []string
 	for i := range 500 {
