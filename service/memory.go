@@ -38,11 +38,11 @@ const ServeGCPercent = 25
 // a sixth of the memory this process may use, between 1 and 8 GB (1 GB
 // where that memory cannot be read). The cache takes only what the
 // history needs, ~850 MB per million entries (sketches, records,
-// bit-sliced rows and chunk filters), so on a 24 GB machine ~4.7 million
-// entries stay in memory. What does not fit is the oldest history, whose
-// sketches are then read from disk on each search that reaches them:
-// 1,000,012 entries under a bound of 500 MB took exact counts from 3 ms
-// to 1-4 s.
+// bit-sliced rows and chunk filters), so on a 24 GB machine about 4.8
+// million entries stay in memory. What does not fit is the oldest
+// history, whose sketches are then read from disk on each search that
+// reaches them: 1,000,012 entries under a bound of 500 MB took exact
+// counts from 3.7 to 64 ms (p50).
 func ServeSketchBytes() int64 { return sketchFor(totalMemory()) }
 
 // sketchFor is ServeSketchBytes for a process that may use total bytes
@@ -54,7 +54,7 @@ func sketchFor(total int64) int64 {
 
 // ServeOtherHeap is what a server keeps in its Go heap for good besides
 // its sketch cache and block cache: each session's current branch, cached
-// trees, the index's readers (~300 MB at a million entries), with room
+// trees, the index's readers (~400 MB at a million entries), with room
 // for the garbage of searches in flight.
 const ServeOtherHeap = 1 << 30
 

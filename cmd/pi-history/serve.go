@@ -100,19 +100,13 @@ func runServe(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	cache := int64(serveFlags.cacheMB) << 20
-	switch {
-	case serveFlags.cacheMB == 0:
-		cache = service.ServeCacheBytes()
-	case serveFlags.cacheMB < 8:
-		return usagef("--cache-mb %d: want at least 8, or 0 for the default", serveFlags.cacheMB)
+	cache, err := megabytes("--cache-mb", serveFlags.cacheMB, service.ServeCacheBytes)
+	if err != nil {
+		return err
 	}
-	sketch := int64(serveFlags.sketchMB) << 20
-	switch {
-	case serveFlags.sketchMB == 0:
-		sketch = service.ServeSketchBytes()
-	case serveFlags.sketchMB < 8:
-		return usagef("--sketch-mb %d: want at least 8, or 0 for the default", serveFlags.sketchMB)
+	sketch, err := megabytes("--sketch-mb", serveFlags.sketchMB, service.ServeSketchBytes)
+	if err != nil {
+		return err
 	}
 	service.TuneServeMemory(cache, sketch)
 	batch, err := indexBatchBytes()
@@ -275,4 +269,16 @@ func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server,
 	}
 	srv.Auth().SetCookieValidator(logins.ValidCookieValue)
 	return srv, nil
+}
+
+// megabytes turns the value mb of a memory flag into bytes: def() for 0,
+// a usage error below 8 MB.
+func megabytes(flag string, mb int, def func() int64) (int64, error) {
+	switch {
+	case mb == 0:
+		return def(), nil
+	case mb < 8:
+		return 0, usagef("%s %d: want at least 8, or 0 for the default", flag, mb)
+	}
+	return int64(mb) << 20, nil
 }
