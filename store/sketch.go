@@ -577,7 +577,7 @@ func (c *sketchCache) remove(chunk uint64) {
 
 // loadChunk reads the sketches and records of one chunk from Pebble.
 func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
-	ch, err := s.loadSketches(chunk)
+	ch, err := s.loadSketches(chunk, &chunkSketches{})
 	if err != nil {
 		return nil, err
 	}
@@ -587,15 +587,9 @@ func (s *Store) loadChunk(chunk uint64) (*chunkSketches, error) {
 	return ch, nil
 }
 
-// loadSketches reads the sketches of one chunk from Pebble, and marks
-// them.
-func (s *Store) loadSketches(chunk uint64) (*chunkSketches, error) {
-	return s.loadSketchesInto(chunk, &chunkSketches{})
-}
-
-// loadSketchesInto is loadSketches into ch, a chunk of zero value but
-// for its data's capacity.
-func (s *Store) loadSketchesInto(chunk uint64, ch *chunkSketches) (*chunkSketches, error) {
+// loadSketches reads the sketches of one chunk from Pebble into ch (of
+// zero value but for its data's capacity), and marks them.
+func (s *Store) loadSketches(chunk uint64, ch *chunkSketches) (*chunkSketches, error) {
 	lo := chunk * sketchChunk
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagSketch, lo), UpperBound: seqKey(tagSketch, lo+sketchChunk)})
 	if err != nil {
@@ -673,17 +667,23 @@ func (s *Store) chunkFor(chunk uint64) (*chunkSketches, error) {
 // for one use (the warm-up loads and slices a chunk in ~13 ms: 631 in
 // 8.4 s at a million entries).
 func (s *Store) chunkToTest(chunk uint64) (*chunkSketches, error) {
-	if ch, _ := s.sketches.get(chunk); ch != nil || s.sketches.wouldKeep(chunk) {
-		if ch != nil {
-			return ch, nil
+	if s.sketches.wouldKeep(chunk) {
+		ch, err := s.chunkFor(chunk)
+		if err != nil {
+			return nil, err
 		}
-		return s.chunkFor(chunk)
+		if cached, _ := s.sketches.get(chunk); cached != ch {
+			// The estimate was wrong (or a writer raced the load): put
+			// did not keep it, so it is used once all the same.
+			ch.once = true
+		}
+		return ch, nil
 	}
 	ch, _ := oncePool.Get().(*chunkSketches)
 	if ch == nil {
 		ch = &chunkSketches{}
 	}
-	ch, err := s.loadSketchesInto(chunk, ch)
+	ch, err := s.loadSketches(chunk, ch)
 	if err != nil {
 		return nil, err
 	}
@@ -696,8 +696,9 @@ func (s *Store) chunkToTest(chunk uint64) (*chunkSketches, error) {
 // sketches afresh took most of its CPU, half of it in the collector.
 var oncePool sync.Pool
 
-// release gives a chunk loaded for one test back for the next, once its
-// test is over; other chunks it leaves alone.
+// release gives a chunk used for one test back for the next, once its
+// test is over (nothing else holds it: the cache did not keep it); other
+// chunks it leaves alone.
 func (c *chunkSketches) release() {
 	if c.once {
 		*c = chunkSketches{data: c.data[:0]}
@@ -705,12 +706,13 @@ func (c *chunkSketches) release() {
 	}
 }
 
-// wouldKeep reports whether put would keep a chunk loaded now: the cache
-// has room for a chunk of warmChunkBytes, or holds an older chunk.
+// wouldKeep reports whether put would likely keep chunk if it were loaded
+// now: the cache has room for a chunk of the size of those it holds, or
+// holds an older chunk.
 func (c *sketchCache) wouldKeep(chunk uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes+warmChunkBytes <= c.max || len(c.chunks) == 0 || c.oldest() < chunk
+	return len(c.chunks) == 0 || c.bytes+c.bytes/len(c.chunks) <= c.max || c.oldest() < chunk
 }
 
 // MayHold narrows ranges (ascending, disjoint) to the seqs whose text may
@@ -1032,7 +1034,8 @@ var slabChunks uint64 = 64
 
 // warmChunkBytes is the room WarmSketches wants before loading one more
 // chunk: a chunk of larger-than-average sketches (~300 bytes each) with
-// its columns, so that warming never evicts a chunk it loaded.
+// its columns, so that warming seldom loads a chunk that the cache, at
+// its bound, does not keep.
 const warmChunkBytes = sketchChunk*300 + colsBytes + wideColsBytes
 
 // wideColsBytes is what the wide rows' columns of a chunk take when up to

@@ -64,9 +64,11 @@ cache, are loaded in the background (30-40 s at a million entries), so
 that the first searches need not read them from disk. --sketch-mb bounds
 the sketches: by default a sixth of the machine's memory, 1024-8192 MB.
 A history larger than that keeps its newest entries' sketches in memory;
-searches that reach older entries read theirs from disk each time and are
-hundreds of times slower. The "preloaded for search" line of the log says
-when the bound was reached: give --sketch-mb more then, if you can.
+searches that reach older entries read theirs from disk each time (at a
+million entries with 40% of them left out, first pages of 13-40 character
+needles took 56 instead of 1.8 ms, exact counts 64 instead of 3.7 ms). The
+log warns when the bound was reached: give --sketch-mb more then, if you
+can.
 
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
