@@ -160,6 +160,7 @@ func main() {
 	// line pools the four groups' queries (each group the same size).
 	pooled := map[string]bool{groups[0].name: true, groups[1].name: true, groups[2].name: true, groups[3].name: true}
 	var pool, poolHits, poolRg, poolRgO []float64
+	var poolSame, poolRatios []float64 // the pooled needles ripgrep also ran: our times, and ripgrep's over ours
 
 	if *prof != "" {
 		// From here on: the queries, not the preload or the sampling.
@@ -208,13 +209,16 @@ func main() {
 		sub := g.needles[:min(*rgN, len(g.needles))]
 		rgT, rgO := rgTimes(*corpus, sub, 50), rgInOrder(func(int) []string { return ordered }, sub, 50)
 		report(g.name, ours, rgT, rgO, hits)
+		reportSame(ours[:len(rgO)], ratios(ours, rgO), "rg in order")
 		if pooled[g.name] {
 			pool, poolHits, poolRg, poolRgO = append(pool, ours...), append(poolHits, hits...), append(poolRg, rgT...), append(poolRgO, rgO...)
+			poolSame, poolRatios = append(poolSame, ours[:len(rgO)]...), append(poolRatios, ratios(ours, rgO)...)
 			delete(pooled, g.name)
 			if len(pooled) == 0 {
-				fmt.Printf("%-58s %9.2f %9.2f %s %9.0f   (the four groups above together: %d queries)\n",
+				fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (the four groups above together: %d queries)\n",
 					"all scope, first page, 3+ chars and near-misses pooled", pct(pool, 0.5), pct(pool, 0.99),
 					versus(pool, poolRg, poolRgO), pct(poolHits, 0.5), len(pool))
+				reportSame(poolSame, poolRatios, "rg in order")
 			}
 		}
 	}
@@ -241,7 +245,9 @@ func main() {
 			k++
 			return search.Request{Needle: nd, Scope: search.ScopeBranch, Session: bs[(k-1)%len(bs)], Limit: 50}
 		})
-		report(name, ours, nil, rgInOrder(func(i int) []string { return bf[i] }, bn[:min(*rgN, len(bn))], 50), hits)
+		rgO := rgInOrder(func(i int) []string { return bf[i] }, bn[:min(*rgN, len(bn))], 50)
+		report(name, ours, nil, rgO, hits)
+		reportSame(ours[:len(rgO)], ratios(ours, rgO), "rg in order")
 	}
 
 	// Exact count of every hit of 20-character needles, vs rg -c over everything.
@@ -253,7 +259,9 @@ func main() {
 		ours, hits := run(eng, cn, func(nd string) search.Request {
 			return search.Request{Needle: nd, Scope: search.ScopeAll, Limit: 1, Count: true}
 		})
-		report(name, ours, rgTimes(*corpus, cn[:min(*rgN, len(cn))], 0), nil, hits)
+		rgC := rgTimes(*corpus, cn[:min(*rgN, len(cn))], 0)
+		report(name, ours, rgC, nil, hits)
+		reportSame(ours[:len(rgC)], ratios(ours, rgC), "rg -c")
 	}
 
 	// Memory across many queries.
@@ -456,9 +464,31 @@ func versus(ours, rg, rgOrdered []float64) string {
 	return col(rg, 9) + " " + col(rgOrdered, 9)
 }
 
+// ratios returns, for each needle base timed (the first len(base) of
+// ours), base's time over ours.
+func ratios(ours, base []float64) []float64 {
+	var out []float64
+	for i, b := range base {
+		out = append(out, b/max(ours[i], 0.001))
+	}
+	return out
+}
+
+// reportSame prints, under a group's line, the figures of the needles
+// ripgrep also ran: our median over those alone (the group's median is
+// over every needle, ripgrep's over its few), and the median and lowest of
+// the per-needle ratios, each needle against ripgrep reaching its answer.
+func reportSame(ours, rs []float64, base string) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Printf("    the %d needles %s ran: ours p50 %.3f ms; %s/ours per needle: median %.0fx, lowest %.0fx\n",
+		len(rs), base, pct(ours, 0.5), base, pct(rs, 0.5), slices.Min(rs))
+}
+
 func report(name string, ours, rg, rgOrdered, hits []float64) {
 	n := float64(max(len(ours), 1))
-	fmt.Printf("%-58s %9.2f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB)\n", name, pct(ours, 0.5), pct(ours, 0.99), versus(ours, rg, rgOrdered), pct(hits, 0.5),
+	fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB)\n", name, pct(ours, 0.5), pct(ours, 0.99), versus(ours, rg, rgOrdered), pct(hits, 0.5),
 		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6)
 	if len(plans) == len(ours) {
 		reportPlans(ours)
