@@ -146,7 +146,7 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	w.BranchTime = time.Since(t0)
 	t0 = time.Now()
 	if w.Filters, err = s.Store.WarmFilters(ctx); err != nil {
-		return w, fmt.Errorf("build the chunks' text filters: %w", err)
+		return w, fmt.Errorf("build or read back the chunks' text filters: %w", err)
 	}
 	w.FilterTime = time.Since(t0)
 	t0 = time.Now()

@@ -148,6 +148,7 @@ const (
 	tagSession = 'S' // S<sid>                      → SessionInfo (JSON)
 	tagFile    = 'F' // F<path>                     → FileState (JSON)
 	tagDeleted = 'D' // D<seq:8>                    → nothing: removed entries the index must forget
+	tagFilter  = 'B' // B<chunk:8>                  → a full chunk's text filter (see storedFilter)
 )
 
 func seqKey(tag byte, seq uint64) []byte {

@@ -278,3 +278,93 @@ func TestAStoreEmptyAtTheWarmUpStillGetsFilters(t *testing.T) {
 		t.Error("builds started again after they were stopped")
 	}
 }
+
+// TestKeptFiltersAreReusedOnlyWhileTheirTextsHold: a full chunk's filter
+// is kept in the store and read back at the next start instead of being
+// built; one whose texts changed behind the store's back (another
+// version's write) or whose record is damaged is built again, and no
+// entry that holds a needle is lost to a stale filter.
+func TestKeptFiltersAreReusedOnlyWhileTheirTextsHold(t *testing.T) {
+	texts := filterTexts()
+	st := pushTexts(t, texts)
+	dir := st.Dir()
+	warm := func(st *Store) FilterStats {
+		t.Helper()
+		if _, err := st.WarmSketches(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := st.WarmFilters(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	reopen := func() *Store {
+		t.Helper()
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		next, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { next.Close() })
+		return next
+	}
+	if fs := warm(st); fs.Chunks != 3 || fs.Loaded != 0 {
+		t.Fatalf("first WarmFilters = %+v; want 3 chunks built, none loaded", fs)
+	}
+	for c, want := range []bool{true, true, false} { // chunk 2 is still filling
+		if _, err := st.get(seqKey(tagFilter, uint64(c))); (err == nil) != want {
+			t.Errorf("chunk %d: filter kept = %v, want %v", c, err == nil, want)
+		}
+	}
+	built, _ := st.sketches.get(0)
+	builtBits := built.filter.Load().bits
+
+	st = reopen()
+	if fs := warm(st); fs.Chunks != 3 || fs.Loaded != 2 {
+		t.Fatalf("WarmFilters after a restart = %+v; want 3 chunks, the 2 full ones loaded", fs)
+	}
+	if ch, _ := st.sketches.get(0); ch.filter.Load().bits != builtBits {
+		t.Fatal("chunk 0's loaded filter differs from the one built")
+	}
+	shapes := [][]SeqRange{{{1, 2600}}, {{5, 5}, {1023, 1025}}}
+	for _, nd := range []string{"ZQX9", "alpha1", "🚀", "a"} {
+		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
+	}
+
+	// Seq 5 (chunk 0, which held no "ZQX9") gets a text that holds it,
+	// with its sketch, and chunk 1's record is cut short. The old filter
+	// of chunk 0 would rule seq 5 out.
+	changed := "now ZQX9 lives in chunk 0"
+	texts[4] = changed
+	for _, kv := range []struct {
+		key []byte
+		val []byte
+	}{{seqKey(tagText, 5), []byte(changed)}, {seqKey(tagSketch, 5), trigram.Sketch([]byte(changed))}} {
+		if err := st.db.Set(kv.key, kv.val, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := st.get(seqKey(tagFilter, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.db.Set(seqKey(tagFilter, 1), rec[:len(rec)/2], nil); err != nil {
+		t.Fatal(err)
+	}
+	st = reopen()
+	if fs := warm(st); fs.Chunks != 3 || fs.Loaded != 0 {
+		t.Fatalf("WarmFilters after the texts changed = %+v; want 3 chunks built, none loaded", fs)
+	}
+	for _, nd := range []string{"ZQX9", "lives in", "alpha1"} {
+		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
+	}
+	// What was built again is kept again.
+	st = reopen()
+	if fs := warm(st); fs.Loaded != 2 {
+		t.Fatalf("WarmFilters after the rebuild = %+v; want the 2 full chunks loaded", fs)
+	}
+	mayHoldKeepsEveryMatch(t, st, texts, "ZQX9", shapes)
+}

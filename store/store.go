@@ -122,6 +122,7 @@ type Store struct {
 	// builds gives chunks that searches meet without a filter one, once
 	// WarmFilters has run (see filterBuilds).
 	builds filterBuilds
+	closed atomic.Bool // Close was called
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -267,8 +268,11 @@ func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
 	return nil
 }
 
-// Close flushes and closes the store.
+// Close flushes and closes the store. Closing it again does nothing.
 func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
 	s.builds.stop()
 	err := s.db.Flush()
 	s.flushes.Wait()

@@ -1,5 +1,11 @@
 package trigram
 
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+)
+
 // A Filter holds the bytes of many texts (those of a chunk of a thousand
 // entries) in three forms: a Bloom filter of their byte trigrams (three
 // consecutive bytes, not runes), and exact sets of their byte pairs and
@@ -49,6 +55,38 @@ func (f *Filter) Add(text []byte) {
 			a = (a + d) & (FilterBits - 1)
 		}
 	}
+}
+
+// FilterEncodedBytes is the length of a Filter's encoding (see
+// AppendBinary): its trigram set, pairs and bytes, 73,760 bytes.
+const FilterEncodedBytes = 8 * (FilterBits/64 + 1<<16/64 + 256/64)
+
+// AppendBinary appends f's encoding to b, every word of its sets in order,
+// little-endian, and returns the extended slice. The encoding is stable:
+// a store keeps it on disk.
+func (f *Filter) AppendBinary(b []byte) ([]byte, error) {
+	b = slices.Grow(b, FilterEncodedBytes)
+	for _, set := range [][]uint64{f.tri[:], f.pairs[:], f.bytes[:]} {
+		for _, w := range set {
+			b = binary.LittleEndian.AppendUint64(b, w)
+		}
+	}
+	return b, nil
+}
+
+// UnmarshalBinary sets f from enc, an encoding AppendBinary wrote; it
+// fails, leaving f as it was, when enc is not FilterEncodedBytes long.
+func (f *Filter) UnmarshalBinary(enc []byte) error {
+	if len(enc) != FilterEncodedBytes {
+		return fmt.Errorf("trigram: a filter's encoding is %d bytes, not %d", len(enc), FilterEncodedBytes)
+	}
+	for _, set := range [][]uint64{f.tri[:], f.pairs[:], f.bytes[:]} {
+		for i := range set {
+			set[i] = binary.LittleEndian.Uint64(enc)
+			enc = enc[8:]
+		}
+	}
+	return nil
 }
 
 // filterHashes is how many bits each byte trigram sets in a Filter.

@@ -156,3 +156,37 @@ func TestFiltersAreGivenUpAfterARunOfPasses(t *testing.T) {
 		t.Error("an empty needle is worth testing on filters")
 	}
 }
+
+// TestFilterEncodingRoundTrips: a filter decoded from its encoding passes
+// and rules out what the original does, and an encoding of another length
+// is refused without touching the filter.
+func TestFilterEncodingRoundTrips(t *testing.T) {
+	var f Filter
+	f.Add([]byte("func main() { fmt.Println(\"日本語 🙂\") }"))
+	enc, err := f.AppendBinary([]byte("prefix"))
+	if err != nil || len(enc) != len("prefix")+FilterEncodedBytes {
+		t.Fatalf("AppendBinary = %d bytes, %v; want %d after the prefix", len(enc), err, FilterEncodedBytes)
+	}
+	var g Filter
+	if err := g.UnmarshalBinary(enc[len("prefix"):]); err != nil {
+		t.Fatal(err)
+	}
+	if g != f {
+		t.Fatal("the decoded filter differs from the encoded one")
+	}
+	for _, nd := range []string{"main", "日本", "🙂", "Println", "zebra", "Q", "ma"} {
+		p := NewProbe([]byte(nd))
+		if p.PassFilter(&g) != p.PassFilter(&f) {
+			t.Errorf("%q: decoded filter answers %v, the original %v", nd, p.PassFilter(&g), p.PassFilter(&f))
+		}
+	}
+	before := g
+	for _, n := range []int{0, FilterEncodedBytes - 1, FilterEncodedBytes + 1} {
+		if err := g.UnmarshalBinary(make([]byte, n)); err == nil {
+			t.Errorf("an encoding of %d bytes was accepted", n)
+		}
+	}
+	if g != before {
+		t.Error("a refused encoding changed the filter")
+	}
+}

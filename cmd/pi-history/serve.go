@@ -202,7 +202,7 @@ func runServe(g *globals, args []string) error {
 				"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
 				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
 				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
-				"filterChunks", w.Filters.Chunks, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
+				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond))
 			if w.Sketches.Full {
 				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 850 MB a million entries)",
