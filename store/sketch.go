@@ -230,19 +230,23 @@ func (c *chunkSketches) slice(narrow slab, off int, wide slab, woff int) {
 		off = 0
 	}
 	c.cols = narrow.view(off)
-	var row [trigram.SliceBits / 64]uint64
-	for i := range sketchChunk {
-		a, b := c.off[i], c.off[i+1]
-		word, bit := i/64, uint64(1)<<(i%64)
-		if a == b || !trigram.Row(c.data[a:b], &row) {
-			continue
-		}
-		for w, v := range row {
-			for v != 0 {
-				q := w*64 + bits.TrailingZeros64(v)
-				c.cols.words[q*c.cols.stride+word] |= bit
-				v &= v - 1
+	// The rows of each 64 entries, then each 64-by-64 block of them
+	// transposed: a row has a fifth to a third of its bits set, and
+	// setting each bit in its column one by one took 4.6 of the 14 s the
+	// warm-up of a million entries took (the wide rows, nearly full, 6.3).
+	var rows [64][trigram.SliceBits / 64]uint64
+	for word := range sketchChunk / 64 {
+		n := 0
+		for r := range rows {
+			i := word*64 + r
+			if a, b := c.off[i], c.off[i+1]; a == b || !trigram.Row(c.data[a:b], &rows[r]) {
+				clear(rows[r][:])
+				continue
 			}
+			n++
+		}
+		if n > 0 {
+			transposeInto(c.cols, word, func(r, w int) uint64 { return rows[r][w] }, trigram.SliceBits/64)
 		}
 	}
 	c.sliceWide(wide, woff)
@@ -288,13 +292,48 @@ func (c *chunkSketches) sliceWide(into slab, off int) {
 		off = 0
 	}
 	c.wideCols = into.view(off)
-	for j := range rows {
-		for w, v := range rows[j] {
-			for v != 0 {
-				q := w*64 + bits.TrailingZeros64(v)
-				c.wideCols.words[q*c.wideCols.stride+j/64] |= 1 << (j % 64)
-				v &= v - 1
+	for k := range nw {
+		transposeInto(c.wideCols, k, func(r, w int) uint64 {
+			if j := k*64 + r; j < len(rows) {
+				return rows[j][w]
 			}
+			return 0
+		}, wideCols/64)
+	}
+}
+
+// transposeInto ORs into word k of every column of v the bits of 64
+// rows: bit r of column q's word k is bit q of row r, where word w of row
+// r is row(r, w) and each row has words words. It goes a 64-by-64 block
+// at a time.
+func transposeInto(v colView, k int, row func(r, w int) uint64, words int) {
+	var blk [64]uint64
+	for w := range words {
+		for r := range blk {
+			blk[r] = row(r, w)
+		}
+		transpose64(&blk)
+		for b, x := range blk {
+			if x != 0 {
+				v.words[(w*64+b)*v.stride+k] |= x
+			}
+		}
+	}
+}
+
+// transpose64 transposes the 64-by-64 bit matrix m in place: afterwards
+// bit r of m[q] is what bit q of m[r] was. Blocks of 32, 16, ... 1 bits
+// swap across the diagonal in turn.
+func transpose64(m *[64]uint64) {
+	mask := uint64(0x00000000FFFFFFFF)
+	for j := 32; j != 0; j, mask = j>>1, mask^(mask<<(j>>1)) {
+		for k := range 64 {
+			if k&j != 0 {
+				continue
+			}
+			t := (m[k]>>j ^ m[k|j]) & mask
+			m[k] ^= t << j
+			m[k|j] ^= t
 		}
 	}
 }

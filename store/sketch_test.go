@@ -697,3 +697,105 @@ func TestSlabsStayCountedWhileAnyOfTheirChunksIsCached(t *testing.T) {
 		t.Errorf("chunk 2 after the second warm-up is not in a slab of the 3 chunks without columns")
 	}
 }
+
+// TestTranspose64SwapsRowsAndColumns checks transpose64 against the
+// definition on random and edge matrices.
+func TestTranspose64SwapsRowsAndColumns(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var ones, diag [64]uint64
+	for i := range ones {
+		ones[i], diag[i] = ^uint64(0), 1<<i
+	}
+	cases := [][64]uint64{{}, ones, diag, {0: 1 << 63}, {63: 1}}
+	for range 20 {
+		var m [64]uint64
+		for i := range m {
+			m[i] = r.Uint64() & r.Uint64() // a quarter of the bits set
+		}
+		cases = append(cases, m)
+	}
+	for n, m := range cases {
+		got := m
+		transpose64(&got)
+		for a := range 64 {
+			for b := range 64 {
+				if got[a]>>b&1 != m[b]>>a&1 {
+					t.Fatalf("case %d: bit %d of row %d is %d after transposing, bit %d of row %d was %d", n, b, a, got[a]>>b&1, a, b, m[b]>>a&1)
+				}
+			}
+		}
+	}
+}
+
+// TestColumnsHoldEachEntrysRowBits: a chunk's columns, narrow and wide,
+// have bit i of column q set exactly when entry i's row (or its wide
+// row, 4-gram part included) has bit q, for a chunk of small and large
+// texts (whose sketches have wide rows).
+func TestColumnsHoldEachEntrysRowBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	texts := make([]string, 1500)
+	for i := range texts {
+		n := 3 + r.IntN(60)
+		if i%7 == 3 {
+			n = 3000 + r.IntN(20000) // large enough for a wide row
+		}
+		if i%50 == 9 {
+			continue // no text
+		}
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte(' ' + r.IntN(95))
+		}
+		texts[i] = string(b)
+	}
+	st := pushTexts(t, texts)
+	for c := uint64(0); c < 2; c++ {
+		ch, err := st.chunkFor(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols := ch.columns()
+		wideSeen := 0
+		for i := range sketchChunk {
+			a, b := ch.off[i], ch.off[i+1]
+			var row [trigram.SliceBits / 64]uint64
+			if a == b || !trigram.Row(ch.data[a:b], &row) {
+				clear(row[:])
+			}
+			for q := range trigram.SliceBits {
+				want := row[q/64]>>(q%64)&1 == 1
+				if got := cols.word(uint16(q), i/64)>>(i%64)&1 == 1; got != want {
+					t.Fatalf("chunk %d entry %d column %d: bit %v, its row has %v", c, i, q, got, want)
+				}
+			}
+			var wide, four [trigram.WideBits / 64]uint64
+			if a == b || !trigram.WideRow(ch.data[a:b], &wide) {
+				continue
+			}
+			if !trigram.WideFourRow(ch.data[a:b], &four) {
+				for w := range four {
+					four[w] = ^uint64(0)
+				}
+			}
+			j := wideSeen
+			wideSeen++
+			if int(ch.wide[j]) != i {
+				t.Fatalf("chunk %d: wide row %d is entry %d, want %d", c, j, ch.wide[j], i)
+			}
+			for q := range wideCols {
+				src := wide
+				if q >= trigram.WideBits {
+					src = four
+				}
+				bq := q % trigram.WideBits
+				want := src[bq/64]>>(bq%64)&1 == 1
+				if got := ch.wideCols.word(uint16(q), j/64)>>(j%64)&1 == 1; got != want {
+					t.Fatalf("chunk %d wide row %d (entry %d) column %d: bit %v, its row has %v", c, j, i, q, got, want)
+				}
+			}
+		}
+		if wideSeen == 0 || wideSeen != len(ch.wide) {
+			t.Fatalf("chunk %d: %d entries have a wide row, the chunk lists %d", c, wideSeen, len(ch.wide))
+		}
+	}
+}
