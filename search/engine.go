@@ -1391,13 +1391,17 @@ func runesBack(text []byte, at, n int) int {
 	return at
 }
 
-// ascii reports whether b holds only ASCII bytes.
+// ascii reports whether b holds only ASCII bytes, eight at a time.
 func ascii(b []byte) bool {
-	var or byte
-	for _, c := range b {
-		or |= c
+	var or uint64
+	for len(b) >= 8 {
+		or |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
 	}
-	return or < utf8.RuneSelf
+	for _, c := range b {
+		or |= uint64(c)
+	}
+	return or&0x8080808080808080 == 0
 }
 
 // maxContext is the most runes a snippet shows on either side of a match.
@@ -1410,7 +1414,7 @@ const maxContext = 80
 func snippets(segs []segment, needle []byte, budget int) ([]Snippet, int) {
 	var out []Snippet
 	used := 0
-	nl := utf8.RuneCount(needle)
+	nl := runeCount(needle)
 	// The next search starts in segment seg at byte from.
 	seg, from := 0, 0
 	for len(out) < maxSnippets && seg < len(segs) {
@@ -1431,8 +1435,8 @@ func snippets(segs []segment, needle []byte, budget int) ([]Snippet, int) {
 		end := runesOn(text, i+len(needle), ctxChars)
 		piece := text[s:end]
 		out = append(out, Snippet{Text: string(piece), MatchStart: i - s, MatchEnd: i - s + len(needle),
-			Offset: segs[seg].runes + utf8.RuneCount(text[:s])})
-		used += utf8.RuneCount(piece)
+			Offset: segs[seg].runes + runeCount(text[:s])})
+		used += runeCount(piece)
 		from = end
 	}
 	return out, used
