@@ -74,6 +74,9 @@ type chunkSketches struct {
 	// filterBuilds) gives it one; set under the cache's lock.
 	filter atomic.Pointer[textFilter]
 	asked  atomic.Bool // a filter build was asked for (see filterBuilds)
+	// texts holds the chunk's texts in memory, for the chunks at both
+	// ends of the history (see chunkTexts); set under the cache's lock.
+	texts atomic.Pointer[chunkTexts]
 	// once marks a chunk loaded for one test, without its records, that
 	// the cache does not keep (see Store.chunkToTest).
 	once bool
@@ -114,6 +117,9 @@ func (c *chunkSketches) size() int {
 		2*c.nwide + 8*nw*(wideCols+1)
 	if c.filter.Load() != nil {
 		n += filterBytes
+	}
+	if t := c.texts.Load(); t != nil {
+		n += t.bytes()
 	}
 	return n
 }
@@ -409,13 +415,16 @@ func (c *chunkSketches) widePass(pos2, pos4 []uint16) (pass [sketchChunk / 64]ui
 // chunks they touch after committing; a chunk loaded while a writer was
 // at work is used once and not kept.
 type sketchCache struct {
-	mu     sync.Mutex
-	chunks map[uint64]*chunkSketches
-	gen    map[uint64]uint64 // bumped by drop, checked before keeping a load
-	bytes  int
-	max    int
-	low    uint64 // the lowest chunk number cached, when lowOK
-	lowOK  bool
+	// heldTexts counts the chunks ever given their texts in memory (see
+	// chunkTexts): until one was, scans of texts do not look for them.
+	heldTexts atomic.Int64
+	mu        sync.Mutex
+	chunks    map[uint64]*chunkSketches
+	gen       map[uint64]uint64 // bumped by drop, checked before keeping a load
+	bytes     int
+	max       int
+	low       uint64 // the lowest chunk number cached, when lowOK
+	lowOK     bool
 }
 
 func newSketchCache(max int) *sketchCache {
@@ -554,6 +563,7 @@ func (c *chunkSketches) extended(base uint64, add []freshSketch) *chunkSketches 
 	// The filter's entries all lie before first (it covers entries up to
 	// the last with a sketch), so it still stands for them.
 	n.filter.Store(c.filter.Load())
+	n.texts.Store(c.texts.Load()) // the same: its entries lie before first
 	j := 0
 	for i := first; i < sketchChunk; i++ {
 		n.off[i] = uint32(len(n.data))

@@ -768,6 +768,14 @@ type TextReader struct {
 	key [9]byte
 	at  uint64 // the seq the iterator is on, when on is true
 	on  bool
+	// The in-memory texts of chunk tc (nil when it has none), looked up
+	// when a seq of another chunk is asked for: texts held in memory
+	// (see chunkTexts) are read from there.
+	st     *Store
+	lo, hi uint64 // the reader's range
+	tc     uint64
+	tt     *chunkTexts
+	tcSet  bool
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
@@ -776,7 +784,7 @@ func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: read texts of seqs %d-%d: %w", lo, hi, err)
 	}
-	r := &TextReader{it: it}
+	r := &TextReader{it: it, st: s, lo: lo, hi: hi}
 	r.key[0] = tagText
 	return r, nil
 }
@@ -784,6 +792,17 @@ func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
 // Text returns the searchable text of seq, and false when seq has none (or
 // lies outside the reader's range). The slice is valid until the next call.
 func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
+	if seq < r.lo || seq > r.hi {
+		return nil, false, nil
+	}
+	if c := seq / sketchChunk; !r.tcSet || c != r.tc {
+		r.tc, r.tt, r.tcSet = c, r.st.sketches.textsOf(c), true
+	}
+	if r.tt != nil {
+		if text, has, known := r.tt.text(seq % sketchChunk); known {
+			return text, has, nil
+		}
+	}
 	var ok bool
 	switch {
 	case r.on && seq == r.at:
@@ -837,6 +856,14 @@ func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint
 	if len(ranges) == 0 {
 		return nil
 	}
+	if s.sketches.heldTexts.Load() > 0 {
+		return s.scanHeldTextRanges(ranges, reverse, fn)
+	}
+	return s.scanStoredTextRanges(ranges, reverse, fn)
+}
+
+// scanStoredTextRanges is ScanTextRanges through Pebble alone.
+func (s *Store) scanStoredTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
 	if len(ranges) == 1 {
 		return s.ScanTexts(ranges[0].Lo, ranges[0].Hi, reverse, fn)
 	}

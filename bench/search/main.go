@@ -85,9 +85,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts (oldest and newest), %d MB, %.1f s; byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; block starts of %d index documents, %.2f s\n",
+		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts (oldest and newest), %d MB, %.1f s; texts of %d chunks at both ends in memory, %d MB, %.2f s; byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; block starts of %d index documents, %.2f s\n",
 			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
-			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.FilterTime.Seconds(), w.Blocks, w.BlockTime.Seconds())
+			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.FilterTime.Seconds(), w.Blocks, w.BlockTime.Seconds())
 	}
 	eng := search.New(svc.Store, svc.Index)
 	r := rand.New(rand.NewPCG(*seed, 99))

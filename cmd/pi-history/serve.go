@@ -202,6 +202,7 @@ func runServe(g *globals, args []string) error {
 				"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
 				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
 				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
+				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20,
 				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond))
 			if w.Sketches.Full {

@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// chunkTexts is the searchable texts of a cached chunk's entries 0 to n-1,
+// held in memory for the chunks at both ends of the history (see
+// WarmHotTexts): the text of entry i is data[off[i]:off[i+1]] when has
+// marks it. A first page in chronological order (the default) reads the
+// texts of the oldest entries, one newest first (and the Pi extension's
+// searches of the current session) those of the newest; read through a
+// Pebble iterator, even from the block cache, each cost a seek or a step
+// and a block lookup, 30% of the CPU of 3-5 character first pages.
+//
+// Texts are attached like a chunk's filter: under the cache's lock, only
+// while the chunk is still cached as the one they were read for, after
+// its sketches were loaded. A chunk whose stored entries change is
+// dropped with them; an extension (a live writer's appends) keeps them
+// for the entries they cover, and the new ones are read from Pebble.
+type chunkTexts struct {
+	off  [sketchChunk + 1]uint32
+	has  [sketchChunk / 64]uint64
+	data []byte
+	n    uint64
+}
+
+// text returns the text of entry i of the chunk, whether it has one, and
+// whether the chunk's texts know: not for i past what they cover.
+func (t *chunkTexts) text(i uint64) (text []byte, has, known bool) {
+	if i >= t.n {
+		return nil, false, false
+	}
+	if t.has[i/64]&(1<<(i%64)) == 0 {
+		return nil, false, true
+	}
+	return t.data[t.off[i]:t.off[i+1]], true, true
+}
+
+// bytes is what the texts add to the sketch cache.
+func (t *chunkTexts) bytes() int { return len(t.data) + 4*len(t.off) + 8*len(t.has) + 32 }
+
+// hotChunks is how many chunks at each end of the history WarmHotTexts
+// gives their texts: at ~1.3 MB of text a chunk (the benchmark's corpus),
+// ~20 MB an end. A first page of a dense needle fills within a chunk or
+// two; one that needs more reads scattered candidates, where the block
+// cache serves as before.
+var hotChunks uint64 = 16
+
+// HotTextStats says what WarmHotTexts brought into memory.
+type HotTextStats struct {
+	Chunks int   // chunks given their texts
+	Bytes  int64 // the texts' bytes
+	Full   bool  // stopped early: the sketch cache's bound would have been passed
+}
+
+// WarmHotTexts reads into memory the texts of the cached chunks at both
+// ends of the history, hotChunks at each (see chunkTexts), within the
+// sketch cache's bound. A server calls it once in the background, after
+// the sketches; it stops when ctx ends.
+func (s *Store) WarmHotTexts(ctx context.Context) (HotTextStats, error) {
+	var hs HotTextStats
+	last := s.LastSeq()
+	if last == 0 {
+		return hs, nil
+	}
+	lastChunk := last / sketchChunk
+	var chunks []uint64
+	for c := uint64(0); c < hotChunks && c <= lastChunk; c++ {
+		chunks = append(chunks, c)
+	}
+	for c := lastChunk; c+hotChunks > lastChunk && c >= hotChunks; c-- {
+		chunks = append(chunks, c)
+	}
+	for _, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return hs, err
+		}
+		ch, _ := s.sketches.get(c)
+		if ch == nil || ch.texts.Load() != nil {
+			continue
+		}
+		t, err := s.loadTexts(c, ch)
+		if err != nil {
+			return hs, fmt.Errorf("read the texts of seqs %d-%d: %w", c*sketchChunk, c*sketchChunk+sketchChunk-1, err)
+		}
+		if t == nil {
+			continue
+		}
+		switch s.sketches.attachTexts(c, ch, t) {
+		case attached:
+			hs.Chunks++
+			hs.Bytes += int64(len(t.data))
+		case noRoom:
+			hs.Full = true
+			return hs, nil
+		}
+	}
+	return hs, nil
+}
+
+// loadTexts reads the texts of the entries ch, cached chunk c, knows; nil
+// when it knows none.
+func (s *Store) loadTexts(c uint64, ch *chunkSketches) (*chunkTexts, error) {
+	n := ch.known()
+	if n == 0 {
+		return nil, nil
+	}
+	t := &chunkTexts{n: n}
+	base := c * sketchChunk
+	next := uint64(0) // the next entry whose offset is to be set
+	err := s.ScanTexts(base, base+n-1, false, func(seq uint64, text []byte) bool {
+		i := seq - base
+		for ; next <= i; next++ {
+			t.off[next] = uint32(len(t.data))
+		}
+		t.data = append(t.data, text...)
+		t.has[i/64] |= 1 << (i % 64)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ; next <= sketchChunk; next++ {
+		t.off[next] = uint32(len(t.data))
+	}
+	return t, nil
+}
+
+// attachResult is what attachTexts did.
+type attachResult int
+
+const (
+	attached attachResult = iota
+	gone                  // the chunk is no longer cached as ch, or has texts
+	noRoom                // the cache's bound would be passed
+)
+
+// attachTexts gives ch, the cached chunk c, its texts t, counting them in
+// the cache's size.
+func (c *sketchCache) attachTexts(chunk uint64, ch *chunkSketches, t *chunkTexts) attachResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.chunks[chunk] != ch || ch.texts.Load() != nil {
+		return gone
+	}
+	if c.bytes+t.bytes() > c.max {
+		return noRoom
+	}
+	ch.texts.Store(t)
+	c.bytes += t.bytes()
+	c.heldTexts.Add(1)
+	return attached
+}
+
+// textsOf returns the in-memory texts of chunk c, nil when it has none.
+func (c *sketchCache) textsOf(chunk uint64) *chunkTexts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch := c.chunks[chunk]; ch != nil {
+		return ch.texts.Load()
+	}
+	return nil
+}
+
+// scanHeldTextRanges is ScanTextRanges when some chunks hold their texts
+// in memory: the parts of ranges those cover are read from there, the
+// rest through Pebble (the pieces between two held parts with one
+// iterator).
+func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
+	var pending []SeqRange // stored pieces not yet read, in visit order
+	stopped := false
+	flush := func() error {
+		if len(pending) == 0 || stopped {
+			return nil
+		}
+		if reverse {
+			slices.Reverse(pending)
+		}
+		err := s.scanStoredTextRanges(pending, reverse, func(seq uint64, text []byte) bool {
+			if !fn(seq, text) {
+				stopped = true
+			}
+			return !stopped
+		})
+		pending = pending[:0]
+		return err
+	}
+	held := heldLookup{c: s.sketches}
+	for k := range ranges {
+		r := ranges[k]
+		if reverse {
+			r = ranges[len(ranges)-1-k]
+		}
+		if r.Lo > r.Hi {
+			continue
+		}
+		for _, piece := range chunkPieces(r, reverse) {
+			c := piece.Lo / sketchChunk
+			t := held.of(c)
+			if t == nil || piece.Hi%sketchChunk >= t.n {
+				pending = append(pending, piece)
+				continue
+			}
+			if err := flush(); err != nil || stopped {
+				return err
+			}
+			if !t.each(piece.Lo%sketchChunk, piece.Hi%sketchChunk, c*sketchChunk, reverse, fn) {
+				return nil
+			}
+		}
+	}
+	return flush()
+}
+
+// heldLookup finds chunks' in-memory texts, taking the cache's lock only
+// when the chunk asked for changes.
+type heldLookup struct {
+	c     *sketchCache
+	chunk uint64
+	t     *chunkTexts
+	set   bool
+}
+
+func (h *heldLookup) of(chunk uint64) *chunkTexts {
+	if !h.set || chunk != h.chunk {
+		h.chunk, h.t, h.set = chunk, h.c.textsOf(chunk), true
+	}
+	return h.t
+}
+
+// chunkPieces splits r at chunk boundaries, in visit order.
+func chunkPieces(r SeqRange, reverse bool) []SeqRange {
+	var out []SeqRange
+	for lo := r.Lo; lo <= r.Hi; {
+		hi := min(r.Hi, lo/sketchChunk*sketchChunk+sketchChunk-1)
+		out = append(out, SeqRange{Lo: lo, Hi: hi})
+		if hi == r.Hi {
+			break
+		}
+		lo = hi + 1
+	}
+	if reverse {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// each calls fn with the texts of entries a to b (indices in the chunk,
+// within what t covers; seqs from base), in order or newest first, and
+// reports false once fn did.
+func (t *chunkTexts) each(a, b, base uint64, reverse bool, fn func(seq uint64, text []byte) bool) bool {
+	for k := a; k <= b; k++ {
+		i := k
+		if reverse {
+			i = b - (k - a)
+		}
+		if text, has, _ := t.text(i); has && !fn(base+i, text) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// storedText is the text of seq as Pebble holds it, and whether it has one.
+func storedText(t *testing.T, st *Store, seq uint64) ([]byte, bool) {
+	t.Helper()
+	v, err := st.get(seqKey(tagText, seq))
+	if errors.Is(err, ErrNotFound) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, true
+}
+
+// readsLikeTheStore checks that ScanTextRanges and a TextReader give,
+// over random ranges in both orders, exactly the texts Pebble holds.
+func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64) {
+	t.Helper()
+	// What Pebble holds, read once (ScanTexts reads Pebble alone).
+	stored := map[uint64][]byte{}
+	if err := st.ScanTexts(0, last+30, false, func(seq uint64, text []byte) bool {
+		stored[seq] = bytes.Clone(text)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if seq := last / 2; !bytes.Equal(stored[seq], func() []byte { v, _ := storedText(t, st, seq); return v }()) {
+		t.Fatalf("ScanTexts and a point read disagree on seq %d", seq)
+	}
+	for round := range 24 {
+		var ranges []SeqRange
+		for lo := uint64(1 + r.IntN(50)); lo <= last+20; {
+			hi := lo + uint64(r.IntN(1500))
+			if round%3 == 0 {
+				hi = lo + uint64(r.IntN(4))
+			}
+			ranges = append(ranges, SeqRange{Lo: lo, Hi: hi})
+			lo = hi + 2 + uint64(r.IntN(700))
+		}
+		for _, reverse := range []bool{false, true} {
+			var want, got bytes.Buffer
+			for k := range ranges {
+				rg := ranges[k]
+				if reverse {
+					rg = ranges[len(ranges)-1-k]
+				}
+				for j := rg.Lo; j <= rg.Hi; j++ {
+					seq := j
+					if reverse {
+						seq = rg.Hi - (j - rg.Lo)
+					}
+					if text, ok := stored[seq]; ok {
+						fmt.Fprintf(&want, "%d=%s\n", seq, text)
+					}
+				}
+			}
+			if err := st.ScanTextRanges(ranges, reverse, func(seq uint64, text []byte) bool {
+				fmt.Fprintf(&got, "%d=%s\n", seq, text)
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("ScanTextRanges(%v, reverse %v) differs from the store's texts", ranges, reverse)
+			}
+		}
+		// A stop after a few texts stops everything.
+		n := 0
+		if err := st.ScanTextRanges(ranges, round%2 == 0, func(uint64, []byte) bool { n++; return n < 5 }); err != nil || n > 5 {
+			t.Fatalf("ScanTextRanges went on after fn returned false: %d calls, %v", n, err)
+		}
+	}
+	lo, hi := uint64(1+r.IntN(100)), last-uint64(r.IntN(100))
+	rd, err := st.NewTextReader(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	seqs := make([]uint64, 3000)
+	for i := range seqs {
+		seqs[i] = uint64(r.IntN(int(last) + 30))
+	}
+	for i, seq := range seqs {
+		if i == len(seqs)/2 {
+			slices.Sort(seqs[i:]) // ascending too, the order scans use
+		}
+		got, ok, err := rd.Text(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wok := stored[seq]
+		if seq < lo || seq > hi {
+			wok, want = false, nil
+		}
+		if ok != wok || !bytes.Equal(got, want) {
+			t.Fatalf("TextReader[%d, %d].Text(%d) = %q, %v; the store holds %q, %v", lo, hi, seq, got, ok, want, wok)
+		}
+	}
+}
+
+// TestHeldTextsReadLikeTheStore: the chunks at both ends of the history
+// hold their texts in memory after WarmHotTexts, and every read (scans
+// of ranges in both orders, a reader's point reads) gives what Pebble
+// holds: also after appends extend the newest chunk past what its texts
+// cover, and after a write drops the chunks (no stale text is served).
+func TestHeldTextsReadLikeTheStore(t *testing.T) {
+	defer func(n uint64) { hotChunks = n }(hotChunks)
+	hotChunks = 1
+	texts := filterTexts() // seqs 1-2,600: chunks 0, 1 and 2
+	st := pushTexts(t, texts)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := st.WarmHotTexts(context.Background())
+	if err != nil || hs.Chunks != 2 || hs.Full {
+		t.Fatalf("WarmHotTexts = %+v, %v; want chunks 0 and 2", hs, err)
+	}
+	for c, want := range []bool{true, false, true} {
+		if got := st.sketches.textsOf(uint64(c)) != nil; got != want {
+			t.Fatalf("chunk %d holds its texts: %v, want %v", c, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	readsLikeTheStore(t, st, r, st.LastSeq())
+
+	var late []string
+	for i := range 40 {
+		late = append(late, fmt.Sprintf("appended %d", i))
+	}
+	pushMore(t, st, fmt.Sprintf("e%03d", len(texts)-1), "x%03d", late)
+	if tt := st.sketches.textsOf(2); tt == nil || tt.n >= st.LastSeq()%sketchChunk+1 {
+		t.Fatal("the extended newest chunk lost its texts, or claims the appended ones")
+	}
+	readsLikeTheStore(t, st, r, st.LastSeq())
+
+	if _, err := st.DropSession("s"); err != nil {
+		t.Fatal(err)
+	}
+	for c := range 3 {
+		if st.sketches.textsOf(uint64(c)) != nil {
+			t.Fatalf("chunk %d still holds its texts after its entries were dropped", c)
+		}
+	}
+	readsLikeTheStore(t, st, r, st.LastSeq())
+}
