@@ -43,8 +43,8 @@ func (t *chunkTexts) text(i uint64) (text []byte, has, known bool) {
 func (t *chunkTexts) bytes() int { return len(t.data) + 4*len(t.off) + 8*len(t.has) + 32 }
 
 // hotChunks is how many chunks at each end of the history WarmHotTexts
-// gives their texts: at ~1.3 MB of text a chunk (the benchmark's corpus),
-// ~20 MB an end. A first page of a dense needle fills within a chunk or
+// gives their texts: at a million entries of the benchmark's corpus, 31 MB
+// for both ends. A first page of a dense needle fills within a chunk or
 // two; one that needs more reads scattered candidates, where the block
 // cache serves as before.
 var hotChunks uint64 = 16
@@ -197,18 +197,30 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 		if r.Lo > r.Hi {
 			continue
 		}
-		for _, piece := range chunkPieces(r, reverse) {
+		// The range's pieces within one chunk each, in visit order.
+		for lo, hi := r.Lo, r.Hi; lo <= hi; {
+			piece := SeqRange{Lo: lo, Hi: min(hi, lo/sketchChunk*sketchChunk+sketchChunk-1)}
+			if reverse {
+				piece = SeqRange{Lo: max(lo, hi/sketchChunk*sketchChunk), Hi: hi}
+			}
 			c := piece.Lo / sketchChunk
-			t := held.of(c)
-			if t == nil || piece.Hi%sketchChunk >= t.n {
+			if t := held.of(c); t == nil || piece.Hi%sketchChunk >= t.n {
 				pending = append(pending, piece)
-				continue
+			} else {
+				if err := flush(); err != nil || stopped {
+					return err
+				}
+				if !t.each(piece.Lo%sketchChunk, piece.Hi%sketchChunk, c*sketchChunk, reverse, fn) {
+					return nil
+				}
 			}
-			if err := flush(); err != nil || stopped {
-				return err
+			if piece.Lo == lo && piece.Hi == hi {
+				break
 			}
-			if !t.each(piece.Lo%sketchChunk, piece.Hi%sketchChunk, c*sketchChunk, reverse, fn) {
-				return nil
+			if reverse {
+				hi = piece.Lo - 1
+			} else {
+				lo = piece.Hi + 1
 			}
 		}
 	}
@@ -229,23 +241,6 @@ func (h *heldLookup) of(chunk uint64) *chunkTexts {
 		h.chunk, h.t, h.set = chunk, h.c.textsOf(chunk), true
 	}
 	return h.t
-}
-
-// chunkPieces splits r at chunk boundaries, in visit order.
-func chunkPieces(r SeqRange, reverse bool) []SeqRange {
-	var out []SeqRange
-	for lo := r.Lo; lo <= r.Hi; {
-		hi := min(r.Hi, lo/sketchChunk*sketchChunk+sketchChunk-1)
-		out = append(out, SeqRange{Lo: lo, Hi: hi})
-		if hi == r.Hi {
-			break
-		}
-		lo = hi + 1
-	}
-	if reverse {
-		slices.Reverse(out)
-	}
-	return out
 }
 
 // each calls fn with the texts of entries a to b (indices in the chunk,

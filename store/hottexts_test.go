@@ -38,7 +38,7 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64) {
 	if seq := last / 2; !bytes.Equal(stored[seq], func() []byte { v, _ := storedText(t, st, seq); return v }()) {
 		t.Fatalf("ScanTexts and a point read disagree on seq %d", seq)
 	}
-	for round := range 24 {
+	for round := range 12 {
 		var ranges []SeqRange
 		for lo := uint64(1 + r.IntN(50)); lo <= last+20; {
 			hi := lo + uint64(r.IntN(1500))
@@ -132,6 +132,26 @@ func TestHeldTextsReadLikeTheStore(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(8, 9))
+	readsLikeTheStore(t, st, r, st.LastSeq())
+
+	// Within the cache's bound: chunk 1's texts are refused when they
+	// would pass it, and reads still go through Pebble.
+	func() {
+		defer func(n uint64) { hotChunks = n }(hotChunks)
+		hotChunks = 2 // chunks 0, 1 and 2
+		st.sketches.mu.Lock()
+		st.sketches.max = st.sketches.bytes + 100
+		st.sketches.mu.Unlock()
+		if hs, err := st.WarmHotTexts(context.Background()); err != nil || hs.Chunks != 0 || !hs.Full {
+			t.Fatalf("WarmHotTexts at the bound = %+v, %v; want none given, the bound reached", hs, err)
+		}
+		if st.sketches.textsOf(1) != nil {
+			t.Fatal("chunk 1 got its texts past the cache's bound")
+		}
+		st.sketches.mu.Lock()
+		st.sketches.max = DefaultSketchCacheBytes
+		st.sketches.mu.Unlock()
+	}()
 	readsLikeTheStore(t, st, r, st.LastSeq())
 
 	var late []string
