@@ -151,7 +151,7 @@ func (c *sketchCache) attachTexts(chunk uint64, ch *chunkSketches, t *chunkTexts
 	}
 	ch.texts.Store(t)
 	c.bytes += t.bytes()
-	c.heldTexts.Add(1)
+	c.textsHeld.Store(true)
 	return attached
 }
 
@@ -189,14 +189,7 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 		return err
 	}
 	held := heldLookup{c: s.sketches}
-	for k := range ranges {
-		r := ranges[k]
-		if reverse {
-			r = ranges[len(ranges)-1-k]
-		}
-		if r.Lo > r.Hi {
-			continue
-		}
+	err := inVisitOrder(ranges, reverse, func(r SeqRange) (bool, error) {
 		// The range's pieces within one chunk each, in visit order.
 		for lo, hi := r.Lo, r.Hi; lo <= hi; {
 			piece := SeqRange{Lo: lo, Hi: min(hi, lo/sketchChunk*sketchChunk+sketchChunk-1)}
@@ -205,13 +198,14 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 			}
 			c := piece.Lo / sketchChunk
 			if t := held.of(c); t == nil || piece.Hi%sketchChunk >= t.n {
-				pending = append(pending, piece)
+				pending = appendPiece(pending, piece, reverse)
 			} else {
 				if err := flush(); err != nil || stopped {
-					return err
+					return false, err
 				}
 				if !t.each(piece.Lo%sketchChunk, piece.Hi%sketchChunk, c*sketchChunk, reverse, fn) {
-					return nil
+					stopped = true
+					return false, nil
 				}
 			}
 			if piece.Lo == lo && piece.Hi == hi {
@@ -223,8 +217,28 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 				lo = piece.Hi + 1
 			}
 		}
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	return flush()
+}
+
+// appendPiece appends piece to pieces in visit order, joined to the last
+// one when they touch: a range through chunks without texts in memory is
+// read as one range, as it would be without any.
+func appendPiece(pieces []SeqRange, piece SeqRange, reverse bool) []SeqRange {
+	if n := len(pieces); n > 0 {
+		if last := &pieces[n-1]; !reverse && last.Hi+1 == piece.Lo {
+			last.Hi = piece.Hi
+			return pieces
+		} else if reverse && piece.Hi+1 == last.Lo {
+			last.Lo = piece.Lo
+			return pieces
+		}
+	}
+	return append(pieces, piece)
 }
 
 // heldLookup finds chunks' in-memory texts, taking the cache's lock only
@@ -236,7 +250,12 @@ type heldLookup struct {
 	set   bool
 }
 
+// of returns chunk's texts held in memory, nil when it has none (and,
+// without a lookup, when no chunk was ever given its texts).
 func (h *heldLookup) of(chunk uint64) *chunkTexts {
+	if !h.c.textsHeld.Load() {
+		return nil
+	}
 	if !h.set || chunk != h.chunk {
 		h.chunk, h.t, h.set = chunk, h.c.textsOf(chunk), true
 	}

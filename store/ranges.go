@@ -30,3 +30,22 @@ func Split(ranges []SeqRange) (lower, upper []SeqRange) {
 	}
 	return ranges, nil
 }
+
+// inVisitOrder calls fn with each range of ranges that is not empty (Lo
+// <= Hi), in order or, when reverse, last first, until fn reports false
+// or fails.
+func inVisitOrder(ranges []SeqRange, reverse bool, fn func(r SeqRange) (bool, error)) error {
+	for k := range ranges {
+		r := ranges[k]
+		if reverse {
+			r = ranges[len(ranges)-1-k]
+		}
+		if r.Lo > r.Hi {
+			continue
+		}
+		if more, err := fn(r); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}

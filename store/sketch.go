@@ -415,9 +415,9 @@ func (c *chunkSketches) widePass(pos2, pos4 []uint16) (pass [sketchChunk / 64]ui
 // chunks they touch after committing; a chunk loaded while a writer was
 // at work is used once and not kept.
 type sketchCache struct {
-	// heldTexts counts the chunks ever given their texts in memory (see
-	// chunkTexts): until one was, scans of texts do not look for them.
-	heldTexts atomic.Int64
+	// textsHeld is set once a chunk is given its texts in memory (see
+	// chunkTexts): until then, reads of texts do not look for them.
+	textsHeld atomic.Bool
 	mu        sync.Mutex
 	chunks    map[uint64]*chunkSketches
 	gen       map[uint64]uint64 // bumped by drop, checked before keeping a load

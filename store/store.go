@@ -764,18 +764,14 @@ func (s *Store) ScanTexts(from, to uint64, reverse bool, fn func(seq uint64, tex
 // stepped to, a later one a forward seek). It is not safe for concurrent use: give each goroutine
 // its own, and Close it after.
 type TextReader struct {
-	it  *pebble.Iterator
-	key [9]byte
-	at  uint64 // the seq the iterator is on, when on is true
-	on  bool
-	// The in-memory texts of chunk tc (nil when it has none), looked up
-	// when a seq of another chunk is asked for: texts held in memory
-	// (see chunkTexts) are read from there.
-	st     *Store
+	it     *pebble.Iterator
+	key    [9]byte
+	at     uint64 // the seq the iterator is on, when on is true
+	on     bool
 	lo, hi uint64 // the reader's range
-	tc     uint64
-	tt     *chunkTexts
-	tcSet  bool
+	// held finds the texts held in memory (see chunkTexts), which are
+	// read from there.
+	held heldLookup
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
@@ -784,7 +780,7 @@ func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: read texts of seqs %d-%d: %w", lo, hi, err)
 	}
-	r := &TextReader{it: it, st: s, lo: lo, hi: hi}
+	r := &TextReader{it: it, lo: lo, hi: hi, held: heldLookup{c: s.sketches}}
 	r.key[0] = tagText
 	return r, nil
 }
@@ -795,11 +791,8 @@ func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
 	if seq < r.lo || seq > r.hi {
 		return nil, false, nil
 	}
-	if c := seq / sketchChunk; !r.tcSet || c != r.tc {
-		r.tc, r.tt, r.tcSet = c, r.st.sketches.textsOf(c), true
-	}
-	if r.tt != nil {
-		if text, has, known := r.tt.text(seq % sketchChunk); known {
+	if t := r.held.of(seq / sketchChunk); t != nil {
+		if text, has, known := t.text(seq % sketchChunk); known {
 			return text, has, nil
 		}
 	}
@@ -856,7 +849,7 @@ func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint
 	if len(ranges) == 0 {
 		return nil
 	}
-	if s.sketches.heldTexts.Load() > 0 {
+	if s.sketches.textsHeld.Load() {
 		return s.scanHeldTextRanges(ranges, reverse, fn)
 	}
 	return s.scanStoredTextRanges(ranges, reverse, fn)
@@ -923,21 +916,8 @@ func (s *Store) scanStoredTextRanges(ranges []SeqRange, reverse bool, fn func(se
 		}
 		return true, nil
 	}
-	for k := range ranges {
-		r := ranges[k]
-		if reverse {
-			r = ranges[len(ranges)-1-k]
-		}
-		if r.Lo > r.Hi {
-			continue
-		}
-		more, err := visit(r)
-		if err != nil {
-			return err
-		}
-		if !more {
-			break
-		}
+	if err := inVisitOrder(ranges, reverse, visit); err != nil {
+		return err
 	}
 	return it.Error()
 }
