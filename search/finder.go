@@ -2,24 +2,45 @@ package search
 
 import "bytes"
 
-// finder looks for one needle in many texts. Like ripgrep, it scans for the
-// needle's rarest byte (by a fixed ranking of how common bytes are in code
-// and prose) and checks the whole needle around each occurrence, which beats
+// finder looks for one needle in many texts. Like ripgrep, it looks for
+// the needle's rarest bytes (by a fixed ranking of how common bytes are in
+// code and prose) and checks the whole needle where they occur, which beats
 // scanning for the first byte when the first byte is common (a space, 'e').
+//
+// On amd64 it looks for two of them at once, at their distance in the
+// needle, 16 positions at a time (see pairScan). Elsewhere it steps from
+// one occurrence of the rarest byte to the next: one call of
+// bytes.IndexByte each, which for a needle of common letters ("src",
+// "earl") is a call every few bytes. Counting every match of nine of the
+// benchmark's needles in 140 KB of Go and prose took 30-133 us a needle
+// that way, 8-90 us with pairs (1.1-18 GB/s; "the " is the slowest, its
+// pair "th" being common). In-process, the two ways alternating, medians
+// of the benchmark's needles: first pages 5-10% quicker in every group
+// (median ratios 0.90-0.99), counts of 20-character needles 5%.
 type finder struct {
 	needle []byte
 	rare   byte
 	off    int // offset of rare in needle
+	// The second rarest byte and its offset (another than off); pairs is
+	// set when both are tested by pairScan.
+	rare2 byte
+	off2  int
+	pairs bool
 }
 
 func newFinder(needle []byte) *finder {
 	f := &finder{needle: needle}
-	best := 1 << 30
+	best, second := 1<<30, 1<<30
 	for i, c := range needle {
-		if r := byteRank[c]; r < best {
+		switch r := byteRank[c]; {
+		case r < best:
+			second, f.rare2, f.off2 = best, f.rare, f.off
 			best, f.rare, f.off = r, c, i
+		case r < second:
+			second, f.rare2, f.off2 = r, c, i
 		}
 	}
+	f.pairs = hasPairScan && len(needle) >= 2
 	return f
 }
 
@@ -31,6 +52,9 @@ func (f *finder) index(text []byte) int {
 	n := len(f.needle)
 	if n <= 1 || len(text) < n {
 		return bytes.Index(text, f.needle)
+	}
+	if f.pairs {
+		return f.indexPairs(text)
 	}
 	i := f.off
 	for i < len(text) {
@@ -45,6 +69,34 @@ func (f *finder) index(text []byte) int {
 		i += j + 1
 		if i-f.off+n > len(text) {
 			return -1
+		}
+	}
+	return -1
+}
+
+// indexPairs is index through pairScan: the starts whose 16-byte loads at
+// both offsets stay inside text are tested in bulk, the last few one by
+// one.
+func (f *finder) indexPairs(text []byte) int {
+	n := len(f.needle)
+	last := len(text) - n // the last start the needle fits at
+	p := 0
+	if bulk := min(last, len(text)-16-max(f.off, f.off2)); bulk >= 0 {
+		for p <= bulk {
+			c := pairScan(text, p, bulk, f.off, f.off2, f.rare, f.rare2)
+			if c < 0 {
+				p = bulk + 1
+				break
+			}
+			if bytes.Equal(text[c:c+n], f.needle) {
+				return c
+			}
+			p = c + 1
+		}
+	}
+	for ; p <= last; p++ {
+		if text[p+f.off] == f.rare && text[p+f.off2] == f.rare2 && bytes.Equal(text[p:p+n], f.needle) {
+			return p
 		}
 	}
 	return -1

@@ -69,3 +69,16 @@ func newEnvF(f *testing.F) *env {
 	}
 	return e
 }
+
+// FuzzFinder: the finder agrees with bytes.Index for any text and needle.
+func FuzzFinder(f *testing.F) {
+	f.Add([]byte("the quick brown fox jumps over the lazy dog, then the end"), []byte("the "))
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab"), []byte("aab"))
+	f.Add([]byte("\x00\x00\xff\xfe\x00"), []byte("\xff\xfe"))
+	f.Fuzz(func(t *testing.T, text, needle []byte) {
+		if len(needle) == 0 || len(text) > 4096 {
+			return
+		}
+		checkFinder(t, text, needle)
+	})
+}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -512,19 +513,47 @@ func TestSharedFixturesBranchesAndLineage(t *testing.T) {
 	}
 }
 
-func TestFinderAgreesWithBytesContains(t *testing.T) {
+// TestFinderFindsWhatBytesIndexFinds: both of the finder's ways (pairs of
+// bytes tested in bulk, where the platform has that, and one byte at a
+// time) give bytes.Index's answer, at every start, for texts short and
+// long enough for the bulk test, with needles whose rare bytes repeat,
+// overlap their own matches or lie at either end.
+func TestFinderFindsWhatBytesIndexFinds(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	alpha := []byte("ab e\n\x00é🙂")
 	for i := 0; i < 20000; i++ {
-		text := make([]byte, r.IntN(40))
+		text := make([]byte, r.IntN(40+i%3*80))
 		for k := range text {
 			text[k] = alpha[r.IntN(len(alpha))]
 		}
-		needle := make([]byte, 1+r.IntN(4))
+		needle := make([]byte, 1+r.IntN(6))
 		for k := range needle {
 			needle[k] = alpha[r.IntN(len(alpha))]
 		}
-		if got, want := newFinder(needle).in(text), strings.Contains(string(text), string(needle)); got != want {
+		if r.IntN(4) == 0 && len(text) > len(needle) {
+			copy(text[r.IntN(len(text)-len(needle)+1):], needle) // plant one
+		}
+		checkFinder(t, text, needle)
+	}
+}
+
+// checkFinder fails t when a finder for needle, either way, disagrees
+// with bytes.Index on text or on any of its suffixes.
+func checkFinder(t *testing.T, text, needle []byte) {
+	t.Helper()
+	for _, pairs := range []bool{true, false} {
+		f := newFinder(needle)
+		f.pairs = f.pairs && pairs
+		for from := 0; from <= len(text); from++ {
+			want := bytes.Index(text[from:], needle)
+			if want >= 0 {
+				want += from
+			}
+			if got := f.next(text, from); got != want {
+				t.Fatalf("finder(%q, pairs %v).next(%q, %d) = %d, want %d", needle, f.pairs, text, from, got, want)
+			}
+		}
+		if got, want := f.in(text), bytes.Contains(text, needle); got != want {
 			t.Fatalf("finder(%q).in(%q) = %v, want %v", needle, text, got, want)
 		}
 	}

@@ -1,0 +1,18 @@
+//go:build !amd64
+
+package search
+
+// pairScan returns the first p in [from, end] with s[p+o1] == b1 and
+// s[p+o2] == b2, or -1: pairscan_amd64.s tests 16 positions at a time;
+// elsewhere finder.index does not call it (see hasPairScan).
+func pairScan(s []byte, from, end, o1, o2 int, b1, b2 byte) int {
+	for p := from; p <= end; p++ {
+		if s[p+o1] == b1 && s[p+o2] == b2 {
+			return p
+		}
+	}
+	return -1
+}
+
+// hasPairScan says whether pairScan tests positions in bulk here.
+const hasPairScan = false
