@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
@@ -130,6 +131,10 @@ type hitText struct {
 type segment struct {
 	text  []byte
 	runes int // runes of the whole text before this part
+	// frozen says that nothing will write to text again (hitParts' copy),
+	// so that a snippet's string may share its bytes instead of copying
+	// them: a first page of 50 hits made up to 150 such copies.
+	frozen bool
 }
 
 // keep returns what a hit keeps of text, whose first match is at first,
@@ -1324,11 +1329,21 @@ func hitParts(text []byte, f *finder, first int) ([]segment, int) {
 			take(m)
 		}
 	}
+	// The parts are copied into one buffer, which nothing writes to
+	// again: snippets cut their strings from it without copying (see
+	// frozen).
+	size := 0
+	for _, sp := range spans[:nspans] {
+		size += sp.b - sp.a
+	}
+	buf := make([]byte, 0, size)
 	segs := make([]segment, nspans)
 	runes, at := 0, 0
 	for k, sp := range spans[:nspans] {
 		runes += runeCount(text[at:sp.a])
-		segs[k] = segment{text: bytes.Clone(text[sp.a:sp.b]), runes: runes}
+		start := len(buf)
+		buf = append(buf, text[sp.a:sp.b]...)
+		segs[k] = segment{text: buf[start:len(buf):len(buf)], runes: runes, frozen: true}
 		runes += runeCount(text[sp.a:sp.b])
 		at = sp.b
 	}
@@ -1412,7 +1427,7 @@ const maxContext = 80
 // text as one segment, or what snippetSegments kept of it). It returns the
 // pieces and the characters used.
 func snippets(segs []segment, needle []byte, budget int) ([]Snippet, int) {
-	var out []Snippet
+	out := make([]Snippet, 0, maxSnippets)
 	used := 0
 	nl := runeCount(needle)
 	// The next search starts in segment seg at byte from.
@@ -1434,7 +1449,13 @@ func snippets(segs []segment, needle []byte, budget int) ([]Snippet, int) {
 		s := runesBack(text, i, ctxChars)
 		end := runesOn(text, i+len(needle), ctxChars)
 		piece := text[s:end]
-		out = append(out, Snippet{Text: string(piece), MatchStart: i - s, MatchEnd: i - s + len(needle),
+		str := ""
+		if segs[seg].frozen {
+			str = unsafe.String(unsafe.SliceData(piece), len(piece))
+		} else {
+			str = string(piece)
+		}
+		out = append(out, Snippet{Text: str, MatchStart: i - s, MatchEnd: i - s + len(needle),
 			Offset: segs[seg].runes + runeCount(text[:s])})
 		used += runeCount(piece)
 		from = end

@@ -126,14 +126,25 @@ func TestHitPartsFindWhatSeparateSearchesFind(t *testing.T) {
 		if first < 0 {
 			continue
 		}
+		want, wantMatches := fmt.Sprint(segmentsApart(text, needle)), bytes.Count(text, needle)
 		segs, matches := hitParts(text, newFinder(needle), first)
-		if want := bytes.Count(text, needle); matches != want {
-			t.Fatalf("needle %q in %q: %d matches, bytes.Count says %d", needle, text, matches, want)
+		if matches != wantMatches {
+			t.Fatalf("needle %q in %q: %d matches, bytes.Count says %d", needle, text, matches, wantMatches)
 		}
-		want := segmentsApart(text, needle)
-		if fmt.Sprint(segs) != fmt.Sprint(want) {
-			t.Fatalf("needle %q in %q:\n got %v\nwant %v", needle, text, segs, want)
+		// The parts are copies, marked frozen: snippets share their
+		// bytes, so the text's buffer (a reader's, reused) must not be.
+		saved := bytes.Clone(text)
+		clear(text)
+		for k := range segs {
+			if !segs[k].frozen {
+				t.Fatalf("needle %q: part %d is not marked frozen", needle, k)
+			}
+			segs[k].frozen = false
 		}
+		if fmt.Sprint(segs) != want {
+			t.Fatalf("needle %q in %q:\n got %v\nwant %v", needle, saved, segs, want)
+		}
+		text = saved
 		if bytes.Count(text, needle) < countOverlapping(text, needle) && len(segs) > 0 {
 			overlapped++
 		}

@@ -563,7 +563,7 @@ func (s *Store) Files() ([]*FileState, error) {
 func (s *Store) Meta(seq uint64) (*Meta, error) {
 	if ch, _ := s.sketches.get(seq / sketchChunk); ch != nil {
 		if b := ch.record(seq % sketchChunk); b != nil {
-			return decodeMeta(b)
+			return decodeMetaOf(b, true)
 		}
 	}
 	v, err := s.get(seqKey(tagEntry, seq))
