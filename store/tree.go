@@ -99,7 +99,9 @@ func (s *Store) tree(sid string, keep bool) (*SessionTree, error) {
 // session can tell which hits lie on their session's current branch
 // without loading each session's tree again. Like trees, they are dropped
 // when the session changes.
-func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) { return s.currentBranchSeqs(sid, true) }
+func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
+	return s.currentBranchSeqs(sid, true)
+}
 
 // currentBranchSeqs is CurrentBranchSeqs; with keepTree false, a tree it
 // has to load for them is not cached (see WarmBranches).
