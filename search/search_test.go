@@ -913,3 +913,43 @@ func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
 		t.Errorf("session scope: %d hits, want the 102 there were and the one that arrived (103), the last \"late\": %v", len(got), got[max(0, len(got)-3):])
 	}
 }
+
+// TestHitsCiteTheirEntriesAndKnowTheirBranch: in all scope, over hits of
+// several sessions, each hit's reference cites its own entry and it is on
+// the current branch exactly when its session's current branch holds it.
+func TestHitsCiteTheirEntriesAndKnowTheirBranch(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	dir := t.TempDir()
+	root := writeJournal(t, dir, "cite-root", r, 120, "")
+	e.importFile(t, root)
+	e.importFile(t, writeJournal(t, dir, "cite-fork", r, 120, root))
+	e.importFile(t, writeJournal(t, dir, "cite-other", r, 120, ""))
+	e.catchUp(t)
+	resp, err := e.eng.Search(context.Background(), &Request{Needle: "e", Scope: ScopeAll, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, on, off := map[string]bool{}, 0, 0
+	for _, h := range resp.Hits {
+		if want := Ref(h.Entry); h.Ref != want {
+			t.Fatalf("hit %s cites %q, want %q", h.Entry, h.Ref, want)
+		}
+		cur, err := e.st.CurrentBranchSeqs(h.Session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, want := slices.BinarySearch(cur, h.Seq); h.OnCurrentBranch != want {
+			t.Fatalf("hit %s of %s: on the current branch %v, want %v", h.Entry, h.Session, h.OnCurrentBranch, want)
+		}
+		sessions[h.Session] = true
+		if h.OnCurrentBranch {
+			on++
+		} else {
+			off++
+		}
+	}
+	if len(sessions) < 3 || on == 0 || off == 0 {
+		t.Fatalf("hits of %d sessions, %d on and %d off the current branch: the test needs all kinds", len(sessions), on, off)
+	}
+}

@@ -27,7 +27,7 @@ func TestSnippetsMarkTheNeedleAtTheirRuneOffsets(t *testing.T) {
 		text := b.String()
 		needle := []string{"needle", "日本", "🙂 ", "e", "ab"}[r.IntN(5)]
 		budget := 20 + r.IntN(400)
-		snips, used := snippets([]segment{{text: []byte(text)}}, []byte(needle), budget)
+		snips, used := snippets(nil, []segment{{text: []byte(text)}}, newFinder([]byte(needle)), budget)
 		runes := []rune(text)
 		total, last := 0, -1
 		for i, s := range snips {
@@ -94,8 +94,8 @@ func TestSnippetSegmentsKeepWhatSnippetsReach(t *testing.T) {
 			split++
 		}
 		for _, budget := range []int{20, 60, 150, 600, 10000} {
-			want, wantUsed := snippets([]segment{{text: []byte(text)}}, []byte(needle), budget)
-			got, gotUsed := snippets(segs, []byte(needle), budget)
+			want, wantUsed := snippets(nil, []segment{{text: []byte(text)}}, newFinder([]byte(needle)), budget)
+			got, gotUsed := snippets(nil, segs, newFinder([]byte(needle)), budget)
 			if fmt.Sprint(got) != fmt.Sprint(want) || gotUsed != wantUsed {
 				t.Fatalf("needle %q, budget %d, %d bytes kept of %d in %d segments:\n got %v\nwant %v\ntext %q", needle, budget, kept, len(text), len(segs), got, want, text)
 			}
