@@ -316,6 +316,11 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 		if fs, err := e.st.WarmFilters(context.Background()); err != nil || fs.Chunks == 0 {
 			t.Fatalf("WarmFilters = %+v, %v; want the chunks filtered", fs, err)
 		}
+		// And the texts held in memory, which short candidate lists are
+		// read from by this goroutine alone (see heldInOrderMax).
+		if hs, err := e.st.WarmHotTexts(context.Background()); err != nil || hs.Chunks == 0 {
+			t.Fatalf("WarmHotTexts = %+v, %v; want the chunks' texts held", hs, err)
+		}
 	}
 	// Stored but not indexed: the tail must be scanned.
 	e.importFile(t, writeJournal(t, dir, "dddd-tail", r, 80, ""))

@@ -155,6 +155,27 @@ func (c *sketchCache) attachTexts(chunk uint64, ch *chunkSketches, t *chunkTexts
 	return attached
 }
 
+// TextsHeld reports whether the texts of every entry of ranges are held
+// in memory (see chunkTexts), so that reading them costs no Pebble read.
+func (s *Store) TextsHeld(ranges []SeqRange) bool {
+	if !s.sketches.textsHeld.Load() {
+		return false
+	}
+	h := heldLookup{c: s.sketches}
+	for _, r := range ranges {
+		if r.Lo > r.Hi {
+			continue
+		}
+		for c := r.Lo / sketchChunk; c <= r.Hi/sketchChunk; c++ {
+			t := h.of(c)
+			if t == nil || min(r.Hi, c*sketchChunk+sketchChunk-1)-c*sketchChunk >= t.n {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // textsOf returns the in-memory texts of chunk c, nil when it has none.
 func (c *sketchCache) textsOf(chunk uint64) *chunkTexts {
 	c.mu.Lock()

@@ -123,6 +123,9 @@ func TestHeldTextsReadLikeTheStore(t *testing.T) {
 	if _, err := st.WarmSketches(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if st.TextsHeld([]SeqRange{{1, 10}}) {
+		t.Fatal("TextsHeld before any texts were held")
+	}
 	hs, err := st.WarmHotTexts(context.Background())
 	if err != nil || hs.Chunks != 2 || hs.Full {
 		t.Fatalf("WarmHotTexts = %+v, %v; want chunks 0 and 2", hs, err)
@@ -130,6 +133,23 @@ func TestHeldTextsReadLikeTheStore(t *testing.T) {
 	for c, want := range []bool{true, false, true} {
 		if got := st.sketches.textsOf(uint64(c)) != nil; got != want {
 			t.Fatalf("chunk %d holds its texts: %v, want %v", c, got, want)
+		}
+	}
+	// TextsHeld: every entry of the ranges in a chunk that holds its
+	// texts, and within what they cover (the last entry is 2,600).
+	for _, tc := range []struct {
+		ranges []SeqRange
+		want   bool
+	}{
+		{[]SeqRange{{1, 1023}}, true},
+		{[]SeqRange{{5, 5}, {2100, 2600}}, true},
+		{[]SeqRange{{5, 5}, {1000, 1100}}, false}, // into chunk 1
+		{[]SeqRange{{1500, 1500}}, false},
+		{[]SeqRange{{2048, 2601}}, false}, // past what chunk 2's texts cover
+		{[]SeqRange{{3000, 3000}}, false},
+	} {
+		if got := st.TextsHeld(tc.ranges); got != tc.want {
+			t.Errorf("TextsHeld(%v) = %v, want %v", tc.ranges, got, tc.want)
 		}
 	}
 	r := rand.New(rand.NewPCG(8, 9))
