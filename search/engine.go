@@ -140,13 +140,62 @@ type segment struct {
 // keep returns what a hit keeps of text, whose first match is at first,
 // and nothing when only hits are counted. It reads only the prepared
 // query, so any goroutine may call it.
-func (p *prepared) keep(text []byte, first int) hitText {
+func (p *prepared) keep(text []byte, first int) hitText { return p.keepIn(nil, text, first) }
+
+// keepIn is keep taking the memory the hit keeps from a (nil: its own);
+// only one goroutine at a time may use a.
+func (p *prepared) keepIn(a *arena, text []byte, first int) hitText {
 	if p.countOnly {
 		return hitText{}
 	}
-	segs, matches := hitParts(text, p.find, first)
+	segs, matches := hitParts(a, text, p.find, first)
 	return hitText{segs: segs, matches: matches}
 }
+
+// arena hands out the memory hits keep (their parts and the parts'
+// bytes, see hitParts) from larger allocations: two allocations a hit,
+// made a hundred times a first page, were a tenth of its CPU time. What it
+// hands out is never handed out again, nor written after the hit's
+// parts are copied in, so snippets may share those bytes (see
+// segment.frozen).
+type arena struct {
+	bytes []byte
+	segs  []segment
+}
+
+// bytesFor returns an empty slice with room for n bytes.
+func (a *arena) bytesFor(n int) []byte {
+	if a == nil {
+		return make([]byte, 0, n)
+	}
+	if cap(a.bytes)-len(a.bytes) < n {
+		if n > arenaBytes/4 {
+			return make([]byte, 0, n) // a large hit keeps memory of its own
+		}
+		a.bytes = make([]byte, 0, arenaBytes)
+	}
+	at := len(a.bytes)
+	a.bytes = a.bytes[:at+n]
+	return a.bytes[at : at : at+n]
+}
+
+// segsFor returns n zero segments.
+func (a *arena) segsFor(n int) []segment {
+	if a == nil {
+		return make([]segment, n)
+	}
+	if cap(a.segs)-len(a.segs) < n {
+		a.segs = make([]segment, 0, max(n, arenaSegs))
+	}
+	at := len(a.segs)
+	a.segs = a.segs[:at+n]
+	return a.segs[at : at+n : at+n]
+}
+
+const (
+	arenaBytes = 16 << 10
+	arenaSegs  = 64
+)
 
 func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if req.Needle == "" {
@@ -470,6 +519,7 @@ var pageHits = 10000
 func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
 	st.Plan = "scan " + string(p.req.Scope)
 	var hits found
+	var ar arena // what the hits keep
 	// Members whose sketch rules the needle out are not read. The seqs are
 	// ascending, so the ranges are too, and every seq in them is a member.
 	var ranges []store.SeqRange
@@ -530,7 +580,7 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 		if has {
 			st.BytesScanned += int64(len(b))
 			if at := p.find.index(b); at >= 0 {
-				ok, text = true, p.keep(b, at)
+				ok, text = true, p.keepIn(&ar, b, at)
 			}
 		}
 		st.Scanned++
@@ -796,6 +846,9 @@ type collector struct {
 	last  uint64
 	n     int // entries visited, for checking ctx now and then
 	rest  *restOfWindow
+	// arena is where this goroutine's hits keep their parts (see
+	// prepared.keepIn).
+	arena arena
 	// readers are the text readers of scanShared (this goroutine's and
 	// its helper's), opened at first use and kept for the whole search:
 	// opening a Pebble iterator costs more than reading a cached text.
@@ -849,7 +902,7 @@ func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 func (c *collector) accept(seq uint64, text []byte, at int) (bool, error) {
 	m, ok, err := c.admit(seq)
 	if m != nil {
-		c.add(seq, m, c.p.keep(text, at))
+		c.add(seq, m, c.p.keepIn(&c.arena, text, at))
 	}
 	return ok, err
 }
@@ -1052,6 +1105,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 		done    = make(chan error, 1)
 	)
 	go func() {
+		var ar arena // this goroutine's, for what its finds keep
 		n := 0
 		err := c.e.st.ScanTextRanges(second, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
 			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
@@ -1060,7 +1114,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 			scanned++
 			nbytes += int64(len(text))
 			if at := c.p.find.index(text); at >= 0 {
-				finds = append(finds, find{seq, c.p.keep(text, at)})
+				finds = append(finds, find{seq, c.p.keepIn(&ar, text, at)})
 			}
 			return true
 		})
@@ -1317,7 +1371,7 @@ const maxSnippets = 3
 // any budget, in order, apart, each with the runes before it: snippets of
 // them equal snippets of the whole text.
 func snippetSegments(text, needle []byte) []segment {
-	segs, _ := hitParts(text, newFinder(needle), bytes.Index(text, needle))
+	segs, _ := hitParts(nil, text, newFinder(needle), bytes.Index(text, needle))
 	return segs
 }
 
@@ -1344,7 +1398,7 @@ func snippetSegments(text, needle []byte) []segment {
 // leftmost match at or after a snippet search's start is the next counted
 // match, unless a match the count skipped (one overlapping the counted
 // match before) lies between them; only then is it searched for.
-func hitParts(text []byte, f *finder, first int) ([]segment, int) {
+func hitParts(a *arena, text []byte, f *finder, first int) ([]segment, int) {
 	type span struct{ a, b int }
 	var spans [maxSnippets]span
 	nspans, found, matches := 0, 0, 0
@@ -1393,8 +1447,8 @@ func hitParts(text []byte, f *finder, first int) ([]segment, int) {
 	for _, sp := range spans[:nspans] {
 		size += sp.b - sp.a
 	}
-	buf := make([]byte, 0, size)
-	segs := make([]segment, nspans)
+	buf := a.bytesFor(size)
+	segs := a.segsFor(nspans)
 	runes, at := 0, 0
 	for k, sp := range spans[:nspans] {
 		runes += runeCount(text[at:sp.a])

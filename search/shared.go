@@ -43,7 +43,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	var stop atomic.Bool
 	// take reads the next seq not taken yet into its slot, and reports
 	// false once none is left or the scan was stopped.
-	take := func(r *store.TextReader) (bool, error) {
+	take := func(r *store.TextReader, ar *arena) (bool, error) {
 		if stop.Load() {
 			return false, nil
 		}
@@ -59,7 +59,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		if ok {
 			s.has, s.size = true, len(text)
 			if at := c.p.find.index(text); at >= 0 {
-				s.isHit, s.hit = true, c.p.keep(text, at)
+				s.isHit, s.hit = true, c.p.keepIn(ar, text, at)
 			}
 		}
 		s.ready.Store(true)
@@ -78,8 +78,9 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		return err
 	}
 	go func() {
+		var ar arena // the helper's own
 		for {
-			more, err := take(helper)
+			more, err := take(helper, &ar)
 			if err != nil || !more {
 				done <- err
 				return
@@ -122,7 +123,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		return true, nil
 	}
 	for {
-		more, err := take(r)
+		more, err := take(r, &c.arena)
 		if err != nil {
 			return finish(err)
 		}

@@ -127,7 +127,7 @@ func TestHitPartsFindWhatSeparateSearchesFind(t *testing.T) {
 			continue
 		}
 		want, wantMatches := fmt.Sprint(segmentsApart(text, needle)), bytes.Count(text, needle)
-		segs, matches := hitParts(text, newFinder(needle), first)
+		segs, matches := hitParts(nil, text, newFinder(needle), first)
 		if matches != wantMatches {
 			t.Fatalf("needle %q in %q: %d matches, bytes.Count says %d", needle, text, matches, wantMatches)
 		}
@@ -320,5 +320,35 @@ func TestASCIIFindsEveryHighByte(t *testing.T) {
 				b[i] = 'a'
 			}
 		}
+	}
+}
+
+// TestArenaHandsOutEachByteOnce: what an arena hands out never overlaps
+// what it handed out before (snippets share those bytes), each piece has
+// exactly the room asked for, and a large piece is memory of its own.
+func TestArenaHandsOutEachByteOnce(t *testing.T) {
+	var a arena
+	var pieces [][]byte
+	for i, n := range []int{1, 100, 5000, 0, 3000, arenaBytes / 4, arenaBytes/4 + 1, 16, 7000, 9000} {
+		b := a.bytesFor(n)
+		if len(b) != 0 || cap(b) != n {
+			t.Fatalf("piece %d: len %d cap %d, want 0 and %d", i, len(b), cap(b), n)
+		}
+		b = append(b, bytes.Repeat([]byte{byte('a' + i)}, n)...)
+		pieces = append(pieces, b)
+	}
+	for i, b := range pieces {
+		if bytes.Count(b, []byte{byte('a' + i)}) != len(b) {
+			t.Fatalf("piece %d was written over by a later one", i)
+		}
+	}
+	s1, s2 := a.segsFor(3), a.segsFor(2)
+	s1[2].runes = 7
+	if s2[0].runes != 0 || len(s1) != 3 || cap(s1) != 3 || len(s2) != 2 {
+		t.Fatalf("segments overlap or are sized wrong: %v %v", s1, s2)
+	}
+	var none *arena // a nil arena allocates each piece itself
+	if b := none.bytesFor(10); cap(b) != 10 {
+		t.Fatalf("nil arena: cap %d, want 10", cap(b))
 	}
 }
