@@ -138,13 +138,10 @@ type segment struct {
 }
 
 // keep returns what a hit keeps of text, whose first match is at first,
-// and nothing when only hits are counted. It reads only the prepared
-// query, so any goroutine may call it.
-func (p *prepared) keep(text []byte, first int) hitText { return p.keepIn(nil, text, first) }
-
-// keepIn is keep taking the memory the hit keeps from a (nil: its own);
-// only one goroutine at a time may use a.
-func (p *prepared) keepIn(a *arena, text []byte, first int) hitText {
+// and nothing when only hits are counted, taking the memory from a (nil:
+// memory of its own). It reads only the prepared query, so any goroutine
+// may call it, each with an arena of its own.
+func (p *prepared) keep(a *arena, text []byte, first int) hitText {
 	if p.countOnly {
 		return hitText{}
 	}
@@ -580,7 +577,7 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 		if has {
 			st.BytesScanned += int64(len(b))
 			if at := p.find.index(b); at >= 0 {
-				ok, text = true, p.keepIn(&ar, b, at)
+				ok, text = true, p.keep(&ar, b, at)
 			}
 		}
 		st.Scanned++
@@ -847,7 +844,7 @@ type collector struct {
 	n     int // entries visited, for checking ctx now and then
 	rest  *restOfWindow
 	// arena is where this goroutine's hits keep their parts (see
-	// prepared.keepIn).
+	// prepared.keep).
 	arena arena
 	// readers are the text readers of scanShared (this goroutine's and
 	// its helper's), opened at first use and kept for the whole search:
@@ -902,7 +899,7 @@ func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 func (c *collector) accept(seq uint64, text []byte, at int) (bool, error) {
 	m, ok, err := c.admit(seq)
 	if m != nil {
-		c.add(seq, m, c.p.keepIn(&c.arena, text, at))
+		c.add(seq, m, c.p.keep(&c.arena, text, at))
 	}
 	return ok, err
 }
@@ -1114,7 +1111,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 			scanned++
 			nbytes += int64(len(text))
 			if at := c.p.find.index(text); at >= 0 {
-				finds = append(finds, find{seq, c.p.keepIn(&ar, text, at)})
+				finds = append(finds, find{seq, c.p.keep(&ar, text, at)})
 			}
 			return true
 		})
