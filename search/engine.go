@@ -150,8 +150,8 @@ func (p *prepared) keep(a *arena, text []byte, first int) hitText {
 }
 
 // arena hands out the memory hits keep (their parts and the parts'
-// bytes, see hitParts) from larger allocations: two allocations a hit,
-// made a hundred times a first page, were a tenth of its CPU time. What it
+// bytes, see hitParts) from larger allocations: two allocations a hit
+// were 7.5% of the CPU time of first pages of 3-5 character needles. What it
 // hands out is never handed out again, nor written after the hit's
 // parts are copied in, so snippets may share those bytes (see
 // segment.frozen).
