@@ -548,7 +548,9 @@ func checkFinder(t *testing.T, text, needle []byte) {
 	t.Helper()
 	for _, pairs := range []bool{true, false} {
 		f := newFinder(needle)
-		f.pairs = f.pairs && pairs
+		// Pairs on any platform: where pairScan is plain Go (not
+		// amd64), that is its only test.
+		f.pairs = pairs && len(needle) >= 2
 		for from := 0; from <= len(text); from++ {
 			want := bytes.Index(text[from:], needle)
 			if want >= 0 {
