@@ -11,21 +11,26 @@ import (
 	"github.com/pi-history/pi-history/index"
 )
 
-func TestBroadBoundIsOneBlockInTwentyForLongNeedles(t *testing.T) {
+func TestBroadBoundIsOneBlockInTwentyForLongNeedlesOrSixtyWithFilters(t *testing.T) {
 	const million = 1_000_000 // 62,500 blocks of 16
 	for _, c := range []struct {
-		through uint64
-		runes   int
-		want    int
+		through  uint64
+		runes    int
+		filtered bool
+		want     int
 	}{
-		{million, 20, 3125},
-		{million, 9, 3125},
-		{million, 8, 0},                 // short needles keep the index
-		{index.BlockSize * 4095, 20, 0}, // below the smallest index the rule applies to
-		{index.BlockSize * 4096, 20, 204},
+		{million, 20, false, 3125},
+		{million, 9, false, 3125},
+		{million, 20, true, 1041},
+		{million, 9, true, 1041},
+		{million, 8, false, 0},                // short needles keep the index
+		{million, 8, true, 0},                 // with filters too
+		{index.BlockSize * 4095, 20, true, 0}, // below the smallest index the rule applies to
+		{index.BlockSize * 4096, 20, false, 204},
+		{index.BlockSize * 4096, 20, true, 68},
 	} {
-		if got := broadBound(c.through, c.runes); got != c.want {
-			t.Errorf("broadBound(mark %d, %d characters) = %d, want %d", c.through, c.runes, got, c.want)
+		if got := broadBound(c.through, c.runes, c.filtered); got != c.want {
+			t.Errorf("broadBound(mark %d, %d characters, filtered %v) = %d, want %d", c.through, c.runes, c.filtered, got, c.want)
 		}
 	}
 }

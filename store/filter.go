@@ -87,9 +87,10 @@ type FilterStats struct {
 // it is used (fast: no trigram is hashed): a rewritten, added or dropped
 // text, written by any version of pi-history, makes the filter be built
 // anew. The format is storedFilterFormat, n (8 bytes), the hash (8), then
-// trigram.Filter's encoding.
+// trigram.Filter's encoding. Format 1, before the filter had its long set,
+// is not read: its chunks are built again and kept as format 2.
 const (
-	storedFilterFormat = 1
+	storedFilterFormat = 2
 	storedFilterBytes  = 1 + 8 + 8 + trigram.FilterEncodedBytes
 )
 
@@ -321,6 +322,7 @@ func (c *sketchCache) attach(chunk uint64, ch *chunkSketches, f *textFilter) boo
 		return false
 	}
 	ch.filter.Store(f)
+	c.setRef(chunk, refOf(ch))
 	if old == nil {
 		c.bytes += filterBytes
 	}

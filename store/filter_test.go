@@ -31,7 +31,38 @@ func filterTexts() []string {
 	texts[1099] += " ZQX9 here"
 	texts[1499] = "and ZQX9 again"
 	texts[1299] += " 🚀" // one character, four bytes: no rune trigram, two byte trigrams
+	// Words every chunk holds, in an order only chunk 1 does: its
+	// trigrams pass every chunk's filter, its runs of 8 bytes only
+	// chunk 1's.
+	texts[1199] += " " + inOrder
 	return texts
+}
+
+// inOrder is the needle of filterTexts that only its order makes rare.
+const inOrder = "nil39 err38 func37 beta36"
+
+// refsAgree checks that the cache's refs say what its chunks do: refOf of
+// each cached chunk, nothing for the others.
+func refsAgree(t *testing.T, st *Store) {
+	t.Helper()
+	c := st.sketches
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, r := range c.refs {
+		ch := c.chunks[uint64(k)]
+		want := chunkRef{}
+		if ch != nil {
+			want = refOf(ch)
+		}
+		if r != want {
+			t.Fatalf("chunk %d: ref %+v, want %+v", k, r, want)
+		}
+	}
+	for k := range c.chunks {
+		if k >= uint64(len(c.refs)) {
+			t.Fatalf("chunk %d is cached but has no ref", k)
+		}
+	}
 }
 
 // mayHoldKeepsEveryMatch checks MayHold over shapes: every seq whose text
@@ -88,15 +119,28 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 			t.Fatalf("chunk %d after WarmFilters: filter %v, want one covering its %d entries", c, f != nil, ch.known())
 		}
 	}
+	refsAgree(t, st)
 	shapes := [][]SeqRange{{{1, 2600}}, {{1000, 1100}}, {{5, 5}, {1023, 1025}, {1099, 1101}, {2047, 2049}}, {{1500, 1500}}, {{2500, 2700}}}
-	needles := []string{"ZQX9", "alpha1", "return3 nil", "日本語0", "🙂", "zzz", "a", "QX9 a", "X9 h", "🚀", "日本", "🙂 "}
+	needles := []string{"ZQX9", "alpha1", "return3 nil", "日本語0", "🙂", "zzz", "a", "QX9 a", "X9 h", "🚀", "日本", "🙂 ", inOrder, "err38 func37", "alpha12 beta3"}
 	for _, nd := range needles {
 		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
 	}
 	// A rare needle's other chunks are ruled out whole: nothing of
 	// chunks 0 and 2 is left, and every sketched entry there is skipped;
-	// also for a needle of one character, which has no rune trigram.
-	for _, nd := range []string{"ZQX9", "🚀"} {
+	// also for a needle of one character, which has no rune trigram, and
+	// for one whose trigrams every chunk holds (by its runs of 8 bytes).
+	for i, c := range texts {
+		if strings.Contains(c, inOrder) != (i == 1199) {
+			t.Fatalf("the test's texts hold %q at seq %d", inOrder, i+1)
+		}
+	}
+	for c := uint64(0); c < 3; c++ {
+		ch, _ := st.sketches.get(c)
+		if pass := trigram.NewProbe([]byte(inOrder)).PassFilter(&ch.filter.Load().bits); pass != (c == 1) {
+			t.Errorf("chunk %d's filter: %q passes %v, want %v (only chunk 1 holds it)", c, inOrder, pass, c == 1)
+		}
+	}
+	for _, nd := range []string{"ZQX9", "🚀", inOrder} {
 		got, skipped, err := st.MayHold([]SeqRange{{1, 2600}}, trigram.NewProbe([]byte(nd)))
 		if err != nil {
 			t.Fatal(err)
@@ -129,6 +173,7 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 	if f := after.filter.Load(); f.n >= after.known() {
 		t.Fatalf("the extended chunk's filter claims %d entries, but the appended ones end at %d", f.n, after.known())
 	}
+	refsAgree(t, st)
 	for _, nd := range []string{"ZQX9", "Wq7", "late entry 29"} {
 		mayHoldKeepsEveryMatch(t, st, texts, nd, append(shapes, []SeqRange{{2000, uint64(len(texts))}}))
 	}
@@ -136,17 +181,22 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 	// A rewrite of a stored seq drops the chunk and its filter; a reload
 	// has none until the next WarmFilters, and nothing is lost meanwhile.
 	st.sketches.drop(1)
+	refsAgree(t, st)
 	if ch, err := st.chunkFor(1); err != nil || ch.filter.Load() != nil {
 		t.Fatalf("a reloaded chunk has a filter (%v)", err)
 	}
+	refsAgree(t, st)
 	mayHoldKeepsEveryMatch(t, st, texts, "ZQX9", shapes)
+	mayHoldKeepsEveryMatch(t, st, texts, inOrder, shapes)
 	if _, err := st.WarmFilters(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if ch, _ := st.sketches.get(1); ch == nil || ch.filter.Load() == nil {
 		t.Fatal("after WarmFilters the reloaded chunk 1 has no filter")
 	}
+	refsAgree(t, st)
 	mayHoldKeepsEveryMatch(t, st, texts, "ZQX9", shapes)
+	mayHoldKeepsEveryMatch(t, st, texts, inOrder, shapes)
 }
 
 // TestFiltersAreCountedInTheCache: a filter's bytes are counted while its

@@ -19,8 +19,8 @@ const (
 	// drops at a time.
 	sketchChunk = 1024
 	// DefaultSketchCacheBytes bounds the sketches kept in memory when
-	// Options.SketchCacheBytes does not: about 1.2 million entries' worth
-	// (~850 bytes each over the benchmark corpus, with their records,
+	// Options.SketchCacheBytes does not: about a million entries' worth
+	// (~980 bytes each over the benchmark corpus, with their records,
 	// columns and chunk filters).
 	DefaultSketchCacheBytes = 1 << 30
 )
@@ -227,6 +227,28 @@ func orderProbe(c *chunkSketches, p *trigram.Probe) (*trigram.Probe, []uint16, [
 	return o, pos, pos2
 }
 
+// probeOrder is a probe ordered by orderProbe, with its positions.
+type probeOrder struct {
+	p         *trigram.Probe
+	pos, pos2 []uint16
+}
+
+// orderedProbe is orderProbe(c, p), worked out once for p (kept in its
+// Memo) and reused by each later call.
+func orderedProbe(c *chunkSketches, p *trigram.Probe) (*trigram.Probe, []uint16, []uint16) {
+	m := p.Memo()
+	if m != nil {
+		if o, ok := m.Load().(*probeOrder); ok {
+			return o.p, o.pos, o.pos2
+		}
+	}
+	o, pos, pos2 := orderProbe(c, p)
+	if m != nil {
+		m.Store(&probeOrder{p: o, pos: pos, pos2: pos2})
+	}
+	return o, pos, pos2
+}
+
 // slice builds cols and the wide rows' columns from the sketches: in the
 // slabs given (at word offsets off and woff of each column) when they have
 // words, else in memory of the chunk's own.
@@ -420,11 +442,14 @@ type sketchCache struct {
 	textsHeld atomic.Bool
 	mu        sync.Mutex
 	chunks    map[uint64]*chunkSketches
-	gen       map[uint64]uint64 // bumped by drop, checked before keeping a load
-	bytes     int
-	max       int
-	low       uint64 // the lowest chunk number cached, when lowOK
-	lowOK     bool
+	// refs[k] is what MayHold needs of cached chunk k before it reads the
+	// chunk itself (zero when k is not cached), kept with chunks.
+	refs  []chunkRef
+	gen   map[uint64]uint64 // bumped by drop, checked before keeping a load
+	bytes int
+	max   int
+	low   uint64 // the lowest chunk number cached, when lowOK
+	lowOK bool
 }
 
 func newSketchCache(max int) *sketchCache {
@@ -440,14 +465,52 @@ func (c *sketchCache) get(chunk uint64) (*chunkSketches, uint64) {
 	return nil, c.gen[chunk]
 }
 
-// getRange returns the cached chunks first to last (nil where one is not
-// cached), appended to out, under one lock: a scan through a million
+// chunkRef is a cached chunk with what MayHold reads of it for each chunk
+// it passes: its filter, how many entries that covers and how many of
+// those have a sketch, and one past its last entry with a sketch. Read
+// from the chunk, these cost a cache miss or two each (the chunk, the
+// filter's header past its 200 KB of sets, the chunk's has): with the
+// filters' long sets ruling out nine chunks in ten for a long needle,
+// those misses were most of what an exact count cost.
+type chunkRef struct {
+	ch     *chunkSketches
+	filter *textFilter
+	n      uint32 // filter.n
+	ruled  uint32 // ch.sketched(0, n-1): what the filter skips when it rules the chunk out
+	known  uint32 // ch.known()
+}
+
+// refOf returns ch's chunkRef as it stands (under the cache's lock).
+func refOf(ch *chunkSketches) chunkRef {
+	r := chunkRef{ch: ch, filter: ch.filter.Load(), known: uint32(ch.known())}
+	if f := r.filter; f != nil && f.n > 0 {
+		r.n, r.ruled = uint32(f.n), uint32(ch.sketched(0, f.n-1))
+	}
+	return r
+}
+
+// setRef keeps refs[chunk] as r (under c.mu).
+func (c *sketchCache) setRef(chunk uint64, r chunkRef) {
+	if chunk >= uint64(len(c.refs)) {
+		if r.ch == nil {
+			return
+		}
+		c.refs = slices.Grow(c.refs, int(chunk)+1-len(c.refs))[:chunk+1]
+	}
+	c.refs[chunk] = r
+}
+
+// getRange returns the refs of chunks first to last (zero where one is
+// not cached), appended to out, under one lock: a scan through a million
 // entries took the lock once a chunk, on two goroutines.
-func (c *sketchCache) getRange(first, last uint64, out []*chunkSketches) []*chunkSketches {
+func (c *sketchCache) getRange(first, last uint64, out []chunkRef) []chunkRef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k := first; k <= last; k++ {
-		out = append(out, c.chunks[k])
+	if first < uint64(len(c.refs)) {
+		out = append(out, c.refs[first:min(last+1, uint64(len(c.refs)))]...)
+	}
+	for k := first + uint64(len(out)); k <= last; k++ {
+		out = append(out, chunkRef{})
 	}
 	return out
 }
@@ -490,6 +553,7 @@ func (c *sketchCache) insert(chunk uint64, ch *chunkSketches) {
 		c.low = chunk
 	}
 	c.chunks[chunk] = ch
+	c.setRef(chunk, refOf(ch))
 }
 
 // oldest returns the lowest chunk number cached (under c.mu; the cache is
@@ -609,6 +673,7 @@ func (c *sketchCache) extend(chunk uint64, add []freshSketch) {
 func (c *sketchCache) remove(chunk uint64) {
 	ch := c.chunks[chunk]
 	delete(c.chunks, chunk)
+	c.setRef(chunk, chunkRef{})
 	if chunk == c.low {
 		c.lowOK = false
 	}
@@ -829,6 +894,15 @@ func wellFormed(ranges []SeqRange) bool {
 	return true
 }
 
+// filterVerdict is what a chunk's filter said of a probe.
+type filterVerdict uint8
+
+const (
+	untested filterVerdict = iota // no filter, or not worth testing
+	mayPass
+	ruledOut
+)
+
 // mayHold is MayHold on this goroutine alone.
 func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, skipped int, err error) {
 	add := func(lo, hi uint64) {
@@ -840,19 +914,15 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 	}
 	pos, pos2, pos4 := p.SlicePositions(), p.WidePositions(), p.WideFourPositions()
 	ordered := len(pos) <= 2
-	var held []*chunkSketches
+	var held []chunkRef
+	var verdicts []filterVerdict
 	// tested is the last filter tested, passed its answer: the ranges of
 	// candidate blocks meet one chunk many times.
 	var tested *textFilter
 	passed := true
-	// seen is the last chunk met, sf its filter and sn the entries that
-	// covers: the ranges of candidate blocks meet a chunk many times, and
-	// reading its filter's pointer, its count and the chunk's last
-	// entry anew each time cost 11% of the CPU of 13-40 character first
-	// pages (cache misses, the first touches of the chunk).
+	// seen is the last chunk met: the ranges of candidate blocks meet a
+	// chunk many times, and it is asked for a filter once.
 	var seen *chunkSketches
-	var sf *textFilter
-	var sn uint64
 	from := s.sketchFrom.Load()
 	for _, r := range ranges {
 		if r.Lo > r.Hi {
@@ -869,43 +939,80 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 		first := r.Lo / sketchChunk
 		cached := s.sketches.getRange(first, r.Hi/sketchChunk, held[:0])
 		held = cached
+		// The filters of the range's cached chunks are tested first, in
+		// a loop of their own. Each test is a cache miss or more (the
+		// filter's sets span 200 KB); with nothing else between them
+		// the processor has several in flight at once, where the work on
+		// each chunk kept them one after another.
+		verdicts = verdicts[:0]
+		for k := range cached {
+			ref, v := &cached[k], untested
+			base := (first + uint64(k)) * sketchChunk
+			if f := ref.filter; f != nil && max(r.Lo, base)-base < uint64(ref.n) && (f == tested || p.FilterWorthIt()) {
+				if f != tested {
+					tested, passed = f, p.PassFilter(&f.bits)
+				}
+				v = ruledOut
+				if passed {
+					v = mayPass
+				}
+			}
+			verdicts = append(verdicts, v)
+		}
 		for c := first; c <= r.Hi/sketchChunk; c++ {
 			base := c * sketchChunk
 			lo, hi := max(r.Lo, base)-base, min(r.Hi-base, sketchChunk-1)
-			ch := cached[c-first]
-			if ch == nil {
-				var err error
-				if ch, err = s.chunkToTest(c); err != nil {
+			ref, v := cached[c-first], verdicts[c-first]
+			cachedRef := ref.ch != nil // release has nothing to do for it
+			if ref.ch == nil {
+				ch, err := s.chunkToTest(c)
+				if err != nil {
 					return nil, 0, err
 				}
-			}
-			if ch != seen {
-				seen, sf, sn = ch, ch.filter.Load(), 0
-				if sf != nil {
-					sn = sf.n
+				// Loaded for this test, or cached meanwhile: its own
+				// fields, as refOf would read them.
+				ref = chunkRef{ch: ch, filter: ch.filter.Load(), known: uint32(ch.known())}
+				if f := ref.filter; f != nil && f.n > 0 {
+					ref.n, ref.ruled = uint32(f.n), uint32(ch.sketched(0, f.n-1))
 				}
+			}
+			ch, sf, sn := ref.ch, ref.filter, uint64(ref.n)
+			if ch != seen && (sf == nil || sn < uint64(ref.known)) {
+				seen = ch
 				if ch.once {
 					seen = nil // recycled: another chunk may come back in it
-				} else if (sf == nil || sn < ch.known()) && (c+1)*sketchChunk <= s.LastSeq()+1 {
+				} else if (c+1)*sketchChunk <= s.LastSeq()+1 {
 					// A full chunk loaded, or filled, since the warm-up.
 					s.builds.ask(c, ch)
 				}
 			}
-			if f := sf; f != nil && lo < sn && (f == tested || p.FilterWorthIt()) {
-				// The chunk's filter rules out its first sn entries at
-				// once when it lacks one of the needle's byte trigrams
-				// (or its pair or byte).
+			if f := sf; v == untested && f != nil && lo < sn && (f == tested || p.FilterWorthIt()) {
+				// A chunk loaded for this test (or cached since the
+				// range's were looked up) that has a filter.
 				if f != tested {
 					tested, passed = f, p.PassFilter(&f.bits)
 				}
-				if !passed {
-					end := min(hi, sn-1)
-					skipped += ch.sketched(lo, end)
-					if end == hi {
-						continue
-					}
-					lo = end + 1
+				if v = mayPass; !passed {
+					v = ruledOut
 				}
+			}
+			if v == ruledOut {
+				// The chunk's filter rules out its first sn entries at
+				// once: it lacks one of the needle's byte trigrams (or
+				// its pair or byte; for a long needle, one of its runs).
+				end := min(hi, sn-1)
+				if lo == 0 && end == sn-1 {
+					skipped += int(ref.ruled)
+				} else {
+					skipped += ch.sketched(lo, end)
+				}
+				if end == hi {
+					if !cachedRef {
+						ch.release()
+					}
+					continue
+				}
+				lo = end + 1
 			}
 			if p.Empty() {
 				// No trigram for the sketches (a needle of one or two
@@ -916,9 +1023,13 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				continue
 			}
 			if hi-lo+1 >= sliceMin && !ordered && !ch.once {
-				// Once per call: the trigrams fewest entries of this
-				// chunk have are tested first, by columns and sketches.
-				p, pos, pos2 = orderProbe(ch, p)
+				// Once per search: the trigrams fewest entries of the
+				// first chunk tested at length have are tested first,
+				// by columns and sketches. Worked out once per call, as
+				// before, it cost an exact count of 20 characters ~300 µs
+				// of CPU (13%): a count calls MayHold for each of its
+				// windows, each half of one on its own.
+				p, pos, pos2 = orderedProbe(ch, p)
 				ordered = true
 			}
 			skipped += ch.test(p, pos, pos2, pos4, lo, hi, func(i uint64) { add(base+i, base+i) })

@@ -564,7 +564,7 @@ func TestWarmSketchesLoadsEveryChunkWithinTheBound(t *testing.T) {
 		t.Errorf("warm MayHold = %v, cold = %v (want equal, non-empty)", warm, cold)
 	}
 
-	st.sketches = newSketchCache(warmChunkBytes + 200_000)
+	st.sketches = newSketchCache(warmChunkBytes + 27*filterBytes/10)
 	ws, err = st.WarmSketches(context.Background())
 	if err != nil {
 		t.Fatal(err)

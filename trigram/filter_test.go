@@ -59,7 +59,7 @@ func TestFilterRulesOutAbsentNeedles(t *testing.T) {
 		name   string
 		length int
 		most   float64
-	}{{"one byte", 1, 0}, {"one pair", 2, 0}, {"one trigram", 3, 0.01}, {"two trigrams", 4, 0.0005}, {"eight trigrams", 10, 0}} {
+	}{{"one byte", 1, 0}, {"one pair", 2, 0}, {"one trigram", 3, 0.01}, {"two trigrams", 4, 0.0005}, {"six trigrams", 7, 0}, {"three runs", 10, 0.0005}, {"thirteen runs", 20, 0}} {
 		passed, tried := 0, 0
 		for range 20000 {
 			needle := make([]byte, tc.length)
@@ -79,6 +79,40 @@ func TestFilterRulesOutAbsentNeedles(t *testing.T) {
 		if rate > tc.most {
 			t.Errorf("%s: %d of %d absent needles passed (%.4f, want at most %.4f)", tc.name, passed, tried, rate, tc.most)
 		}
+	}
+}
+
+// A needle of LongGram bytes or more is tested on its runs, not its
+// trigrams: texts holding every trigram of it, but not it, are ruled out,
+// and texts holding it pass wherever it sits.
+func TestLongNeedlesAreTestedOnTheirRuns(t *testing.T) {
+	var f Filter
+	for _, text := range []string{"abcdefgX", "Ybcdefgh", "the needle is here: 0123456789", "日本語のテキスト"} {
+		f.Add([]byte(text))
+	}
+	for _, tc := range []struct {
+		needle string
+		pass   bool
+	}{
+		{"abcdefgh", false}, // every trigram is in some text, the run in none
+		{"abcdefgX", true}, {"Ybcdefgh", true}, {"needle is here", true},
+		{"0123456789", true}, {": 012345", true}, {"本語のテキ", true},
+		{"needle is there", false}, {"0123456780", false}, {"本語のテキト", false},
+		{"bcdefg", true}, // shorter than a run: tested on its trigrams
+	} {
+		if got := NewProbe([]byte(tc.needle)).PassFilter(&f); got != tc.pass {
+			t.Errorf("needle %q: pass %v, want %v", tc.needle, got, tc.pass)
+		}
+	}
+	var only Filter
+	only.Add([]byte("abcdefgX"))
+	only.Add([]byte("Ybcdefgh"))
+	set := 0
+	for _, w := range only.long {
+		set += bits.OnesCount64(w)
+	}
+	if set != 2 {
+		t.Fatalf("two texts of eight bytes set %d bits of the long set; want one for each run", set)
 	}
 }
 
@@ -188,5 +222,23 @@ func TestFilterEncodingRoundTrips(t *testing.T) {
 	}
 	if g != before {
 		t.Error("a refused encoding changed the filter")
+	}
+}
+
+// A probe's Memo is one slot shared with its ordered copies, so that what
+// a store stores there for the search is found by each; a Probe not made
+// by NewProbe has none.
+func TestMemoIsSharedWithOrderedCopies(t *testing.T) {
+	p := NewProbe([]byte("needle"))
+	o := p.Ordered(func(q1, q2 uint16) int { return int(q2) })
+	if p.Memo() == nil || o.Memo() != p.Memo() {
+		t.Fatal("an ordered copy does not share its probe's memo")
+	}
+	p.Memo().Store("order")
+	if o.Memo().Load() != "order" || NewProbe([]byte("needle")).Memo().Load() != nil {
+		t.Error("the memo is not shared by the copy, or is shared by another probe")
+	}
+	if (&Probe{}).Memo() != nil {
+		t.Error("a zero Probe has a memo")
 	}
 }

@@ -337,16 +337,25 @@ type Probe struct {
 	keys  []uint64 // mixed keys of the needle's distinct trigrams
 	keys4 []uint64 // and of its distinct 4-grams
 	grams []uint32 // the Filter bits of its byte trigrams (see PassFilter)
+	long  []uint32 // and of its runs of LongGram bytes
 	short uint32   // a needle of one or two bytes (see shortOf)
 	// filterRun counts the filters in a row that passed, over every copy
 	// of the probe (see FilterWorthIt).
 	filterRun *atomic.Int32
+	memo      *atomic.Value // see Memo
 }
+
+// Memo is a slot for what a store works out about the probe once and
+// reuses for the rest of a search (the order in which to test its
+// trigrams), shared by its ordered copies; nil for a Probe not made by
+// NewProbe. What is stored in it must not change afterwards: a search may
+// read it on several goroutines.
+func (p *Probe) Memo() *atomic.Value { return p.memo }
 
 // NewProbe returns the probe of needle. A needle shorter than three
 // characters has no trigrams: its probe passes every sketch.
 func NewProbe(needle []byte) *Probe {
-	p := &Probe{grams: filterPositions(needle), short: shortOf(needle), filterRun: new(atomic.Int32)}
+	p := &Probe{grams: filterPositions(needle), long: longPositions(needle), short: shortOf(needle), filterRun: new(atomic.Int32), memo: new(atomic.Value)}
 	seen, seen4 := map[uint64]bool{}, map[uint64]bool{}
 	each4(needle, func(h uint64, is4 bool) {
 		switch {
@@ -638,7 +647,7 @@ func (p *Probe) Ordered(cost func(q1, q2 uint16) int) *Probe {
 		ks[i] = kc{k, cost(rowBits(k))}
 	}
 	slices.SortStableFunc(ks, func(a, b kc) int { return cmp.Compare(a.c, b.c) })
-	o := &Probe{keys: make([]uint64, len(ks)), keys4: p.keys4, grams: p.grams, short: p.short, filterRun: p.filterRun}
+	o := &Probe{keys: make([]uint64, len(ks)), keys4: p.keys4, grams: p.grams, long: p.long, short: p.short, filterRun: p.filterRun, memo: p.memo}
 	for i, x := range ks {
 		o.keys[i] = x.k
 	}
