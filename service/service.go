@@ -118,7 +118,7 @@ type Warmed struct {
 	TextTime   time.Duration
 	Filters    store.FilterStats // chunks given a filter of their texts' byte trigrams
 	FilterTime time.Duration
-	HotTexts   store.HotTextStats // chunks at both ends of the history whose texts are held in memory
+	HotTexts   store.HotTextStats // chunks whose texts are held in memory
 	HotTime    time.Duration
 	Blocks     int // index documents whose block start was read
 	BlockTime  time.Duration
@@ -128,11 +128,12 @@ type Warmed struct {
 // piece by piece from disk: every chunk's trigram sketches with their
 // columns (see store.WarmSketches), every session's current branch
 // (store.WarmBranches), each cached chunk's filter of its texts' bytes (store.WarmFilters), then
-// texts from both ends of the history, up to three quarters of the block
-// cache (store.WarmTexts; after the filters, whose reading of every text
-// would otherwise push out what it chose), the texts of the chunks at
-// both ends in memory (store.WarmHotTexts), and the block start
-// of every index document (index.Index.WarmBlockStarts). A server calls it
+// the chunks' texts in memory, those at both ends first, as many as the
+// sketch cache's bound leaves room for (store.WarmHotTexts), the texts
+// not held from both ends of the history into the block cache, up to
+// three quarters of it (store.WarmTexts; after the filters, whose reading
+// of every text would otherwise push out what it chose), and the block
+// start of every index document (index.Index.WarmBlockStarts). A server calls it
 // once in the background after it starts; it stops when ctx ends.
 func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	var w Warmed
@@ -153,15 +154,15 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	}
 	w.FilterTime = time.Since(t0)
 	t0 = time.Now()
+	if w.HotTexts, err = s.Store.WarmHotTexts(ctx); err != nil {
+		return w, fmt.Errorf("hold the history's texts in memory: %w", err)
+	}
+	w.HotTime = time.Since(t0)
+	t0 = time.Now()
 	if w.Texts, w.TextBytes, err = s.Store.WarmTexts(ctx, s.Store.CacheBytes()*textWarmShare/100); err != nil {
 		return w, fmt.Errorf("preload texts: %w", err)
 	}
 	w.TextTime = time.Since(t0)
-	t0 = time.Now()
-	if w.HotTexts, err = s.Store.WarmHotTexts(ctx); err != nil {
-		return w, fmt.Errorf("hold the texts of both ends of the history: %w", err)
-	}
-	w.HotTime = time.Since(t0)
 	t0 = time.Now()
 	if w.Blocks, err = s.Index.WarmBlockStarts(ctx); err != nil {
 		return w, fmt.Errorf("preload the index's block starts: %w", err)

@@ -7,13 +7,15 @@ import (
 )
 
 // chunkTexts is the searchable texts of a cached chunk's entries 0 to n-1,
-// held in memory for the chunks at both ends of the history (see
-// WarmHotTexts): the text of entry i is data[off[i]:off[i+1]] when has
-// marks it. A first page in chronological order (the default) reads the
-// texts of the oldest entries, one newest first (and the Pi extension's
-// searches of the current session) those of the newest; read through a
-// Pebble iterator, even from the block cache, each cost a seek or a step
-// and a block lookup, 30% of the CPU of 3-5 character first pages.
+// held in memory (see WarmHotTexts): the text of entry i is
+// data[off[i]:off[i+1]] when has marks it. A first page in chronological
+// order (the default) reads the texts of the oldest entries, one newest
+// first (and the Pi extension's searches of the current session) those of
+// the newest, and a count or a sparse needle's page candidates anywhere;
+// read through a Pebble iterator, even from the block cache, each cost a
+// seek or a step and a block lookup: 30% of the CPU of 3-5 character first
+// pages, and ~10 µs a candidate in the middle of the history, where a
+// seek mostly lands in another table than the last.
 //
 // Texts are attached like a chunk's filter: under the cache's lock, only
 // while the chunk is still cached as the one they were read for, after
@@ -43,11 +45,28 @@ func (t *chunkTexts) text(i uint64) (text []byte, has, known bool) {
 func (t *chunkTexts) bytes() int { return len(t.data) + 4*len(t.off) + 8*len(t.has) + 32 }
 
 // hotChunks is how many chunks at each end of the history WarmHotTexts
-// gives their texts: at a million entries of the benchmark's corpus, 31 MB
-// for both ends. A first page of a dense needle fills within a chunk or
-// two; one that needs more reads scattered candidates, where the block
-// cache serves as before.
+// gives their texts first, within the sketch cache's bound: at a million
+// entries of the benchmark's corpus, 31 MB for both ends. A first page of
+// a dense needle fills within a chunk or two.
 var hotChunks uint64 = 16
+
+// holdInner says whether WarmHotTexts goes on to the chunks between the
+// ends, from both ends inward, while the sketch cache stays within
+// holdInnerShare of its bound (a variable for tests). The rest of the
+// bound is left for what the history grows by. At a million entries the
+// texts take ~1.05 GB, against ~900 MB of sketches, records and filters;
+// a server's default bound (a sixth of the machine's memory, at least 1
+// GiB) holds them all on a machine of 16 GB or more. In-process, both
+// ways alternating (every chunk's texts held against the ends' alone),
+// median per-needle ratios over the benchmark's needles: exact counts of
+// 20 characters 0.67 (sum of medians 0.47: a boilerplate needle reads
+// 215,000 texts), first pages of 13-40 characters 0.83, 6-12 characters
+// 0.87, 3-5 characters 0.98.
+var holdInner = true
+
+// holdInnerShare is the share of the sketch cache's bound, in eighths,
+// that the texts of inner chunks may fill it to.
+const holdInnerShare = 7
 
 // HotTextStats says what WarmHotTexts brought into memory.
 type HotTextStats struct {
@@ -58,8 +77,10 @@ type HotTextStats struct {
 
 // WarmHotTexts reads into memory the texts of the cached chunks at both
 // ends of the history, hotChunks at each (see chunkTexts), within the
-// sketch cache's bound. A server calls it once in the background, after
-// the sketches; it stops when ctx ends.
+// sketch cache's bound, then (see holdInner) those of the chunks between,
+// alternately from the oldest end and the newest, until the cache would
+// pass holdInnerShare of its bound. A server calls it once in the
+// background, after the sketches; it stops when ctx ends.
 func (s *Store) WarmHotTexts(ctx context.Context) (HotTextStats, error) {
 	var hs HotTextStats
 	last := s.LastSeq()
@@ -74,9 +95,22 @@ func (s *Store) WarmHotTexts(ctx context.Context) (HotTextStats, error) {
 	for c := lastChunk; c+hotChunks > lastChunk && c >= hotChunks; c-- {
 		chunks = append(chunks, c)
 	}
-	for _, c := range chunks {
+	ends := len(chunks)
+	if holdInner && lastChunk >= 2*hotChunks {
+		for lo, hi := hotChunks, lastChunk-hotChunks; lo <= hi; lo, hi = lo+1, hi-1 {
+			chunks = append(chunks, lo)
+			if hi != lo {
+				chunks = append(chunks, hi)
+			}
+		}
+	}
+	for k, c := range chunks {
 		if err := ctx.Err(); err != nil {
 			return hs, err
+		}
+		bound := s.sketches.bound()
+		if k >= ends {
+			bound = bound / 8 * holdInnerShare
 		}
 		ch, _ := s.sketches.get(c)
 		if ch == nil || ch.texts.Load() != nil {
@@ -89,7 +123,7 @@ func (s *Store) WarmHotTexts(ctx context.Context) (HotTextStats, error) {
 		if t == nil {
 			continue
 		}
-		switch s.sketches.attachTexts(c, ch, t) {
+		switch s.sketches.attachTexts(c, ch, t, bound) {
 		case attached:
 			hs.Chunks++
 			hs.Bytes += int64(len(t.data))
@@ -139,20 +173,27 @@ const (
 )
 
 // attachTexts gives ch, the cached chunk c, its texts t, counting them in
-// the cache's size.
-func (c *sketchCache) attachTexts(chunk uint64, ch *chunkSketches, t *chunkTexts) attachResult {
+// the cache's size, unless that would pass bound (at most the cache's).
+func (c *sketchCache) attachTexts(chunk uint64, ch *chunkSketches, t *chunkTexts, bound int) attachResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.chunks[chunk] != ch || ch.texts.Load() != nil {
 		return gone
 	}
-	if c.bytes+t.bytes() > c.max {
+	if c.bytes+t.bytes() > min(bound, c.max) {
 		return noRoom
 	}
 	ch.texts.Store(t)
 	c.bytes += t.bytes()
 	c.textsHeld.Store(true)
 	return attached
+}
+
+// bound is the cache's bound.
+func (c *sketchCache) bound() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max
 }
 
 // TextsHeld reports whether the texts of every entry of ranges are held

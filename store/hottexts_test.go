@@ -116,8 +116,8 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, round
 // holds: also after appends extend the newest chunk past what its texts
 // cover, and after a write drops the chunks (no stale text is served).
 func TestHeldTextsReadLikeTheStore(t *testing.T) {
-	defer func(n uint64) { hotChunks = n }(hotChunks)
-	hotChunks = 1
+	defer func(n uint64, inner bool) { hotChunks, holdInner = n, inner }(hotChunks, holdInner)
+	hotChunks, holdInner = 1, false
 	texts := filterTexts() // seqs 1-2,600: chunks 0, 1 and 2
 	st := pushTexts(t, texts)
 	if _, err := st.WarmSketches(context.Background()); err != nil {
@@ -173,6 +173,38 @@ func TestHeldTextsReadLikeTheStore(t *testing.T) {
 		st.sketches.max = DefaultSketchCacheBytes
 		st.sketches.mu.Unlock()
 	}()
+	readsLikeTheStore(t, st, r, st.LastSeq(), 12)
+
+	// The chunks between the ends (chunk 1) get theirs too, while the
+	// cache stays within seven eighths of its bound: refused when its
+	// texts would pass that, though not the bound itself.
+	holdInner = true
+	one, err := st.loadTexts(1, func() *chunkSketches { ch, _ := st.sketches.get(1); return ch }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.sketches.mu.Lock()
+	st.sketches.max = (st.sketches.bytes + one.bytes()) * 8 / holdInnerShare
+	tight := st.sketches.max
+	st.sketches.mu.Unlock()
+	if hs, err := st.WarmHotTexts(context.Background()); err != nil || hs.Chunks != 0 || !hs.Full {
+		t.Fatalf("WarmHotTexts with chunk 1 just past %d/8 of the bound = %+v, %v; want none given, the bound reached", holdInnerShare, hs, err)
+	}
+	st.sketches.mu.Lock()
+	st.sketches.max = tight + 64
+	st.sketches.mu.Unlock()
+	if hs, err := st.WarmHotTexts(context.Background()); err != nil || hs.Chunks != 1 || hs.Full {
+		t.Fatalf("WarmHotTexts with room for chunk 1 = %+v, %v; want it given its texts", hs, err)
+	}
+	if !st.TextsHeld([]SeqRange{{1, 2600}}) {
+		t.Fatal("after WarmHotTexts with room, not every text is held")
+	}
+	if n, b, err := st.WarmTexts(context.Background(), 1<<30); err != nil || n != 0 || b != 0 {
+		t.Fatalf("WarmTexts with every text held = %d texts, %d bytes, %v; want none read into the block cache", n, b, err)
+	}
+	st.sketches.mu.Lock()
+	st.sketches.max = DefaultSketchCacheBytes
+	st.sketches.mu.Unlock()
 	readsLikeTheStore(t, st, r, st.LastSeq(), 12)
 
 	var late []string

@@ -41,7 +41,7 @@ func main() {
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	memProf := flag.String("memprofile", "", "write a profile of what the queries allocated here, every allocation sampled (see FILE.base)")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
-	sketchMB := flag.Int("sketch-mb", 0, "the store's sketch cache bound in MB, as 'pi-history serve --sketch-mb' (0: serve's default for this machine); below what the history needs (~850 MB a million entries) it shows how search fares past the bound")
+	sketchMB := flag.Int("sketch-mb", 0, "the store's sketch cache bound in MB, as 'pi-history serve --sketch-mb' (0: serve's default for this machine); below what the history needs (~900 MB a million entries) it shows how search fares past the bound")
 	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
 	memLimit := flag.Int("memlimit-mb", 0, "the Go memory limit in MB (0: what 'pi-history serve' sets)")
 	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
@@ -85,9 +85,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts (oldest and newest), %d MB, %.1f s; texts of %d chunks at both ends in memory, %d MB, %.2f s; byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; block starts of %d index documents, %.2f s\n",
+		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; block starts of %d index documents, %.2f s\n",
 			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
-			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.FilterTime.Seconds(), w.Blocks, w.BlockTime.Seconds())
+			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.HotTexts.Full, w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.FilterTime.Seconds(), w.Blocks, w.BlockTime.Seconds())
 	}
 	eng := search.New(svc.Store, svc.Index)
 	r := rand.New(rand.NewPCG(*seed, 99))

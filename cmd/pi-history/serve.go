@@ -57,12 +57,14 @@ taken. At a million entries, 1024 instead of 512 cut the p99 of first pages
 of 13-40 character needles from about 200 to 60 ms, and 1536 (every text
 cached) the p99 of 3-12 character needles from 20-50 to 14-24 ms.
 
-On start, the trigram sketches (about 850 MB per million entries, with
+On start, the trigram sketches (about 900 MB per million entries, with
 the records, bit-sliced rows and byte filters kept beside them), each
-session's current branch and then texts, up to three quarters of the
-cache, are loaded in the background (30-40 s at a million entries), so
-that the first searches need not read them from disk. --sketch-mb bounds
-the sketches: by default a sixth of the machine's memory, 1024-8192 MB.
+session's current branch, then as many of the texts as fit within seven
+eighths of --sketch-mb (about 1 GB more per million entries), and the
+texts that do not, up to three quarters of the block cache, are loaded in
+the background (30-40 s at a million entries), so that the first
+searches need not read them from disk. --sketch-mb bounds the sketches
+and held texts: by default a sixth of the machine's memory, 1024-8192 MB.
 A history larger than that keeps its newest entries' sketches in memory;
 searches that reach older entries read theirs from disk each time (at a
 million entries with 40% of them left out, first pages of 13-40 character
@@ -202,11 +204,11 @@ func runServe(g *globals, args []string) error {
 				"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
 				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
 				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
-				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20,
+				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
 				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond))
 			if w.Sketches.Full {
-				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 850 MB a million entries)",
+				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 900 MB a million entries)",
 					"sketchMB", sketch>>20, "chunksCached", w.Sketches.Chunks)
 			}
 		}
