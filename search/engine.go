@@ -1480,6 +1480,13 @@ func hitParts(a *arena, text []byte, f *finder, first int) ([]segment, int) {
 func runeCount(b []byte) int {
 	n := 0
 	for len(b) > 0 {
+		// 32 bytes a step while they are ASCII, then 8: a large tool
+		// result's hit counts up to its last snippet.
+		for len(b) >= 32 && (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[8:])|
+			binary.LittleEndian.Uint64(b[16:])|binary.LittleEndian.Uint64(b[24:]))&0x8080808080808080 == 0 {
+			n += 32
+			b = b[32:]
+		}
 		for len(b) >= 8 && binary.LittleEndian.Uint64(b)&0x8080808080808080 == 0 {
 			n += 8
 			b = b[8:]

@@ -275,7 +275,7 @@ func TestRunesOnAndBackStepByRunes(t *testing.T) {
 // every alignment of ASCII runs and multi-byte runes.
 func TestRuneCountAgreesWithUTF8(t *testing.T) {
 	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "é", "abcdefgé", "abcdefghé", "日本語のテキスト and more ASCII after it",
-		"🙂🙂🙂🙂", "\xff", "abcdefg\xff", "abcdefgh\xc3", "\xc3(abcdefghijklmnop", strings.Repeat("x", 100) + "→" + strings.Repeat("y", 17)} {
+		"🙂🙂🙂🙂", "\xff", "abcdefg\xff", "abcdefgh\xc3", "\xc3(abcdefghijklmnop", strings.Repeat("x", 100) + "→" + strings.Repeat("y", 17), strings.Repeat("x", 70) + "é" + strings.Repeat("y", 70) + "\xff" + strings.Repeat("z", 33)} {
 		for cut := 0; cut <= len(s); cut++ {
 			if got, want := runeCount([]byte(s[cut:])), utf8.RuneCount([]byte(s[cut:])); got != want {
 				t.Errorf("runeCount(%q) = %d, want %d", s[cut:], got, want)
