@@ -480,7 +480,9 @@ type chunkRef struct {
 	known  uint32 // ch.known()
 }
 
-// refOf returns ch's chunkRef as it stands (under the cache's lock).
+// refOf returns ch's chunkRef as it stands: under the cache's lock for
+// the ref the cache keeps, without it for a chunk MayHold loaded (its
+// filter is read atomically; the rest does not change once loaded).
 func refOf(ch *chunkSketches) chunkRef {
 	r := chunkRef{ch: ch, filter: ch.filter.Load(), known: uint32(ch.known())}
 	if f := r.filter; f != nil && f.n > 0 {
@@ -969,12 +971,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				if err != nil {
 					return nil, 0, err
 				}
-				// Loaded for this test, or cached meanwhile: its own
-				// fields, as refOf would read them.
-				ref = chunkRef{ch: ch, filter: ch.filter.Load(), known: uint32(ch.known())}
-				if f := ref.filter; f != nil && f.n > 0 {
-					ref.n, ref.ruled = uint32(f.n), uint32(ch.sketched(0, f.n-1))
-				}
+				ref = refOf(ch) // loaded for this test, or cached meanwhile
 			}
 			ch, sf, sn := ref.ch, ref.filter, uint64(ref.n)
 			if ch != seen && (sf == nil || sn < uint64(ref.known)) {
