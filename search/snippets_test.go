@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // TestSnippetsMarkTheNeedleAtTheirRuneOffsets: over texts of multi-byte
@@ -127,12 +128,22 @@ func TestHitPartsFindWhatSeparateSearchesFind(t *testing.T) {
 			continue
 		}
 		want, wantMatches := fmt.Sprint(segmentsApart(text, needle)), bytes.Count(text, needle)
-		segs, matches := hitParts(nil, text, newFinder(needle), first)
+		// A held text's parts are cut from it, no byte copied.
+		segs, matches := hitParts(nil, text, newFinder(needle), first, true)
+		if matches != wantMatches || fmt.Sprint(segs) != want {
+			t.Fatalf("needle %q in held %q: %d matches, parts %v; want %d (bytes.Count), %v", needle, text, matches, segs, wantMatches, want)
+		}
+		for _, sg := range segs {
+			if at := int(uintptr(unsafe.Pointer(unsafe.SliceData(sg.text))) - uintptr(unsafe.Pointer(unsafe.SliceData(text)))); at < 0 || at+len(sg.text) > len(text) {
+				t.Fatalf("needle %q in held %q: part %q was copied out of the text", needle, text, sg.text)
+			}
+		}
+		segs, matches = hitParts(nil, text, newFinder(needle), first, false)
 		if matches != wantMatches {
 			t.Fatalf("needle %q in %q: %d matches, bytes.Count says %d", needle, text, matches, wantMatches)
 		}
-		// The parts are copies: snippets share their bytes, so the
-		// text's buffer (a reader's, reused) must not be.
+		// Any other text's parts are copies: snippets share their
+		// bytes, so the text's buffer (a reader's, reused) must not be.
 		saved := bytes.Clone(text)
 		clear(text)
 		if fmt.Sprint(segs) != want {

@@ -107,22 +107,31 @@ func decodeMeta(b []byte) (*Meta, error) { return decodeMetaOf(b, false) }
 // keeps its chunk's records in memory while it lives: Store.Meta's callers
 // hold theirs for one answer or one write.)
 func decodeMetaOf(b []byte, shared bool) (*Meta, error) {
-	if len(b) < 2 || b[0] != metaVersion {
-		return nil, errCorruptMeta
+	m := new(Meta)
+	if err := decodeMetaInto(m, b, shared); err != nil {
+		return nil, err
 	}
-	m := &Meta{Flags: b[1]}
+	return m, nil
+}
+
+// decodeMetaInto is decodeMetaOf into m, every field of which it sets.
+func decodeMetaInto(m *Meta, b []byte, shared bool) error {
+	if len(b) < 2 || b[0] != metaVersion {
+		return errCorruptMeta
+	}
+	*m = Meta{Flags: b[1]}
 	b = b[2:]
 	nums := []*int{&m.Line, &m.Window, &m.TextLen, &m.RawLen}
 	v, n := binary.Uvarint(b)
 	if n <= 0 {
-		return nil, errCorruptMeta
+		return errCorruptMeta
 	}
 	m.Seq = v
 	b = b[n:]
 	for _, p := range nums {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
-			return nil, errCorruptMeta
+			return errCorruptMeta
 		}
 		*p = int(v)
 		b = b[n:]
@@ -142,12 +151,12 @@ func decodeMetaOf(b []byte, shared bool) (*Meta, error) {
 		&m.Extra.ToolName, &m.Extra.ToolCallID, &m.Extra.FirstKeptEntryID, &m.Extra.TargetID, &m.Extra.Label, &m.Extra.Name} {
 		l, n := binary.Uvarint(b[off:])
 		if n <= 0 || uint64(len(b)-off-n) < l {
-			return nil, errCorruptMeta
+			return errCorruptMeta
 		}
 		*p = rest[off+n : off+n+int(l)]
 		off += n + int(l)
 	}
-	return m, nil
+	return nil
 }
 
 // Key layout. Every key starts with a one-byte table tag.

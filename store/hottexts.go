@@ -22,6 +22,9 @@ import (
 // its sketches were loaded. A chunk whose stored entries change is
 // dropped with them; an extension (a live writer's appends) keeps them
 // for the entries they cover, and the new ones are read from Pebble.
+// Nothing writes a chunkTexts once loadTexts has built it: a search may
+// keep parts of its texts in its hits instead of copying them (see
+// ScanTextRangesHeld, TextReader.Held).
 type chunkTexts struct {
 	off  [sketchChunk + 1]uint32
 	has  [sketchChunk / 64]uint64
@@ -231,7 +234,7 @@ func (c *sketchCache) textsOf(chunk uint64) *chunkTexts {
 // in memory: the parts of ranges those cover are read from there, the
 // rest through Pebble (the pieces between two held parts with one
 // iterator).
-func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
+func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held bool) bool) error {
 	var pending []SeqRange // stored pieces not yet read, in visit order
 	stopped := false
 	flush := func() error {
@@ -242,7 +245,7 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 			slices.Reverse(pending)
 		}
 		err := s.scanStoredTextRanges(pending, reverse, func(seq uint64, text []byte) bool {
-			if !fn(seq, text) {
+			if !fn(seq, text, false) {
 				stopped = true
 			}
 			return !stopped
@@ -326,14 +329,15 @@ func (h *heldLookup) of(chunk uint64) *chunkTexts {
 
 // each calls fn with the texts of entries a to b (indices in the chunk,
 // within what t covers; seqs from base), in order or newest first, and
-// reports false once fn did.
-func (t *chunkTexts) each(a, b, base uint64, reverse bool, fn func(seq uint64, text []byte) bool) bool {
+// reports false once fn did. The texts are held: t is never written once
+// it is attached (see loadTexts), so fn may keep them.
+func (t *chunkTexts) each(a, b, base uint64, reverse bool, fn func(seq uint64, text []byte, held bool) bool) bool {
 	for k := a; k <= b; k++ {
 		i := k
 		if reverse {
 			i = b - (k - a)
 		}
-		if text, has, _ := t.text(i); has && !fn(base+i, text) {
+		if text, has, _ := t.text(i); has && !fn(base+i, text, true) {
 			return false
 		}
 	}

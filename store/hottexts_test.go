@@ -25,9 +25,23 @@ func storedText(t *testing.T, st *Store, seq uint64) ([]byte, bool) {
 
 // readsLikeTheStore checks that ScanTextRanges and a TextReader give,
 // over rounds of random ranges in both orders and random point reads,
-// exactly the texts Pebble holds.
-func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, rounds int) {
+// exactly the texts Pebble holds; that they call a text held only when
+// its chunk holds it in memory (a scan reads a piece that runs past what
+// its chunk's texts cover through Pebble: those are not); that a point
+// read calls a text held exactly then; and that a held text, kept past the read,
+// still holds what the store does once every read is over. It returns how
+// many held texts the scans gave.
+func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, rounds int) int {
 	t.Helper()
+	isHeld := func(seq uint64) bool {
+		tt := st.sketches.textsOf(seq / sketchChunk)
+		return tt != nil && seq%sketchChunk < tt.n
+	}
+	type keptText struct {
+		seq  uint64
+		text []byte
+	}
+	var kept []keptText // held texts, not copied
 	// What Pebble holds, read once (ScanTexts reads Pebble alone).
 	stored := map[uint64][]byte{}
 	if err := st.ScanTexts(0, last+30, false, func(seq uint64, text []byte) bool {
@@ -66,11 +80,21 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, round
 					}
 				}
 			}
-			if err := st.ScanTextRanges(ranges, reverse, func(seq uint64, text []byte) bool {
+			var wrong []uint64
+			if err := st.ScanTextRangesHeld(ranges, reverse, func(seq uint64, text []byte, held bool) bool {
 				fmt.Fprintf(&got, "%d=%s\n", seq, text)
+				if held && !isHeld(seq) {
+					wrong = append(wrong, seq)
+				}
+				if held {
+					kept = append(kept, keptText{seq, text})
+				}
 				return true
 			}); err != nil {
 				t.Fatal(err)
+			}
+			if len(wrong) > 0 {
+				t.Fatalf("ScanTextRangesHeld(%v, reverse %v) called the texts of seqs %v held, which their chunks do not hold", ranges, reverse, wrong[:min(len(wrong), 5)])
 			}
 			if got.String() != want.String() {
 				t.Fatalf("ScanTextRanges(%v, reverse %v) differs from the store's texts", ranges, reverse)
@@ -107,7 +131,18 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, round
 		if ok != wok || !bytes.Equal(got, want) {
 			t.Fatalf("TextReader[%d, %d].Text(%d) = %q, %v; the store holds %q, %v", lo, hi, seq, got, ok, want, wok)
 		}
+		if held := rd.Held(); held != (ok && isHeld(seq)) {
+			t.Fatalf("TextReader.Held() after Text(%d) = %v; its chunk holds the text: %v", seq, held, isHeld(seq))
+		} else if held {
+			kept = append(kept, keptText{seq, got})
+		}
 	}
+	for _, k := range kept {
+		if !bytes.Equal(k.text, stored[k.seq]) {
+			t.Fatalf("the held text of seq %d, kept past its read, changed to %q", k.seq, k.text)
+		}
+	}
+	return len(kept)
 }
 
 // TestHeldTextsReadLikeTheStore: the chunks at both ends of the history
@@ -153,7 +188,9 @@ func TestHeldTextsReadLikeTheStore(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(8, 9))
-	readsLikeTheStore(t, st, r, st.LastSeq(), 12)
+	if readsLikeTheStore(t, st, r, st.LastSeq(), 12) == 0 {
+		t.Fatal("no read gave a held text")
+	}
 
 	// Within the cache's bound: chunk 1's texts are refused when they
 	// would pass it, and reads still go through Pebble.

@@ -567,19 +567,31 @@ func (s *Store) Files() ([]*FileState, error) {
 // Meta returns the record of the entry with seq: decoded from its chunk
 // when the sketch cache holds it (a search's hits), else read from Pebble.
 func (s *Store) Meta(seq uint64) (*Meta, error) {
+	m := new(Meta)
+	if err := s.MetaInto(seq, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// MetaInto is Meta decoding into m, whose every field it sets: a caller
+// that reads many records (a page of hits) decodes them into one
+// allocation of its own. m's strings may share the cache's memory, as
+// Meta's do.
+func (s *Store) MetaInto(seq uint64, m *Meta) error {
 	if ch, _ := s.sketches.get(seq / sketchChunk); ch != nil {
 		if b := ch.record(seq % sketchChunk); b != nil {
-			return decodeMetaOf(b, true)
+			return decodeMetaInto(m, b, true)
 		}
 	}
 	v, err := s.get(seqKey(tagEntry, seq))
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+			return fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
 		}
-		return nil, err
+		return err
 	}
-	return decodeMeta(v)
+	return decodeMetaInto(m, v, false)
 }
 
 // Text returns the searchable text of seq ("" for an entry without any).
@@ -776,8 +788,9 @@ type TextReader struct {
 	on     bool
 	lo, hi uint64 // the reader's range
 	// held finds the texts held in memory (see chunkTexts), which are
-	// read from there.
-	held heldLookup
+	// read from there; lastHeld says the text Text returned last was one.
+	held     heldLookup
+	lastHeld bool
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
@@ -792,13 +805,16 @@ func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
 }
 
 // Text returns the searchable text of seq, and false when seq has none (or
-// lies outside the reader's range). The slice is valid until the next call.
+// lies outside the reader's range). The slice is valid until the next call,
+// unless Held says otherwise.
 func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
+	r.lastHeld = false
 	if seq < r.lo || seq > r.hi {
 		return nil, false, nil
 	}
 	if t := r.held.of(seq / sketchChunk); t != nil {
 		if text, has, known := t.text(seq % sketchChunk); known {
+			r.lastHeld = has
 			return text, has, nil
 		}
 	}
@@ -842,6 +858,11 @@ func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
 	return v, true, nil
 }
 
+// Held reports whether the text Text returned last is held in memory (see
+// WarmHotTexts): the store never writes such a text again, so it, or any
+// part of it, may be kept past the next call.
+func (r *TextReader) Held() bool { return r.lastHeld }
+
 // Close releases the reader's iterator.
 func (r *TextReader) Close() error { return r.it.Close() }
 
@@ -852,13 +873,21 @@ type SeqRange struct{ Lo, Hi uint64 }
 // ranges must be ascending and disjoint; they are visited in order (last
 // first when reverse, each newest first), until fn returns false.
 func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
+	return s.ScanTextRangesHeld(ranges, reverse, func(seq uint64, text []byte, _ bool) bool { return fn(seq, text) })
+}
+
+// ScanTextRangesHeld is ScanTextRanges telling fn whether each text is
+// held in memory (see WarmHotTexts): the store never writes such a text
+// again, so fn may keep it, or parts of it, past the call. Any other text
+// is valid only during the call.
+func (s *Store) ScanTextRangesHeld(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held bool) bool) error {
 	if len(ranges) == 0 {
 		return nil
 	}
 	if s.sketches.textsHeld.Load() {
 		return s.scanHeldTextRanges(ranges, reverse, fn)
 	}
-	return s.scanStoredTextRanges(ranges, reverse, fn)
+	return s.scanStoredTextRanges(ranges, reverse, func(seq uint64, text []byte) bool { return fn(seq, text, false) })
 }
 
 // scanStoredTextRanges is ScanTextRanges through Pebble alone.
