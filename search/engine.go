@@ -1499,9 +1499,9 @@ func hitParts(a *arena, text []byte, f *finder, first int, held bool) ([]segment
 			take(m)
 		}
 	}
-	// The parts are copied into one buffer, which nothing writes to
-	// again: snippets cut their strings from it without copying (see
-	// segment).
+	// Unless the text is held, the parts are copied into one buffer,
+	// which nothing writes to again: snippets cut their strings from it
+	// (or from the held text) without copying (see segment).
 	var buf []byte
 	if !held {
 		size := 0

@@ -98,23 +98,21 @@ func (m *Meta) encode(b []byte) []byte {
 
 var errCorruptMeta = errors.New("store: corrupt entry record (run 'pi-history reindex' does not fix this; re-import the journal)")
 
-func decodeMeta(b []byte) (*Meta, error) { return decodeMetaOf(b, false) }
-
-// decodeMetaOf is decodeMeta; with shared, the record's bytes are never
-// written again (a cached chunk's records: see chunkSketches.record), and
-// the fields are cut from them without a copy. A hit decodes its record;
-// a first page of 50 made 50 copies of a hundred bytes or so. (Such a Meta
-// keeps its chunk's records in memory while it lives: Store.Meta's callers
-// hold theirs for one answer or one write.)
-func decodeMetaOf(b []byte, shared bool) (*Meta, error) {
+func decodeMeta(b []byte) (*Meta, error) {
 	m := new(Meta)
-	if err := decodeMetaInto(m, b, shared); err != nil {
+	if err := decodeMetaInto(m, b, false); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// decodeMetaInto is decodeMetaOf into m, every field of which it sets.
+// decodeMetaInto is decodeMeta into m, every field of which it sets; with
+// shared, the record's bytes are never written again (a cached chunk's
+// records: see chunkSketches.record), and the fields are cut from them
+// without a copy. A hit decodes its record; a first page of 50 made 50
+// copies of a hundred bytes or so. (Such a Meta keeps its chunk's records
+// in memory while it lives: Store.MetaInto's callers hold theirs for one
+// answer or one write.)
 func decodeMetaInto(m *Meta, b []byte, shared bool) error {
 	if len(b) < 2 || b[0] != metaVersion {
 		return errCorruptMeta
