@@ -756,12 +756,24 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 // passed many more sketches than it read texts. In-process, alternating,
 // medians of five runs of each of the benchmark's 200 needles of 3-5
 // characters: p50 0.675 -> 0.550 ms (median ratio 0.91), the other groups
-// within 1%. A first window of 512 was no better than 1,024; for counts
-// 1,024 cost 6% more in sum than 4,096; index windows of 4,096 instead of
-// 16,384 were 2% slower.
+// within 1%. A first window of 512 was no better than 1,024 then; for
+// counts 1,024 cost 6% more in sum than 4,096; index windows of 4,096
+// instead of 16,384 were 2% slower.
+//
+// Since the texts are held in memory, a window's texts cost little next
+// to testing its sketches: of a dense needle's first window, a fifth or
+// more of the entries pass (their own sketch read, a cache miss each)
+// while the page fills from the first 50 to 130 of them ("func ": 218
+// passed, 50 read). A first window of 256 (growing as before): in-process,
+// odd and even rounds alternating, medians of each needle's rounds, 3-5
+// characters median ratio 0.95-0.97 (sum -2%), 32 dense ones 0.96-0.97
+// (p50 61-63 -> 53-54 us), 1-2 characters 0.96, 6-12 0.97-1.00, 13-40
+// and counts 0.99 (the same runs with no change between rounds:
+// 0.98-1.01). 128 was no better overall: 3-5 characters 0.89-0.90, but
+// 6-12 p90 +4%.
 const (
 	indexWindow     = 16384
-	scanWindow      = 1024
+	scanWindow      = 256
 	wholeScanWindow = 4096
 )
 
