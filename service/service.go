@@ -6,6 +6,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/internal/hugepages"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -41,6 +43,9 @@ type Options struct {
 	// SketchCacheBytes bounds the store's sketch cache
 	// (store.DefaultSketchCacheBytes when 0).
 	SketchCacheBytes int
+	// SmallPages: Warm leaves the process's memory in small pages
+	// instead of collapsing it into huge ones (see package hugepages).
+	SmallPages bool
 }
 
 // Service is an open data directory.
@@ -55,6 +60,7 @@ type Service struct {
 	done         chan struct{}
 	compacting   atomic.Bool
 	serial       *ingest.Serial
+	smallPages   bool // see Options.SmallPages
 }
 
 // Serial reads journal files into the store one reader per path at a time:
@@ -86,7 +92,7 @@ func Open(o Options) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{Dir: o.DataDir, SessionsDirs: o.SessionsDirs, Store: st, Index: ix, Log: o.Log, lock: lock, cancel: cancel, done: make(chan struct{}),
-		serial: ingest.NewSerial(st)}
+		serial: ingest.NewSerial(st), smallPages: o.SmallPages}
 	go func() {
 		defer close(s.done)
 		ix.Run(ctx)
@@ -122,6 +128,9 @@ type Warmed struct {
 	HotTime    time.Duration
 	Blocks     int // index documents whose block start was read
 	BlockTime  time.Duration
+	Huge       hugepages.Stats // the process's memory collapsed into huge pages
+	HugeErr    error           // why none was (hugepages.ErrUnsupported), or nil
+	HugeTime   time.Duration
 }
 
 // Warm brings into memory what the first searches would otherwise load
@@ -133,8 +142,13 @@ type Warmed struct {
 // not held from both ends of the history into the block cache, up to
 // three quarters of it (store.WarmTexts; after the filters, whose reading
 // of every text would otherwise push out what it chose), and the block
-// start of every index document (index.Index.WarmBlockStarts). A server calls it
-// once in the background after it starts; it stops when ctx ends.
+// start of every index document (index.Index.WarmBlockStarts). Last, unless
+// Options.SmallPages, it asks the kernel to move the process's memory, now
+// holding all of that, into huge pages (hugepages.Collapse): searches read
+// it scattered, and with small pages each read to a part not read lately
+// missed the TLB too (first pages in a benchmark process: 6-12 characters
+// p50 0.46 -> 0.36-0.41 ms). A server calls it once in the background after
+// it starts; it stops when ctx ends.
 func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	var w Warmed
 	t0 := time.Now()
@@ -168,6 +182,17 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 		return w, fmt.Errorf("preload the index's block starts: %w", err)
 	}
 	w.BlockTime = time.Since(t0)
+	if !s.smallPages {
+		t0 = time.Now()
+		w.Huge, err = hugepages.Collapse(ctx)
+		w.HugeTime = time.Since(t0)
+		switch {
+		case errors.Is(err, hugepages.ErrUnsupported):
+			w.HugeErr = err // searches run as well as small pages let them
+		case err != nil:
+			return w, fmt.Errorf("collapse memory into huge pages: %w", err)
+		}
+	}
 	return w, nil
 }
 

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/internal/hugepages"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
 )
@@ -101,6 +103,24 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	// cache.
 	if w.Sketches.Chunks != 1 || w.Branches != 4 || w.HotTexts.Chunks != 1 || w.HotTexts.Bytes != bytes || w.Texts != 0 || w.Blocks != 2 {
 		t.Errorf("Warm = %+v; want the one chunk of sketches, 4 sessions' branches, the chunk's %d texts of %d bytes held in memory, none read into the block cache, and 2 index blocks", w, texts, bytes)
+	}
+	// Last, the memory went into huge pages, or Warm says why not.
+	if (w.Huge.Bytes == 0) != (w.HugeErr != nil) || w.HugeErr != nil && !errors.Is(w.HugeErr, hugepages.ErrUnsupported) {
+		t.Errorf("Warm moved %d bytes into huge pages, error %v; want some moved, or ErrUnsupported", w.Huge.Bytes, w.HugeErr)
+	}
+}
+
+// TestWarmLeavesSmallPagesWhenAsked: with Options.SmallPages, Warm asks for
+// no huge pages.
+func TestWarmLeavesSmallPagesWhenAsked(t *testing.T) {
+	svc, err := Open(Options{DataDir: t.TempDir(), SmallPages: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	w, err := svc.Warm(context.Background())
+	if err != nil || w.Huge != (hugepages.Stats{}) || w.HugeErr != nil {
+		t.Fatalf("Warm with SmallPages = huge pages %+v (error %v), %v; want none asked for", w.Huge, w.HugeErr, err)
 	}
 }
 

@@ -47,6 +47,7 @@ func main() {
 	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
 	cold := flag.Bool("cold", false, "do not preload the trigram sketches and current branches first (serve preloads them when it starts)")
+	smallPages := flag.Bool("small-pages", false, "leave memory in small pages after the preload, as 'pi-history serve --small-pages'")
 	flag.Parse()
 	if *data == "" || *corpus == "" {
 		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")
@@ -68,7 +69,7 @@ func main() {
 	if *gcPercent > 0 {
 		debug.SetGCPercent(*gcPercent)
 	}
-	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache, SketchCacheBytes: int(sketch)})
+	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache, SketchCacheBytes: int(sketch), SmallPages: *smallPages})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -85,9 +86,15 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; block starts of %d index documents, %.2f s\n",
+		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; block starts of %d index documents, %.2f s; memory in huge pages %d MB (%d MB not), %.1f s%s\n",
 			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
-			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.HotTexts.Full, w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.FilterTime.Seconds(), w.Blocks, w.BlockTime.Seconds())
+			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.HotTexts.Full, w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.FilterTime.Seconds(), w.Blocks, w.BlockTime.Seconds(),
+			w.Huge.Bytes>>20, w.Huge.Failed>>20, w.HugeTime.Seconds(), func() string {
+				if w.HugeErr != nil {
+					return " (" + w.HugeErr.Error() + ")"
+				}
+				return ""
+			}())
 	}
 	eng := search.New(svc.Store, svc.Index)
 	r := rand.New(rand.NewPCG(*seed, 99))
