@@ -216,7 +216,7 @@ func runServe(g *globals, args []string) error {
 				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
 				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
-				"hugePagesMB", w.Huge.Bytes>>20, "hugePagesTime", w.HugeTime.Round(time.Millisecond))
+				"hugePagesMB", w.Huge.Bytes>>20, "hugePagesRefusedMB", w.Huge.Failed>>20, "hugePagesTime", w.HugeTime.Round(time.Millisecond))
 			if w.HugeErr != nil {
 				g.log.Info("memory stays in small pages", "reason", w.HugeErr)
 			}

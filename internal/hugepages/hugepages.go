@@ -18,6 +18,7 @@ type Stats struct {
 	Bytes  int64 // memory now in huge pages it asked for
 	Ranges int   // mappings it asked for
 	Failed int64 // bytes the kernel did not collapse (marked for small pages, busy, or no huge page free)
+	Sparse int64 // bytes left alone, mostly not in memory
 }
 
 // ErrUnsupported is Collapse's error where the kernel cannot collapse

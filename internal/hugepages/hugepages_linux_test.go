@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -70,6 +72,48 @@ func TestCollapseMovesMemoryIntoHugePagesUnchanged(t *testing.T) {
 	}
 }
 
+func TestDenseRunsTakeHugePagesMostlyInMemory(t *testing.T) {
+	const per = hugePage / pageSize
+	page := func(in int) []byte { // a huge page's vector, in small pages resident
+		v := make([]byte, per)
+		for i := range in {
+			v[i] = 1
+		}
+		return v
+	}
+	a := uintptr(0x40000000)
+	vec := append(append(append(append(page(per), page(per*7/8)...), page(per*7/8-1)...), page(0)...), page(per)...)
+	want := []span{{a, a + 2*hugePage}, {a + 4*hugePage, a + 5*hugePage}}
+	if got := denseRuns(a, vec); !reflect.DeepEqual(got, want) {
+		t.Fatalf("denseRuns = %#x, want %#x (pages 0-1 whole or 7/8 in memory, 2 one page short, 3 empty, 4 whole)", got, want)
+	}
+	if n := sumRuns(want); n != 3*hugePage {
+		t.Fatalf("sumRuns = %d, want %d", n, 3*hugePage)
+	}
+}
+
+// TestCollapseLeavesSparseMemoryOut: a mapping of 64 MB with one small
+// page touched in each 2 MB stays out of memory: collapsing it would have
+// filled every hole.
+func TestCollapseLeavesSparseMemoryOut(t *testing.T) {
+	m, err := syscall.Mmap(-1, 0, 64<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer syscall.Munmap(m)
+	for i := 0; i < len(m); i += hugePage {
+		m[i] = 1
+	}
+	if _, err := Collapse(context.Background()); errors.Is(err, ErrUnsupported) {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if kb := smapsKB(t, uintptr(unsafe.Pointer(&m[0])), "Rss:"); kb > 4<<10 {
+		t.Fatalf("the sparse mapping holds %d kB after Collapse; want the ~128 kB touched", kb)
+	}
+}
+
 func TestCollapseStopsWhenItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -80,7 +124,11 @@ func TestCollapseStopsWhenItsContextEnds(t *testing.T) {
 
 // hugeKB returns the AnonHugePages of the mapping holding addr, from
 // /proc/self/smaps.
-func hugeKB(t *testing.T, addr uintptr) int {
+func hugeKB(t *testing.T, addr uintptr) int { return smapsKB(t, addr, "AnonHugePages:") }
+
+// smapsKB returns the field (such as "Rss:") of the mapping holding addr,
+// in kB, from /proc/self/smaps.
+func smapsKB(t *testing.T, addr uintptr, field string) int {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
@@ -97,7 +145,7 @@ func hugeKB(t *testing.T, addr uintptr) int {
 			in = uint64(addr) >= a && uint64(addr) < z
 			continue
 		}
-		if in && strings.HasPrefix(l, "AnonHugePages:") {
+		if in && strings.HasPrefix(l, field) {
 			kb, _ := strconv.Atoi(strings.Fields(l)[1])
 			return kb
 		}
