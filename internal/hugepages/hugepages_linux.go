@@ -16,7 +16,8 @@ import (
 
 const (
 	hugePage = 2 << 20
-	// step is how much one madvise call collapses: ctx is checked
+	// step is how much memory is looked at (mincore) and collapsed at a
+	// time, one madvise call a run of dense huge pages: ctx is checked
 	// between steps, and concurrent faults in the range wait less.
 	step = 64 << 20
 	// madvCollapse is MADV_COLLAPSE (not in package syscall).
@@ -116,7 +117,8 @@ func sumRuns(runs []span) int64 {
 	return n
 }
 
-// span is the whole huge pages [lo, hi) inside one mapping.
+// span is a run of whole huge pages [lo, hi): those inside one mapping,
+// or a run of them dense enough to collapse (see denseRuns).
 type span struct{ lo, hi uintptr }
 
 // anonymous returns the whole huge pages inside each private, writable,
