@@ -104,9 +104,11 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	if w.Sketches.Chunks != 1 || w.Branches != 4 || w.HotTexts.Chunks != 1 || w.HotTexts.Bytes != bytes || w.Texts != 0 || w.Blocks != 2 {
 		t.Errorf("Warm = %+v; want the one chunk of sketches, 4 sessions' branches, the chunk's %d texts of %d bytes held in memory, none read into the block cache, and 2 index blocks", w, texts, bytes)
 	}
-	// Last, the memory went into huge pages, or Warm says why not.
-	if (w.Huge.Bytes == 0) != (w.HugeErr != nil) || w.HugeErr != nil && !errors.Is(w.HugeErr, hugepages.ErrUnsupported) {
-		t.Errorf("Warm moved %d bytes into huge pages, error %v; want some moved, or ErrUnsupported", w.Huge.Bytes, w.HugeErr)
+	// Last, the process's memory was offered for huge pages, or Warm says
+	// why not (what the kernel grants depends on the machine).
+	looked := w.Huge.Bytes + w.Huge.Failed + w.Huge.Sparse
+	if w.HugeErr == nil && (w.Huge.Ranges == 0 || looked == 0) || w.HugeErr != nil && !errors.Is(w.HugeErr, hugepages.ErrUnsupported) {
+		t.Errorf("Warm's huge pages = %+v, error %v; want the process's mappings offered, or ErrUnsupported", w.Huge, w.HugeErr)
 	}
 }
 
