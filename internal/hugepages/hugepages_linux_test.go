@@ -60,15 +60,12 @@ func TestCollapseMovesMemoryIntoHugePagesUnchanged(t *testing.T) {
 			t.Fatalf("byte %d changed in the collapse", i)
 		}
 	}
-	if st.Ranges == 0 || st.Bytes < int64(len(buf))/2 {
-		t.Fatalf("Collapse = %+v: want at least the buffer's 32 MB collapsed", st)
-	}
 	after := hugeKB(t, uintptr(unsafe.Pointer(&buf[len(buf)/2])))
-	if after < 16<<10 && st.Failed > 0 {
+	if (after < 16<<10 || st.Bytes < int64(len(buf))/2) && st.Failed > 0 {
 		t.Skipf("the kernel collapsed only part of the memory (%+v), perhaps none of the buffer: no free huge pages?", st)
 	}
-	if after < 16<<10 {
-		t.Fatalf("the buffer's mapping holds %d kB of huge pages after Collapse (%d before); want most of its 32 MB", after, before)
+	if st.Ranges == 0 || st.Bytes < int64(len(buf))/2 || after < 16<<10 {
+		t.Fatalf("Collapse = %+v; the buffer's mapping holds %d kB of huge pages after it (%d before); want most of its 32 MB", st, after, before)
 	}
 }
 
