@@ -140,7 +140,7 @@ type segment struct {
 // keep returns what a hit keeps of text, whose first match is at first,
 // and nothing when only hits are counted, taking the memory from a (nil:
 // memory of its own). held says the store holds text in memory and never
-// writes it (see store.ScanTextRangesHeld): its parts are kept without a
+// writes it (see store.ScanTextRanges): its parts are kept without a
 // copy. It reads only the prepared query, so any goroutine may call it,
 // each with an arena of its own.
 func (p *prepared) keep(a *arena, text []byte, first int, held bool) hitText {
@@ -979,9 +979,9 @@ func (c *collector) admit(seq uint64) (m *store.Meta, ok bool, err error) {
 }
 
 // record decodes the record of seq into the next place of the collector's
-// slab, allocated for a page's hits at once: one allocation a hit was 5%
-// of the CPU of first pages of 3-5 character needles, with the collection
-// of them. unrecord gives the place back, for a record that does not go
+// slab, allocated for a page's hits at once instead of one allocation a
+// hit (with held parts not copied, see hitParts: first pages of dense 3-5
+// character needles, in-process alternating, median ratio 0.92). unrecord gives the place back, for a record that does not go
 // on the page; nothing else ever takes one back, so every hit's record
 // stays as it was decoded.
 func (c *collector) record(seq uint64) (*store.Meta, error) {
@@ -1129,7 +1129,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 // scanInOrder is scanRanges on this goroutine alone.
 func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
 	var ferr error
-	err := c.e.st.ScanTextRangesHeld(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, held bool) bool {
+	err := c.e.st.ScanTextRanges(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, held bool) bool {
 		c.n++
 		if c.n%1024 == 0 && ctx.Err() != nil {
 			ferr = ctx.Err()
@@ -1170,7 +1170,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	go func() {
 		var ar arena // this goroutine's, for what its finds keep
 		n := 0
-		err := c.e.st.ScanTextRangesHeld(second, c.p.req.NewestFirst, func(seq uint64, text []byte, held bool) bool {
+		err := c.e.st.ScanTextRanges(second, c.p.req.NewestFirst, func(seq uint64, text []byte, held bool) bool {
 			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
 				return false
 			}

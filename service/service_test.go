@@ -106,7 +106,7 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	}
 	// Last, the process's memory was offered for huge pages, or Warm says
 	// why not (what the kernel grants depends on the machine).
-	looked := w.Huge.Bytes + w.Huge.Failed + w.Huge.Sparse
+	looked := w.Huge.Bytes + w.Huge.Refused + w.Huge.Busy + w.Huge.Sparse
 	if w.HugeErr == nil && (w.Huge.Ranges == 0 || looked == 0) || w.HugeErr != nil && !errors.Is(w.HugeErr, hugepages.ErrUnsupported) {
 		t.Errorf("Warm's huge pages = %+v, error %v; want the process's mappings offered, or ErrUnsupported", w.Huge, w.HugeErr)
 	}

@@ -24,7 +24,7 @@ import (
 // for the entries they cover, and the new ones are read from Pebble.
 // Nothing writes a chunkTexts once loadTexts has built it: a search may
 // keep parts of its texts in its hits instead of copying them (see
-// ScanTextRangesHeld, TextReader.Held).
+// ScanTextRanges, TextReader.Held).
 type chunkTexts struct {
 	off  [sketchChunk + 1]uint32
 	has  [sketchChunk / 64]uint64

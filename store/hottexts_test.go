@@ -81,7 +81,7 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, round
 				}
 			}
 			var wrong []uint64
-			if err := st.ScanTextRangesHeld(ranges, reverse, func(seq uint64, text []byte, held bool) bool {
+			if err := st.ScanTextRanges(ranges, reverse, func(seq uint64, text []byte, held bool) bool {
 				fmt.Fprintf(&got, "%d=%s\n", seq, text)
 				if held && !isHeld(seq) {
 					wrong = append(wrong, seq)
@@ -94,7 +94,7 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, round
 				t.Fatal(err)
 			}
 			if len(wrong) > 0 {
-				t.Fatalf("ScanTextRangesHeld(%v, reverse %v) called the texts of seqs %v held, which their chunks do not hold", ranges, reverse, wrong[:min(len(wrong), 5)])
+				t.Fatalf("ScanTextRanges(%v, reverse %v) called the texts of seqs %v held, which their chunks do not hold", ranges, reverse, wrong[:min(len(wrong), 5)])
 			}
 			if got.String() != want.String() {
 				t.Fatalf("ScanTextRanges(%v, reverse %v) differs from the store's texts", ranges, reverse)
@@ -102,7 +102,7 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, round
 		}
 		// A stop after a few texts stops everything.
 		n := 0
-		if err := st.ScanTextRanges(ranges, round%2 == 0, func(uint64, []byte) bool { n++; return n < 5 }); err != nil || n > 5 {
+		if err := st.ScanTextRanges(ranges, round%2 == 0, func(uint64, []byte, bool) bool { n++; return n < 5 }); err != nil || n > 5 {
 			t.Fatalf("ScanTextRanges went on after fn returned false: %d calls, %v", n, err)
 		}
 	}

@@ -871,16 +871,11 @@ type SeqRange struct{ Lo, Hi uint64 }
 
 // ScanTextRanges is ScanTexts over several ranges with one iterator. The
 // ranges must be ascending and disjoint; they are visited in order (last
-// first when reverse, each newest first), until fn returns false.
-func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
-	return s.ScanTextRangesHeld(ranges, reverse, func(seq uint64, text []byte, _ bool) bool { return fn(seq, text) })
-}
-
-// ScanTextRangesHeld is ScanTextRanges telling fn whether each text is
-// held in memory (see WarmHotTexts): the store never writes such a text
-// again, so fn may keep it, or parts of it, past the call. Any other text
-// is valid only during the call.
-func (s *Store) ScanTextRangesHeld(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held bool) bool) error {
+// first when reverse, each newest first), until fn returns false. fn is
+// told whether each text is held in memory (see WarmHotTexts): the store
+// never writes such a text again, so fn may keep it, or parts of it, past
+// the call. Any other text is valid only during the call.
+func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held bool) bool) error {
 	if len(ranges) == 0 {
 		return nil
 	}

@@ -15,10 +15,11 @@ import "errors"
 
 // Stats says what Collapse did.
 type Stats struct {
-	Bytes  int64 // memory now in huge pages it asked for
-	Ranges int   // mappings it asked for
-	Failed int64 // bytes the kernel did not collapse (marked for small pages, busy, or no huge page free)
-	Sparse int64 // bytes left alone, mostly not in memory
+	Bytes   int64 // memory now in huge pages it asked for
+	Ranges  int   // mappings it looked at
+	Refused int64 // bytes the kernel refused as invalid (marked for small pages)
+	Busy    int64 // bytes it could not collapse now (pages busy, no huge page free)
+	Sparse  int64 // bytes left alone, mostly not in memory
 }
 
 // ErrUnsupported is Collapse's error where the kernel cannot collapse
