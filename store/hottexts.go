@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 )
@@ -25,12 +26,37 @@ import (
 // Nothing writes a chunkTexts once loadTexts has built it: a search may
 // keep parts of its texts in its hits instead of copying them (see
 // ScanTextRanges, TextReader.Held).
+//
+// ascii marks the texts whose bytes are all ASCII, worked out once when
+// they are read: a hit says at which character each snippet starts, and
+// counting the characters of a text before and within its snippets was
+// most of the cost of a dense needle's hit (see Held).
 type chunkTexts struct {
-	off  [sketchChunk + 1]uint32
-	has  [sketchChunk / 64]uint64
-	data []byte
-	n    uint64
+	off   [sketchChunk + 1]uint32
+	has   [sketchChunk / 64]uint64
+	ascii [sketchChunk / 64]uint64
+	data  []byte
+	n     uint64
 }
+
+// Held says what a scan knows of a text it hands over (see
+// ScanTextRanges, TextReader.Held).
+type Held uint8
+
+const (
+	// HeldInMemory: the store holds the text in memory and never writes
+	// it again, so it, or any part of it, may be kept past the call.
+	HeldInMemory Held = 1 << iota
+	// HeldASCII: every byte of the text is ASCII, so its characters are
+	// its bytes. Known only of texts held in memory.
+	HeldASCII
+)
+
+// Kept reports whether the text may be kept (HeldInMemory).
+func (h Held) Kept() bool { return h&HeldInMemory != 0 }
+
+// ASCII reports whether the text is known to be ASCII alone (HeldASCII).
+func (h Held) ASCII() bool { return h&HeldASCII != 0 }
 
 // text returns the text of entry i of the chunk, whether it has one, and
 // whether the chunk's texts know: not for i past what they cover.
@@ -44,8 +70,39 @@ func (t *chunkTexts) text(i uint64) (text []byte, has, known bool) {
 	return t.data[t.off[i]:t.off[i+1]], true, true
 }
 
+// held is what the chunk knows of entry i's text (see Held).
+func (t *chunkTexts) held(i uint64) Held {
+	if t.ascii[i/64]&(1<<(i%64)) != 0 {
+		return HeldInMemory | HeldASCII
+	}
+	return HeldInMemory
+}
+
 // bytes is what the texts add to the sketch cache.
-func (t *chunkTexts) bytes() int { return len(t.data) + 4*len(t.off) + 8*len(t.has) + 32 }
+func (t *chunkTexts) bytes() int {
+	return len(t.data) + 4*len(t.off) + 8*len(t.has) + 8*len(t.ascii) + 32
+}
+
+// isASCII reports whether b holds only ASCII bytes, 32 and then 8 at a
+// time.
+func isASCII(b []byte) bool {
+	for len(b) >= 32 {
+		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[8:])|
+			binary.LittleEndian.Uint64(b[16:])|binary.LittleEndian.Uint64(b[24:]))&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[32:]
+	}
+	var or uint64
+	for len(b) >= 8 {
+		or |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		or |= uint64(c)
+	}
+	return or&0x8080808080808080 == 0
+}
 
 // hotChunks is how many chunks at each end of the history WarmHotTexts
 // gives their texts first, within the sketch cache's bound: at a million
@@ -155,6 +212,9 @@ func (s *Store) loadTexts(c uint64, ch *chunkSketches) (*chunkTexts, error) {
 		}
 		t.data = append(t.data, text...)
 		t.has[i/64] |= 1 << (i % 64)
+		if isASCII(text) {
+			t.ascii[i/64] |= 1 << (i % 64)
+		}
 		return true
 	})
 	if err != nil {
@@ -234,7 +294,7 @@ func (c *sketchCache) textsOf(chunk uint64) *chunkTexts {
 // in memory: the parts of ranges those cover are read from there, the
 // rest through Pebble (the pieces between two held parts with one
 // iterator).
-func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held bool) bool) error {
+func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held Held) bool) error {
 	var pending []SeqRange // stored pieces not yet read, in visit order
 	stopped := false
 	flush := func() error {
@@ -245,7 +305,7 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 			slices.Reverse(pending)
 		}
 		err := s.scanStoredTextRanges(pending, reverse, func(seq uint64, text []byte) bool {
-			if !fn(seq, text, false) {
+			if !fn(seq, text, 0) {
 				stopped = true
 			}
 			return !stopped
@@ -331,13 +391,13 @@ func (h *heldLookup) of(chunk uint64) *chunkTexts {
 // within what t covers; seqs from base), in order or newest first, and
 // reports false once fn did. The texts are held: t is never written once
 // it is attached (see loadTexts), so fn may keep them.
-func (t *chunkTexts) each(a, b, base uint64, reverse bool, fn func(seq uint64, text []byte, held bool) bool) bool {
+func (t *chunkTexts) each(a, b, base uint64, reverse bool, fn func(seq uint64, text []byte, held Held) bool) bool {
 	for k := a; k <= b; k++ {
 		i := k
 		if reverse {
 			i = b - (k - a)
 		}
-		if text, has, _ := t.text(i); has && !fn(base+i, text, true) {
+		if text, has, _ := t.text(i); has && !fn(base+i, text, t.held(i)) {
 			return false
 		}
 	}

@@ -788,9 +788,10 @@ type TextReader struct {
 	on     bool
 	lo, hi uint64 // the reader's range
 	// held finds the texts held in memory (see chunkTexts), which are
-	// read from there; lastHeld says the text Text returned last was one.
+	// read from there; lastHeld is what is known of the text Text
+	// returned last (0 unless it was one).
 	held     heldLookup
-	lastHeld bool
+	lastHeld Held
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
@@ -808,13 +809,15 @@ func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
 // lies outside the reader's range). The slice is valid until the next call,
 // unless Held says otherwise.
 func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
-	r.lastHeld = false
+	r.lastHeld = 0
 	if seq < r.lo || seq > r.hi {
 		return nil, false, nil
 	}
 	if t := r.held.of(seq / sketchChunk); t != nil {
 		if text, has, known := t.text(seq % sketchChunk); known {
-			r.lastHeld = has
+			if has {
+				r.lastHeld = t.held(seq % sketchChunk)
+			}
 			return text, has, nil
 		}
 	}
@@ -858,10 +861,11 @@ func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-// Held reports whether the text Text returned last is held in memory (see
-// WarmHotTexts): the store never writes such a text again, so it, or any
-// part of it, may be kept past the next call.
-func (r *TextReader) Held() bool { return r.lastHeld }
+// Held says whether the text Text returned last is held in memory (see
+// WarmHotTexts, Held.Kept): the store never writes such a text again, so
+// it, or any part of it, may be kept past the next call; and whether it is
+// known to be ASCII.
+func (r *TextReader) Held() Held { return r.lastHeld }
 
 // Close releases the reader's iterator.
 func (r *TextReader) Close() error { return r.it.Close() }
@@ -872,17 +876,17 @@ type SeqRange struct{ Lo, Hi uint64 }
 // ScanTextRanges is ScanTexts over several ranges with one iterator. The
 // ranges must be ascending and disjoint; they are visited in order (last
 // first when reverse, each newest first), until fn returns false. fn is
-// told whether each text is held in memory (see WarmHotTexts): the store
-// never writes such a text again, so fn may keep it, or parts of it, past
-// the call. Any other text is valid only during the call.
-func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held bool) bool) error {
+// told whether each text is held in memory (see WarmHotTexts, Held): the
+// store never writes such a text again, so fn may keep it, or parts of it,
+// past the call. Any other text is valid only during the call.
+func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held Held) bool) error {
 	if len(ranges) == 0 {
 		return nil
 	}
 	if s.sketches.textsHeld.Load() {
 		return s.scanHeldTextRanges(ranges, reverse, fn)
 	}
-	return s.scanStoredTextRanges(ranges, reverse, func(seq uint64, text []byte) bool { return fn(seq, text, false) })
+	return s.scanStoredTextRanges(ranges, reverse, func(seq uint64, text []byte) bool { return fn(seq, text, 0) })
 }
 
 // scanStoredTextRanges is ScanTextRanges through Pebble alone.
