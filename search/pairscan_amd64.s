@@ -5,7 +5,8 @@
 // pairScan returns the first p in [from, end] with s[p+o1] == b1,
 // s[p+o2] == b2 and s[p+o3] == b3, or -1. It tests 16 positions at a time
 // with SSE2 (every amd64 processor has it): the bytes at p+o1, p+o2 and
-// p+o3 are compared with b1, b2 and b3, and the three masks ANDed. The
+// p+o3 are compared with b1, b2 and b3, and the three masks ANDed; where
+// the processor has AVX2 (useAVX2), 32 at a time while they fit. The
 // caller guarantees that end+oN+16 is at most len(s) for each offset, so
 // every load is inside s.
 TEXT ·pairScan(SB), NOSPLIT, $0-80
@@ -36,6 +37,40 @@ TEXT ·pairScan(SB), NOSPLIT, $0-80
 	LEAQ (SI)(R8*1), R8   // &s[o1]
 	LEAQ (SI)(R9*1), R9   // &s[o2]
 	LEAQ (SI)(R11*1), R11 // &s[o3]
+
+	// With AVX2, 32 positions at a time while a 32-byte load from p stays
+	// inside what the caller guarantees (p <= end-16); the rest 16 at a
+	// time below.
+	CMPB ·useAVX2(SB), $1
+	JNE  loop
+	VPBROADCASTB X1, Y1
+	VPBROADCASTB X2, Y2
+	VPBROADCASTB X5, Y5
+	MOVQ         DX, R13
+	SUBQ         $16, R13
+wide:
+	CMPQ      AX, R13
+	JGT       widedone
+	VMOVDQU   (R8)(AX*1), Y3
+	VMOVDQU   (R9)(AX*1), Y4
+	VMOVDQU   (R11)(AX*1), Y6
+	VPCMPEQB  Y1, Y3, Y3
+	VPCMPEQB  Y2, Y4, Y4
+	VPCMPEQB  Y5, Y6, Y6
+	VPAND     Y4, Y3, Y3
+	VPAND     Y6, Y3, Y3
+	VPMOVMSKB Y3, R10
+	TESTL     R10, R10
+	JNZ       widefound
+	ADDQ      $32, AX
+	JMP       wide
+
+widefound:
+	VZEROUPPER
+	JMP found
+
+widedone:
+	VZEROUPPER
 
 loop:
 	CMPQ     AX, DX

@@ -19,3 +19,6 @@ func pairScan(s []byte, from, end, o1, o2, o3 int, b1, b2, b3 byte) int {
 
 // hasPairScan says whether pairScan tests positions in bulk here.
 const hasPairScan = false
+
+// useAVX2 is pairscan_amd64.go's; here it changes nothing.
+var useAVX2 = false

@@ -542,11 +542,18 @@ func TestFinderFindsWhatBytesIndexFinds(t *testing.T) {
 	}
 }
 
-// checkFinder fails t when a finder for needle, either way, disagrees
+// checkFinder fails t when a finder for needle, either way (and pairs
+// tested 16 and, where the processor has AVX2, 32 at a time), disagrees
 // with bytes.Index on text or on any of its suffixes.
 func checkFinder(t *testing.T, text, needle []byte) {
 	t.Helper()
-	for _, pairs := range []bool{true, false} {
+	avx := useAVX2
+	defer func() { useAVX2 = avx }()
+	for _, way := range []struct{ pairs, avx bool }{{true, false}, {true, true}, {false, false}} {
+		if way.avx && !avx {
+			continue
+		}
+		useAVX2, pairs := way.avx, way.pairs
 		f := newFinder(needle)
 		// Pairs on any platform: where pairScan is plain Go (not
 		// amd64), that is its only test.
@@ -557,7 +564,7 @@ func checkFinder(t *testing.T, text, needle []byte) {
 				want += from
 			}
 			if got := f.next(text, from); got != want {
-				t.Fatalf("finder(%q, pairs %v).next(%q, %d) = %d, want %d", needle, f.pairs, text, from, got, want)
+				t.Fatalf("finder(%q, pairs %v, AVX2 %v).next(%q, %d) = %d, want %d", needle, f.pairs, useAVX2, text, from, got, want)
 			}
 		}
 		if got, want := f.in(text), bytes.Contains(text, needle); got != want {
