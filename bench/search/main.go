@@ -40,7 +40,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	memProf := flag.String("memprofile", "", "write a profile of what the queries allocated here, every allocation sampled (see FILE.base)")
-	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did")
+	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did; and every needle ripgrep ran, with both times and their ratio, lowest first")
 	sketchMB := flag.Int("sketch-mb", 0, "the store's sketch cache bound in MB, as 'pi-history serve --sketch-mb' (0: serve's default for this machine); below what the history needs (~900 MB a million entries) it shows how search fares past the bound")
 	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
 	memLimit := flag.Int("memlimit-mb", 0, "the Go memory limit in MB (0: what 'pi-history serve' sets)")
@@ -219,6 +219,7 @@ func main() {
 		report(g.name, ours, rgT, rgO, hits)
 		same := choose(ours, at)
 		reportSame(same, ratios(same, rgO), "rg in order")
+		printEach(sub, same, rgO, "rg in order")
 		if pooled[g.name] {
 			pool, poolHits, poolRg, poolRgO = append(pool, ours...), append(poolHits, hits...), append(poolRg, rgT...), append(poolRgO, rgO...)
 			poolSame, poolRatios = append(poolSame, same...), append(poolRatios, ratios(same, rgO)...)
@@ -259,6 +260,7 @@ func main() {
 		report(name, ours, nil, rgO, hits)
 		same := choose(ours, at)
 		reportSame(same, ratios(same, rgO), "rg in order")
+		printEach(choose(bn, at), same, rgO, "rg in order")
 	}
 
 	// Exact count of every hit of 20-character needles, vs rg -c over everything.
@@ -275,6 +277,7 @@ func main() {
 		report(name, ours, rgC, nil, hits)
 		same := choose(ours, at)
 		reportSame(same, ratios(same, rgC), "rg -c")
+		printEach(choose(cn, at), same, rgC, "rg -c")
 	}
 
 	// Memory across many queries.
@@ -523,6 +526,27 @@ func reportSame(ours, rs []float64, base string) {
 	}
 	fmt.Printf("    the %d needles %s ran: ours p50 %.3f ms; %s/ours per needle: median %.0fx, lowest %.0fx\n",
 		len(rs), base, pct(ours, 0.5), base, pct(rs, 0.5), slices.Min(rs))
+}
+
+// printEach prints, with -each, every needle ripgrep ran: our time,
+// ripgrep's and their ratio, lowest ratio first, so that the needles that
+// hold a group's median down can be seen.
+func printEach(needles []string, ours, rs []float64, base string) {
+	if !each || len(rs) == 0 {
+		return
+	}
+	type row struct {
+		nd       string
+		us, them float64
+	}
+	rows := make([]row, len(rs))
+	for i := range rs {
+		rows[i] = row{needles[i], ours[i], rs[i]}
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.them/max(a.us, 0.001), b.them/max(b.us, 0.001)) })
+	for _, r := range rows {
+		fmt.Printf("      %-42q ours %8.3f ms  %s %8.2f ms  %7.0fx\n", r.nd, r.us, base, r.them, r.them/max(r.us, 0.001))
+	}
 }
 
 func report(name string, ours, rg, rgOrdered, hits []float64) {
