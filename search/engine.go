@@ -1612,7 +1612,7 @@ func (ascii runeCounter) back(text []byte, at, n int) int {
 // benchmark's 200 such needles: p50 0.120 -> 0.096 ms (median ratio
 // 0.79); the longer needles' groups within 2%.
 func runesOn(text []byte, at, n int) int {
-	if end := min(len(text), at+n); ascii(text[at:end]) {
+	if end := min(len(text), at+n); store.IsASCII(text[at:end]) {
 		return end
 	}
 	for k := 0; k < n && at < len(text); k++ {
@@ -1624,7 +1624,7 @@ func runesOn(text []byte, at, n int) int {
 
 // runesBack returns the byte offset n runes before at in text (or 0).
 func runesBack(text []byte, at, n int) int {
-	if start := max(0, at-n); ascii(text[start:at]) {
+	if start := max(0, at-n); store.IsASCII(text[start:at]) {
 		return start
 	}
 	for k := 0; k < n && at > 0; k++ {
@@ -1632,19 +1632,6 @@ func runesBack(text []byte, at, n int) int {
 		at -= sz
 	}
 	return at
-}
-
-// ascii reports whether b holds only ASCII bytes, eight at a time.
-func ascii(b []byte) bool {
-	var or uint64
-	for len(b) >= 8 {
-		or |= binary.LittleEndian.Uint64(b)
-		b = b[8:]
-	}
-	for _, c := range b {
-		or |= uint64(c)
-	}
-	return or&0x8080808080808080 == 0
 }
 
 // maxContext is the most runes a snippet shows on either side of a match.

@@ -330,30 +330,6 @@ func FuzzRuneCountAgreesWithUTF8(f *testing.F) {
 	})
 }
 
-// ascii agrees with a byte-by-byte check wherever a byte of 0x80 or more
-// sits, at every length around the eight-byte steps.
-func TestASCIIFindsEveryHighByte(t *testing.T) {
-	for n := 0; n <= 20; n++ {
-		b := bytes.Repeat([]byte{'a'}, n)
-		if !ascii(b) {
-			t.Fatalf("ascii(%q) = false", b)
-		}
-		for i := range n {
-			for _, c := range []byte{0x80, 0xc3, 0xff} {
-				b[i] = c
-				if ascii(b) {
-					t.Fatalf("ascii(%q) = true with byte %#x at %d", b, c, i)
-				}
-				b[i] = 0x7f
-				if !ascii(b) {
-					t.Fatalf("ascii(%q) = false with only ASCII", b)
-				}
-				b[i] = 'a'
-			}
-		}
-	}
-}
-
 // TestArenaHandsOutEachByteOnce: what an arena hands out never overlaps
 // what it handed out before (snippets share those bytes), each piece has
 // exactly the room asked for, and a large piece is memory of its own.

@@ -83,9 +83,10 @@ func (t *chunkTexts) bytes() int {
 	return len(t.data) + 4*len(t.off) + 8*len(t.has) + 8*len(t.ascii) + 32
 }
 
-// isASCII reports whether b holds only ASCII bytes, 32 and then 8 at a
-// time.
-func isASCII(b []byte) bool {
+// IsASCII reports whether b holds only ASCII bytes (what HeldASCII says of
+// a held text), 32 and then 8 at a time. Search uses it too, on the
+// context around a match in a text the store could not vouch for.
+func IsASCII(b []byte) bool {
 	for len(b) >= 32 {
 		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[8:])|
 			binary.LittleEndian.Uint64(b[16:])|binary.LittleEndian.Uint64(b[24:]))&0x8080808080808080 != 0 {
@@ -212,7 +213,7 @@ func (s *Store) loadTexts(c uint64, ch *chunkSketches) (*chunkTexts, error) {
 		}
 		t.data = append(t.data, text...)
 		t.has[i/64] |= 1 << (i % 64)
-		if isASCII(text) {
+		if IsASCII(text) {
 			t.ascii[i/64] |= 1 << (i % 64)
 		}
 		return true

@@ -293,3 +293,27 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// IsASCII agrees with a byte-by-byte check wherever a byte of 0x80 or more
+// sits, at every length around its 32- and 8-byte steps.
+func TestIsASCIIFindsEveryHighByte(t *testing.T) {
+	for n := 0; n <= 72; n++ {
+		b := bytes.Repeat([]byte{'a'}, n)
+		if !IsASCII(b) {
+			t.Fatalf("IsASCII(%q) = false", b)
+		}
+		for i := range n {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				b[i] = c
+				if IsASCII(b) {
+					t.Fatalf("IsASCII(%q) = true with byte %#x at %d", b, c, i)
+				}
+				b[i] = 0x7f
+				if !IsASCII(b) {
+					t.Fatalf("IsASCII(%q) = false with only ASCII", b)
+				}
+				b[i] = 'a'
+			}
+		}
+	}
+}
