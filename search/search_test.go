@@ -293,11 +293,29 @@ func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
 		warmFilters = true
 		pagesEqualBruteForce(t, false)
 	})
+	// And oldest-first pages that start from the first occurrences of
+	// the needle's trigrams, in lists of a few seqs (most full, so the
+	// search goes on past them), whatever span they answer for.
+	t.Run("first occurrences of trigrams", func(t *testing.T) {
+		defer useFirstOccurrences(t)()
+		pagesEqualBruteForce(t, false)
+	})
 }
 
 // warmFilters makes pagesEqualBruteForce build the chunks' text filters
-// before it imports the unindexed tail.
-var warmFilters bool
+// before it imports the unindexed tail; warmHeads, the first occurrences
+// of trigrams.
+var warmFilters, warmHeads bool
+
+// useFirstOccurrences makes the searches of a test start from the first
+// occurrences of their trigrams (store.Heads) in lists of four seqs,
+// built after the first imports, and returns what puts things back.
+func useFirstOccurrences(t *testing.T) func() {
+	restore := store.SetHeadMaxForTest(4)
+	span := headsMinSpan
+	headsMinSpan, warmHeads = 0, true
+	return func() { restore(); headsMinSpan, warmHeads = span, false }
+}
 
 func pagesEqualBruteForce(t *testing.T, common bool) {
 	e := newEnv(t)
@@ -320,6 +338,11 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 		// read from by this goroutine alone (see heldInOrderMax).
 		if hs, err := e.st.WarmHotTexts(context.Background()); err != nil || hs.Chunks == 0 {
 			t.Fatalf("WarmHotTexts = %+v, %v; want the chunks' texts held", hs, err)
+		}
+	}
+	if warmHeads {
+		if hs, err := e.st.WarmHeads(context.Background()); err != nil || hs.Full == 0 {
+			t.Fatalf("WarmHeads = %+v, %v; want lists, some full", hs, err)
 		}
 	}
 	// Stored but not indexed: the tail must be scanned.
@@ -396,6 +419,10 @@ func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
 		parallelMin, parallelAfter = 2, 0
 		pagingStaysExactWhileEntriesArrive(t, false)
 	})
+	t.Run("first occurrences of trigrams", func(t *testing.T) {
+		defer useFirstOccurrences(t)()
+		pagingStaysExactWhileEntriesArrive(t, false)
+	})
 }
 
 func pagingStaysExactWhileEntriesArrive(t *testing.T, common bool) {
@@ -404,6 +431,11 @@ func pagingStaysExactWhileEntriesArrive(t *testing.T, common bool) {
 	dir := t.TempDir()
 	e.importFile(t, writeJournal(t, dir, "eeee-live", r, 200, ""))
 	e.catchUp(t)
+	if warmHeads {
+		if _, err := e.st.WarmHeads(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	want := brute(t, e, Request{Needle: "alpha", Scope: ScopeAll})
 	req := Request{Needle: "alpha", Scope: ScopeAll, Limit: 5}
 	var got []uint64

@@ -126,6 +126,8 @@ type Warmed struct {
 	FilterTime time.Duration
 	HotTexts   store.HotTextStats // chunks whose texts are held in memory
 	HotTime    time.Duration
+	Heads      store.HeadStats // the first occurrences of every byte trigram
+	HeadTime   time.Duration
 	Blocks     int // index documents whose block start was read
 	BlockTime  time.Duration
 	Huge       hugepages.Stats // the process's memory collapsed into huge pages
@@ -138,7 +140,8 @@ type Warmed struct {
 // columns (see store.WarmSketches), every session's current branch
 // (store.WarmBranches), each cached chunk's filter of its texts' bytes (store.WarmFilters), then
 // the chunks' texts in memory, those at both ends first, as many as the
-// sketch cache's bound leaves room for (store.WarmHotTexts), the texts
+// sketch cache's bound leaves room for (store.WarmHotTexts), the first
+// occurrences of every byte trigram (store.WarmHeads), the texts
 // not held from both ends of the history into the block cache, up to
 // three quarters of it (store.WarmTexts; after the filters, whose reading
 // of every text would otherwise push out what it chose), and the block
@@ -173,6 +176,11 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 		return w, fmt.Errorf("hold the history's texts in memory: %w", err)
 	}
 	w.HotTime = time.Since(t0)
+	t0 = time.Now()
+	if w.Heads, err = s.Store.WarmHeads(ctx); err != nil {
+		return w, fmt.Errorf("list the first occurrences of trigrams: %w", err)
+	}
+	w.HeadTime = time.Since(t0)
 	t0 = time.Now()
 	if w.Texts, w.TextBytes, err = s.Store.WarmTexts(ctx, s.Store.CacheBytes()*textWarmShare/100); err != nil {
 		return w, fmt.Errorf("preload texts: %w", err)

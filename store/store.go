@@ -122,6 +122,9 @@ type Store struct {
 	// builds gives chunks that searches meet without a filter one, once
 	// WarmFilters has run (see filterBuilds).
 	builds filterBuilds
+	// heads holds the first occurrences of every byte trigram, once
+	// WarmHeads has built them (see Heads).
+	heads  heads
 	closed atomic.Bool // Close was called
 }
 

@@ -406,9 +406,11 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	if err := b.Set(seqKey(tagRaw, m.Seq), e.Raw, nil); err != nil {
 		return err
 	}
-	var sk []byte
+	var sk, text []byte
 	if e.Searchable {
-		sk = trigram.Sketch([]byte(e.Text))
+		text = []byte(e.Text)
+		sk = trigram.Sketch(text)
+		s.heads.noteWrite(m.Seq, text)
 	}
 	if m.Seq > s.committed {
 		s.fresh = append(s.fresh, freshSketch{seq: m.Seq, sketch: sk, meta: enc})
@@ -419,7 +421,7 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 		if err := b.Set(seqKey(tagSketch, m.Seq), sk, nil); err != nil {
 			return err
 		}
-		return b.Set(seqKey(tagText, m.Seq), []byte(e.Text), nil)
+		return b.Set(seqKey(tagText, m.Seq), text, nil)
 	}
 	if err := b.Delete(seqKey(tagSketch, m.Seq), nil); err != nil {
 		return err

@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pi-history/pi-history/journal"
+)
+
+// headTexts returns n texts over a small alphabet, so that a list of a few
+// seqs fills for most trigrams and stays short for some, with some
+// multi-byte runes and some entries without text.
+func headTexts(r *rand.Rand, n int) []string {
+	words := []string{"ab", "abc", "bca", "cab", "xyz", "é", "日本", "🙂", "a b", "q"}
+	texts := make([]string, n)
+	for i := range texts {
+		if r.IntN(6) == 0 {
+			continue
+		}
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		texts[i] = b.String()
+	}
+	return texts
+}
+
+// walkAll returns every seq w yields, in batches of a few.
+func walkAll(w *HeadWalk) []uint64 {
+	var seqs []uint64
+	for {
+		rs := w.Next(nil, 3)
+		if len(rs) == 0 {
+			return seqs
+		}
+		for _, r := range rs {
+			for s := r.Lo; s <= r.Hi; s++ {
+				seqs = append(seqs, s)
+			}
+		}
+	}
+}
+
+// checkHeads asks for the walk of needles (substrings of the texts, and
+// some held nowhere) from random cursors and checks that it yields, in
+// order, every seq after the cursor and up to its bound whose text holds
+// the needle (texts[seq-1]), and nothing outside that span.
+func checkHeads(t *testing.T, st *Store, texts []string, r *rand.Rand) {
+	t.Helper()
+	last := st.LastSeq()
+	for range 300 {
+		var needle string
+		if src := texts[r.IntN(len(texts))]; len(src) >= 3 && r.IntN(8) > 0 {
+			i := r.IntN(len(src) - 2)
+			needle = src[i : i+3+r.IntN(min(5, len(src)-i-2))]
+		} else {
+			needle = []string{"zzz", "abq", "xyzxyzxyz", "\xff\xfe\xfd"}[r.IntN(4)]
+		}
+		after := uint64(0)
+		if r.IntN(2) == 0 {
+			after = uint64(r.IntN(int(last) + 1))
+		}
+		w, ok := st.Heads([]byte(needle), after, last)
+		if !ok {
+			t.Fatalf("Heads(%q) = false after WarmHeads", needle)
+		}
+		got := walkAll(w)
+		if w.Bound() > last {
+			t.Fatalf("%q: bound %d past the last seq %d", needle, w.Bound(), last)
+		}
+		if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
+			t.Fatalf("%q: walk not strictly ascending: %v", needle, got)
+		}
+		for _, s := range got {
+			if s <= after || s > w.Bound() {
+				t.Fatalf("%q after %d: walk yields %d, outside (%d, %d]", needle, after, s, after, w.Bound())
+			}
+		}
+		for s := after + 1; s <= w.Bound(); s++ {
+			if strings.Contains(texts[s-1], needle) && !slices.Contains(got, s) {
+				t.Fatalf("%q after %d: seq %d holds it (%q) but the walk through %d left it out: %v", needle, after, s, texts[s-1], w.Bound(), got)
+			}
+		}
+	}
+}
+
+func TestHeadsHoldEveryHitUpToTheirBound(t *testing.T) {
+	for _, max := range []int{3, 8, 256} {
+		t.Run(fmt.Sprintf("lists of %d", max), func(t *testing.T) {
+			defer SetHeadMaxForTest(max)()
+			r := rand.New(rand.NewPCG(41, uint64(max)))
+			texts := headTexts(r, 300)
+			st := pushTexts(t, texts)
+			if _, ok := st.Heads([]byte("abc"), 0, st.LastSeq()); ok {
+				t.Fatal("Heads answered before WarmHeads built the lists")
+			}
+			hs, err := st.WarmHeads(context.Background())
+			if err != nil || hs.Texts == 0 || hs.Trigrams == 0 || hs.Seqs == 0 {
+				t.Fatalf("WarmHeads = %+v, %v", hs, err)
+			}
+			if max < 256 && hs.Full == 0 {
+				t.Fatalf("WarmHeads = %+v: no list filled, so the test does not reach a bound", hs)
+			}
+			checkHeads(t, st, texts, r)
+			// Entries written once the lists are built are listed too.
+			more := headTexts(r, 150)
+			pushMore(t, st, fmt.Sprintf("e%03d", len(texts)-1), "m%03d", more)
+			texts = append(texts, more...)
+			checkHeads(t, st, texts, r)
+			if _, ok := st.Heads([]byte("ab"), 0, st.LastSeq()); ok {
+				t.Fatal("Heads answered for a needle of two bytes, which has no trigram")
+			}
+		})
+	}
+}
+
+// TestHeadsListWhatIsWrittenWhileTheyAreBuilt: entries added, and an
+// entry rewritten under its seq with a text of other trigrams, between
+// WarmHeads's read of the store and its end are listed, the rewritten one
+// in order among older seqs (a full list then gives up its last seq).
+func TestHeadsListWhatIsWrittenWhileTheyAreBuilt(t *testing.T) {
+	defer SetHeadMaxForTest(4)()
+	r := rand.New(rand.NewPCG(43, 44))
+	texts := headTexts(r, 200)
+	st := pushTexts(t, texts)
+	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+	more := headTexts(r, 50)
+	afterHeadsScan = func() {
+		pushMore(t, st, "e199", "m%03d", more)
+		// Entry e002 (seq 3) was pushed; the file now holds other bytes
+		// for it, with a text of trigrams no entry had: it keeps its seq.
+		e := &journal.Entry{Type: "message", Role: "user", ID: "e002", Line: 3,
+			Raw: []byte(`{"id":"e002","v":2}`), Text: "QQQ and abcab", Searchable: true}
+		if _, err := st.Apply(&FileBatch{Path: "/x/s.jsonl", Header: h, Entries: []*journal.Entry{e}, State: FileState{Offset: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { afterHeadsScan = nil }()
+	if _, err := st.WarmHeads(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	texts = append(texts, more...)
+	texts[2] = "QQQ and abcab"
+	if got, err := st.Text(3); err != nil || got != texts[2] {
+		t.Fatalf("Text(3) = %q, %v; want the rewritten text", got, err)
+	}
+	w, ok := st.Heads([]byte("QQQ"), 0, st.LastSeq())
+	if got := walkAll(w); !ok || !slices.Equal(got, []uint64{3}) || w.Bound() != st.LastSeq() {
+		t.Fatalf("walk of QQQ = %v through %d (%v); want [3] through %d", got, w.Bound(), ok, st.LastSeq())
+	}
+	checkHeads(t, st, texts, r)
+}
+
+// TestHeadListsStayOrderedWhenSeqsComeBack: a seq put in a list below its
+// last, into a list with room and into a full one, lands in order, once.
+func TestHeadListsStayOrderedWhenSeqsComeBack(t *testing.T) {
+	h := &heads{limit: 4, idx: map[uint32]int32{}, full: make([]uint64, 1<<24/64)}
+	for _, seq := range []uint64{10, 20, 30} {
+		h.add(seq, []byte("abc"))
+	}
+	h.add(15, []byte("abcabc")) // room left: in order
+	h.add(15, []byte("abc"))    // already there
+	h.add(5, []byte("abc"))     // full: 30 drops out
+	h.add(40, []byte("abc"))    // full, past its last: not listed
+	l := &h.lists[h.idx[uint32('a')<<16|uint32('b')<<8|'c']]
+	if got := l.decode(nil); !slices.Equal(got, []uint64{5, 10, 15, 20}) || l.last != 20 {
+		t.Fatalf("list = %v (last %d); want [5 10 15 20] (last 20)", got, l.last)
+	}
+	if h.seqs != 4+1+1 { // abc: 4; bca, cab: seq 15 alone
+		t.Fatalf("seqs counted %d, want 6", h.seqs)
+	}
+}
