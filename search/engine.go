@@ -781,8 +781,9 @@ const headsBatch = 64
 // first: the candidates of a long needle are the entries that hold one of
 // its trigrams and not all the others' lists could rule out, mostly
 // spread through the history where texts are not held in memory. (Those
-// of a short needle mostly hold it: testing their sketches cost first
-// pages of 3-5 characters more than it saved, median ratio 1.07.)
+// of a short needle mostly hold it: with their sketches tested, first
+// pages of 3-5 characters gave a median ratio of 0.818 against the
+// sketches alone, 0.768 without.)
 func (c *collector) scanHeads(ctx context.Context, w *store.HeadWalk, sketches bool) error {
 	var buf []store.SeqRange
 	exact := !sketches && c.p.filter.empty()
