@@ -284,24 +284,26 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	h.mu.Unlock()
 	slices.Sort(pending)
 	pending = slices.Compact(pending)
-	for _, seq := range pending {
-		var text []byte
-		ok, err := s.TextBytes(seq, func(b []byte) { text = slices.Clone(b) })
-		if err != nil {
+	texts := make([][]byte, len(pending))
+	for i, seq := range pending {
+		if _, err := s.TextBytes(seq, func(b []byte) { texts[i] = slices.Clone(b) }); err != nil {
 			return fail(fmt.Errorf("store: list the first occurrences of trigrams in the text of seq %d: %w", seq, err))
-		}
-		if ok {
-			hs.Texts++
-			h.add(seq, text)
 		}
 	}
 	h.mu.Lock()
+	for i, seq := range pending {
+		if texts[i] != nil {
+			hs.Texts++
+			h.add(seq, texts[i])
+		}
+	}
 	// The lists with room left give back what appending kept spare
 	// (four in five of the lists of a million entries have room left).
 	for i := range h.lists {
 		if l := &h.lists[i]; cap(l.b) > len(l.b) {
-			h.bytes -= cap(l.b) - len(l.b)
+			n := cap(l.b)
 			l.b = slices.Clone(l.b)
+			h.bytes += cap(l.b) - n
 		}
 	}
 	h.state = headsReady

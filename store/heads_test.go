@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -152,6 +153,27 @@ func TestHeadsListWhatIsWrittenWhileTheyAreBuilt(t *testing.T) {
 	w, ok := st.Heads([]byte("QQQ"), 0, st.LastSeq())
 	if got := walkAll(w); !ok || !slices.Equal(got, []uint64{3}) || w.Bound() != st.LastSeq() {
 		t.Fatalf("walk of QQQ = %v through %d (%v); want [3] through %d", got, w.Bound(), ok, st.LastSeq())
+	}
+	checkHeads(t, st, texts, r)
+}
+
+// TestHeadsGivenUpMidwayAreNotUsedAndCanBeBuiltAgain: a warm-up stopped
+// by its context leaves no lists (searches test the sketches), and the
+// next one builds them whole.
+func TestHeadsGivenUpMidwayAreNotUsedAndCanBeBuiltAgain(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	texts := headTexts(r, 3000)
+	st := pushTexts(t, texts)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := st.WarmHeads(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WarmHeads with its context done = %v; want context.Canceled", err)
+	}
+	if _, ok := st.Heads([]byte("abc"), 0, st.LastSeq()); ok {
+		t.Fatal("Heads answered from lists whose build was given up")
+	}
+	if hs, err := st.WarmHeads(context.Background()); err != nil || hs.Texts == 0 {
+		t.Fatalf("WarmHeads after one given up = %+v, %v", hs, err)
 	}
 	checkHeads(t, st, texts, r)
 }
