@@ -312,9 +312,9 @@ var warmFilters, warmHeads bool
 // built after the first imports, and returns what puts things back.
 func useFirstOccurrences(t *testing.T) func() {
 	restore := store.SetHeadMaxForTest(4)
-	span := headsMinSpan
-	headsMinSpan, warmHeads = 0, true
-	return func() { restore(); headsMinSpan, warmHeads = span, false }
+	span, long := headsMinSpan, headsLongSpan
+	headsMinSpan, headsLongSpan, warmHeads = 0, 0, true
+	return func() { restore(); headsMinSpan, headsLongSpan, warmHeads = span, long, false }
 }
 
 func pagesEqualBruteForce(t *testing.T, common bool) {

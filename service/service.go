@@ -115,24 +115,26 @@ func (s *Service) Close() error {
 
 // Warmed says what Warm brought into memory and how long each part took.
 type Warmed struct {
-	Sketches   store.WarmStats
-	SketchTime time.Duration
-	Branches   int // sessions whose current branch is known
-	BranchTime time.Duration
-	Texts      int   // texts read into the block cache, newest first
-	TextBytes  int64 // their bytes
-	TextTime   time.Duration
-	Filters    store.FilterStats // chunks given a filter of their texts' byte trigrams
-	FilterTime time.Duration
-	HotTexts   store.HotTextStats // chunks whose texts are held in memory
-	HotTime    time.Duration
-	Heads      store.HeadStats // the first occurrences of every byte trigram
-	HeadTime   time.Duration
-	Blocks     int // index documents whose block start was read
-	BlockTime  time.Duration
-	Huge       hugepages.Stats // the process's memory collapsed into huge pages
-	HugeErr    error           // why none was (hugepages.ErrUnsupported), or nil
-	HugeTime   time.Duration
+	Sketches     store.WarmStats
+	SketchTime   time.Duration
+	Branches     int // sessions whose current branch is known
+	BranchTime   time.Duration
+	Texts        int   // texts read into the block cache, newest first
+	TextBytes    int64 // their bytes
+	TextTime     time.Duration
+	Filters      store.FilterStats // chunks given a filter of their texts' byte trigrams
+	FilterTime   time.Duration
+	HotTexts     store.HotTextStats // chunks whose texts are held in memory
+	HotTime      time.Duration
+	Heads        store.HeadStats // the first occurrences of every byte trigram and 4-gram
+	HeadTime     time.Duration
+	Headroom     int64 // bytes allocated and written once for the heap to grow into (see touchHeadroom)
+	HeadroomTime time.Duration
+	Blocks       int // index documents whose block start was read
+	BlockTime    time.Duration
+	Huge         hugepages.Stats // the process's memory collapsed into huge pages
+	HugeErr      error           // why none was (hugepages.ErrUnsupported), or nil
+	HugeTime     time.Duration
 }
 
 // Warm brings into memory what the first searches would otherwise load
@@ -141,11 +143,12 @@ type Warmed struct {
 // (store.WarmBranches), each cached chunk's filter of its texts' bytes (store.WarmFilters), then
 // the chunks' texts in memory, those at both ends first, as many as the
 // sketch cache's bound leaves room for (store.WarmHotTexts), the first
-// occurrences of every byte trigram (store.WarmHeads), the texts
+// occurrences of every byte trigram and 4-gram (store.WarmHeads), the texts
 // not held from both ends of the history into the block cache, up to
 // three quarters of it (store.WarmTexts; after the filters, whose reading
 // of every text would otherwise push out what it chose), and the block
-// start of every index document (index.Index.WarmBlockStarts). Last, unless
+// start of every index document (index.Index.WarmBlockStarts), and it
+// touches the memory the heap will grow into (touchHeadroom). Last, unless
 // Options.SmallPages, it asks the kernel to move the process's memory, now
 // holding all of that, into huge pages (hugepages.Collapse): searches read
 // it scattered, and with small pages each read to a part not read lately
@@ -178,7 +181,7 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	w.HotTime = time.Since(t0)
 	t0 = time.Now()
 	if w.Heads, err = s.Store.WarmHeads(ctx); err != nil {
-		return w, fmt.Errorf("list the first occurrences of trigrams: %w", err)
+		return w, fmt.Errorf("list the first occurrences of byte grams: %w", err)
 	}
 	w.HeadTime = time.Since(t0)
 	t0 = time.Now()
@@ -191,6 +194,9 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 		return w, fmt.Errorf("preload the index's block starts: %w", err)
 	}
 	w.BlockTime = time.Since(t0)
+	t0 = time.Now()
+	w.Headroom = touchHeadroom()
+	w.HeadroomTime = time.Since(t0)
 	if !s.smallPages {
 		t0 = time.Now()
 		w.Huge, err = hugepages.Collapse(ctx)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -9,42 +10,44 @@ import (
 	"sync"
 )
 
-// Heads: the first occurrences of every byte trigram.
+// Heads: the first occurrences of every byte trigram and 4-gram.
 //
-// For each byte trigram (three consecutive bytes) that some searchable
+// For each gram (three or four consecutive bytes) that some searchable
 // text holds, the store keeps in memory the seqs of the first headMax
 // entries whose text holds it, oldest first. A list that holds fewer is
-// every entry with that trigram so far. So for a needle of three bytes or
-// more, a list of one of its trigrams holds, among the seqs up to where
-// the list is complete (its last seq when it is full, else the newest
-// entry), every entry whose text holds the needle: the first page of a
-// search in store order is found by confirming those texts alone, in
-// order, instead of testing the sketches of every entry before it. The
-// needle's other trigrams' lists rule out the candidates they are
-// complete for but do not hold.
+// every entry with that gram so far. So for a needle of three bytes or
+// more, a list of one of its grams holds, among the seqs up to where the
+// list is complete (its last seq when it is full, else the newest entry),
+// every entry whose text holds the needle: the first page of a search in
+// store order is found by confirming those texts alone, in order, instead
+// of testing the sketches of every entry before it. The lists of the
+// needle's other grams rule out the candidates they are complete for but
+// do not hold.
 //
 // Lists only ever gain seqs: an entry dropped since it was listed, or
-// rewritten without the trigram, stays listed and is ruled out when its
-// text is read, as a sketch's false positive is. An entry rewritten under
-// its seq with a new trigram is put in that trigram's list in order (the
-// last seq of a full list then drops out, which keeps it complete up to
-// its new last seq).
+// rewritten without the gram, stays listed and is ruled out when its text
+// is read, as a sketch's false positive is. An entry rewritten under its
+// seq with a new gram is put in that gram's list in order (the last seq of
+// a full list then drops out, which keeps it complete up to its new last
+// seq).
 //
 // The lists are built from the stored texts by WarmHeads (a server does it
 // once, in its warm-up) and kept up to date by every write from then on.
 // Until it has run, Heads reports that it has none, and search tests the
 // sketches as before.
 
-// headMax is the most seqs a trigram's list holds. Over the benchmark's
-// million entries (263,206 distinct byte trigrams, 51,649 of them with a
-// full list), 256 a list take 22.4 million seqs (about 44 MB encoded).
-// In-process, alternating, first pages of 3-5 characters against the
-// sketches alone, in a first version that listed every candidate before
-// reading any: median ratio 0.81 at 256, 0.88 at 64, and 1.16 at 1,024,
-// whose long lists cost more to walk than they saved.
+// headMax is the most seqs a gram's list holds. Over the benchmark's
+// million entries, 256 a list take 22.4 million seqs for 263,206 distinct
+// trigrams (51,649 lists full) and 73.8 million for 1,152,985 distinct
+// 4-grams (124,589 full). In-process, alternating, first pages of 3-5
+// characters against the sketches alone, in a first version with trigram
+// lists alone that listed every candidate before reading any: median ratio
+// 0.81 at 256, 0.88 at 64, and 1.16 at 1,024, whose long lists cost more
+// to walk than they saved. 4-gram lists of 256 hold the first page of 135
+// of the benchmark's 200 needles of 6-12 characters, of 128 113, of 64 75.
 var headMax = 256
 
-// SetHeadMaxForTest sets the most seqs a trigram's list holds, for the
+// SetHeadMaxForTest sets the most seqs a gram's list holds, for the
 // stores WarmHeads builds from then on (a test's few hundred entries fill
 // lists of a few), and returns what puts it back.
 func SetHeadMaxForTest(n int) (restore func()) {
@@ -58,7 +61,7 @@ func SetHeadMaxForTest(n int) (restore func()) {
 // writes there).
 var afterHeadsScan func()
 
-// headList is one trigram's list: n seqs, ascending, each the uvarint of
+// headList is one gram's list: n seqs, ascending, each the uvarint of
 // its distance from the one before (the first from 0), and the last seq.
 // A reader may hold b[:len(b)] while a writer appends past it; a list is
 // changed anywhere else only in a copy (see heads.insert).
@@ -78,6 +81,10 @@ type heads struct {
 	pending []uint64
 	idx     map[uint32]int32 // trigram -> its list in lists
 	lists   []headList
+	// The same for every run of four bytes (a 4-gram): its list in
+	// lists4, without a bitmap of the full ones.
+	idx4   map[uint32]int32
+	lists4 []headList
 	// full has bit k set when trigram k's list holds headMax seqs: a new
 	// entry's trigrams with full lists are passed over on one bit each.
 	full  []uint64
@@ -95,16 +102,17 @@ const (
 
 // HeadStats says what WarmHeads built.
 type HeadStats struct {
-	Trigrams int // distinct byte trigrams listed
-	Full     int // of those, how many have a full list
-	Seqs     int // seqs listed, all lists
-	Bytes    int // memory the lists take (their seqs, their table and the full lists' bitmap)
-	Texts    int // texts read
+	Trigrams  int // distinct byte trigrams listed
+	FourGrams int // distinct runs of four bytes listed
+	Full      int // lists that hold headMax seqs, of both
+	Seqs      int // seqs listed, all lists
+	Bytes     int // memory the lists take (their seqs, their table and the full lists' bitmap)
+	Texts     int // texts read
 }
 
-// add lists seq under each byte trigram of text (under h.mu). A seq above
-// every one listed is appended to the lists that are not full; any other
-// is put in order (see insert).
+// add lists seq under each byte trigram and 4-gram of text (under h.mu).
+// A seq above every one listed is appended to the lists that are not
+// full; any other is put in order (see insert).
 func (h *heads) add(seq uint64, text []byte) {
 	if len(text) < 3 {
 		return
@@ -115,8 +123,13 @@ func (h *heads) add(seq uint64, text []byte) {
 	}
 	h.max = seq
 	k := uint32(text[0])<<8 | uint32(text[1])
-	for _, c := range text[2:] {
+	k4 := k
+	for j, c := range text[2:] {
+		k4 = k4<<8 | uint32(c)
 		k = (k<<8 | uint32(c)) & 0xFFFFFF
+		if j > 0 {
+			h.append4(k4, seq)
+		}
 		if h.full[k/64]&(1<<(k%64)) != 0 {
 			continue
 		}
@@ -144,13 +157,49 @@ func (h *heads) add(seq uint64, text []byte) {
 	}
 }
 
+// append4 appends seq, the highest listed, to the list of 4-gram k unless
+// it is full or holds seq.
+func (h *heads) append4(k uint32, seq uint64) {
+	i, ok := h.idx4[k]
+	if !ok {
+		i = int32(len(h.lists4))
+		h.idx4[k] = i
+		h.lists4 = append(h.lists4, headList{})
+	}
+	l := &h.lists4[i]
+	if int(l.n) == h.limit || l.n > 0 && l.last == seq {
+		return
+	}
+	n := cap(l.b)
+	l.b = binary.AppendUvarint(l.b, seq-l.last)
+	l.last = seq
+	l.n++
+	h.seqs++
+	if int(l.n) == h.limit {
+		l.b = slices.Clone(l.b)
+	}
+	h.bytes += cap(l.b) - n
+}
+
 // addInOrder lists seq, below the highest seq listed, under each byte
-// trigram of text, each once.
+// trigram and 4-gram of text, each once.
 func (h *heads) addInOrder(seq uint64, text []byte) {
-	seen := map[uint32]bool{}
+	seen, seen4 := map[uint32]bool{}, map[uint32]bool{}
 	k := uint32(text[0])<<8 | uint32(text[1])
-	for _, c := range text[2:] {
+	k4 := k
+	for j, c := range text[2:] {
+		k4 = k4<<8 | uint32(c)
 		k = (k<<8 | uint32(c)) & 0xFFFFFF
+		if j > 0 && !seen4[k4] {
+			seen4[k4] = true
+			i, ok := h.idx4[k4]
+			if !ok {
+				i = int32(len(h.lists4))
+				h.idx4[k4] = i
+				h.lists4 = append(h.lists4, headList{})
+			}
+			h.insert(&h.lists4[i], k4, seq, nil)
+		}
 		if seen[k] {
 			continue
 		}
@@ -161,14 +210,15 @@ func (h *heads) addInOrder(seq uint64, text []byte) {
 			h.idx[k] = i
 			h.lists = append(h.lists, headList{})
 		}
-		h.insert(&h.lists[i], k, seq)
+		h.insert(&h.lists[i], k, seq, h.full)
 	}
 }
 
-// insert puts seq in l (trigram k's list) in order, unless it is there or
+// insert puts seq in l (gram k's list) in order, unless it is there or
 // l is full and seq is past its last: in a copy, since readers may hold
-// the old bytes. A full list gives up its last seq for it.
-func (h *heads) insert(l *headList, k uint32, seq uint64) {
+// the old bytes. A full list gives up its last seq for it. full is the
+// bitmap of full lists to mark k's in (nil for 4-grams, which have none).
+func (h *heads) insert(l *headList, k uint32, seq uint64, full []uint64) {
 	if int(l.n) == h.limit && seq > l.last {
 		return
 	}
@@ -190,8 +240,8 @@ func (h *heads) insert(l *headList, k uint32, seq uint64) {
 	h.bytes += cap(b) - cap(l.b)
 	h.seqs += len(seqs) - int(l.n)
 	*l = headList{b: b, n: uint16(len(seqs)), last: prev}
-	if int(l.n) == h.limit {
-		h.full[k/64] |= 1 << (k % 64)
+	if int(l.n) == h.limit && full != nil {
+		full[k/64] |= 1 << (k % 64)
 	}
 }
 
@@ -222,8 +272,8 @@ func (h *heads) noteWrite(seq uint64, text []byte) {
 	}
 }
 
-// WarmHeads builds the first occurrences of every byte trigram from the
-// stored texts (see Heads), once; a server calls it in its warm-up. Writes
+// WarmHeads builds the first occurrences of every byte trigram and 4-gram
+// from the stored texts (see Heads), once; a server calls it in its warm-up. Writes
 // go on meanwhile: the entries they put are listed at the end, with
 // writers held back for that long only. It stops when ctx ends (the lists
 // then stay unused).
@@ -238,7 +288,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	}
 	h.state = headsBuilding
 	h.limit = headMax
-	h.idx = map[uint32]int32{}
+	h.idx, h.idx4 = map[uint32]int32{}, map[uint32]int32{}
 	h.full = make([]uint64, 1<<24/64)
 	h.mu.Unlock()
 	through := s.nextSeq - 1
@@ -248,6 +298,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	fail := func(err error) (HeadStats, error) {
 		h.mu.Lock()
 		h.state, h.pending, h.idx, h.lists, h.full, h.max, h.seqs, h.bytes = headsNone, nil, nil, nil, nil, 0, 0, 0
+		h.idx4, h.lists4 = nil, nil
 		h.limit = 0
 		h.mu.Unlock()
 		return hs, err
@@ -269,7 +320,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return fail(fmt.Errorf("store: list the first occurrences of trigrams through seq %d: %w", through, err))
+		return fail(fmt.Errorf("store: list the first occurrences of byte grams through seq %d: %w", through, err))
 	}
 
 	if afterHeadsScan != nil {
@@ -287,7 +338,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	texts := make([][]byte, len(pending))
 	for i, seq := range pending {
 		if _, err := s.TextBytes(seq, func(b []byte) { texts[i] = slices.Clone(b) }); err != nil {
-			return fail(fmt.Errorf("store: list the first occurrences of trigrams in the text of seq %d: %w", seq, err))
+			return fail(fmt.Errorf("store: list the first occurrences of byte grams in the text of seq %d: %w", seq, err))
 		}
 	}
 	h.mu.Lock()
@@ -299,25 +350,32 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	}
 	// The lists with room left give back what appending kept spare
 	// (four in five of the lists of a million entries have room left).
-	for i := range h.lists {
-		if l := &h.lists[i]; cap(l.b) > len(l.b) {
-			n := cap(l.b)
-			l.b = slices.Clone(l.b)
-			h.bytes += cap(l.b) - n
+	for _, ls := range [][]headList{h.lists, h.lists4} {
+		for i := range ls {
+			if l := &ls[i]; cap(l.b) > len(l.b) {
+				n := cap(l.b)
+				l.b = slices.Clone(l.b)
+				h.bytes += cap(l.b) - n
+			}
 		}
 	}
 	h.state = headsReady
-	hs.Trigrams, hs.Seqs = len(h.lists), h.seqs
+	hs.Trigrams, hs.FourGrams, hs.Seqs = len(h.lists), len(h.lists4), h.seqs
 	for _, w := range h.full {
 		hs.Full += bits.OnesCount64(w)
 	}
-	hs.Bytes = h.bytes + 40*len(h.lists) + 8*len(h.full)
+	for i := range h.lists4 {
+		if int(h.lists4[i].n) == h.limit {
+			hs.Full++
+		}
+	}
+	hs.Bytes = h.bytes + 40*(len(h.lists)+len(h.lists4)) + 8*len(h.full)
 	h.mu.Unlock()
 	return hs, nil
 }
 
 // HeadWalk yields, oldest first, the seqs of a needle's candidates that
-// its trigrams' first occurrences hold (see Store.Heads).
+// its grams' first occurrences hold (see Store.Heads).
 type HeadWalk struct {
 	lists []headCursor // the one that proposes first, then those that rule out
 	after uint64
@@ -402,12 +460,15 @@ func holdAll(lists []headCursor, seq uint64) bool {
 
 // Heads returns the walk over the candidates after seq after, up to last
 // (the newest seq the search covers), that the first occurrences of the
-// needle's byte trigrams hold, and false when there are none to walk: the
-// lists are not built yet (see WarmHeads), or the needle is shorter than
-// three bytes. Of the needle's trigrams, the one whose list is complete
-// the furthest proposes the candidates (a list with room left is complete
-// through last; the shortest such); the others rule out those they are
-// complete for and do not hold. A trigram listed nowhere gives a walk with
+// needle's grams hold, and false when there are none to walk: the lists
+// are not built yet (see WarmHeads), or the needle is shorter than three
+// bytes. The grams are the needle's runs of four bytes, or its one trigram
+// when it has three: a 4-gram's list is complete at least as far as the
+// lists of both its trigrams (it occurs in fewer texts) and holds fewer
+// seqs up to there. Of those lists, the one complete the furthest proposes
+// the candidates (a list with room left is complete through last; the
+// shortest such), and up to headFilters others rule out those they are
+// complete for and do not hold. A gram listed nowhere gives a walk with
 // nothing to yield through last.
 func (s *Store) Heads(needle []byte, after, last uint64) (*HeadWalk, bool) {
 	if len(needle) < 3 {
@@ -420,31 +481,53 @@ func (s *Store) Heads(needle []byte, after, last uint64) (*HeadWalk, bool) {
 		return nil, false
 	}
 	w := &HeadWalk{after: after, bound: last}
-	k := uint32(needle[0])<<8 | uint32(needle[1])
 	lead := -1
-	for _, c := range needle[2:] {
-		k = (k<<8 | uint32(c)) & 0xFFFFFF
-		i, ok := h.idx[k]
-		if !ok {
-			w.lists = nil
-			w.done = true
-			return w, true
-		}
-		l := &h.lists[i]
+	// take adds the list of a gram.
+	take := func(l *headList) {
 		limit := ^uint64(0)
 		if int(l.n) == h.limit {
 			limit = l.last
 		}
 		w.lists = append(w.lists, headCursor{b: l.b[:len(l.b):len(l.b)], left: int(l.n), limit: limit})
-		cur := len(w.lists) - 1
-		if lead < 0 || better(&w.lists[cur], &w.lists[lead]) {
+		if cur := len(w.lists) - 1; lead < 0 || better(&w.lists[cur], &w.lists[lead]) {
 			lead = cur
 		}
 	}
+	// A gram no text holds: nothing holds the needle.
+	none := &HeadWalk{done: true, bound: last}
+	if len(needle) == 3 {
+		i, ok := h.idx[uint32(needle[0])<<16|uint32(needle[1])<<8|uint32(needle[2])]
+		if !ok {
+			return none, true
+		}
+		take(&h.lists[i])
+	} else {
+		k := uint32(needle[0])<<16 | uint32(needle[1])<<8 | uint32(needle[2])
+		for _, c := range needle[3:] {
+			k = k<<8 | uint32(c)
+			i, ok := h.idx4[k]
+			if !ok {
+				return none, true
+			}
+			take(&h.lists4[i])
+		}
+	}
 	w.lists[0], w.lists[lead] = w.lists[lead], w.lists[0]
+	if rest := w.lists[1:]; len(rest) > headFilters {
+		slices.SortFunc(rest, func(a, b headCursor) int { return cmp.Compare(b.limit, a.limit) })
+		w.lists = w.lists[:1+headFilters]
+	}
 	w.bound = min(last, w.lists[0].limit)
 	return w, true
 }
+
+// headFilters is the most lists besides the one that proposes that rule
+// out a walk's candidates: those complete the furthest. A long needle's
+// candidates are tested on their sketches anyway, and stepping a dozen
+// lists on for each cost more than it ruled out (in-process, alternating,
+// against the sketches alone: 6-12 characters 0.947 with three, 0.976 with
+// every list; 3-5 and 13-40 characters within 1.5%).
+const headFilters = 3
 
 // better reports whether list a should propose the candidates rather than
 // b: it is complete further, or as far with fewer seqs.

@@ -181,7 +181,7 @@ func TestHeadsGivenUpMidwayAreNotUsedAndCanBeBuiltAgain(t *testing.T) {
 // TestHeadListsStayOrderedWhenSeqsComeBack: a seq put in a list below its
 // last, into a list with room and into a full one, lands in order, once.
 func TestHeadListsStayOrderedWhenSeqsComeBack(t *testing.T) {
-	h := &heads{limit: 4, idx: map[uint32]int32{}, full: make([]uint64, 1<<24/64)}
+	h := &heads{limit: 4, idx: map[uint32]int32{}, idx4: map[uint32]int32{}, full: make([]uint64, 1<<24/64)}
 	for _, seq := range []uint64{10, 20, 30} {
 		h.add(seq, []byte("abc"))
 	}
@@ -193,7 +193,7 @@ func TestHeadListsStayOrderedWhenSeqsComeBack(t *testing.T) {
 	if got := l.decode(nil); !slices.Equal(got, []uint64{5, 10, 15, 20}) || l.last != 20 {
 		t.Fatalf("list = %v (last %d); want [5 10 15 20] (last 20)", got, l.last)
 	}
-	if h.seqs != 4+1+1 { // abc: 4; bca, cab: seq 15 alone
-		t.Fatalf("seqs counted %d, want 6", h.seqs)
+	if h.seqs != 4+1+1+3 { // abc: 4; bca, cab and the 4-grams abca, bcab, cabc: seq 15 alone
+		t.Fatalf("seqs counted %d, want 9", h.seqs)
 	}
 }

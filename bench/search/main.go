@@ -24,6 +24,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -86,10 +87,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; first occurrences of %d byte trigrams (%d lists full), %d seqs, %d MB, %.1f s; block starts of %d index documents, %.2f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
+		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v), %.1f s; first occurrences of %d byte trigrams and %d 4-grams (%d lists full), %d seqs, %d MB, %.1f s; block starts of %d index documents, %.2f s; %d MB of headroom touched, %.1f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
 			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
 			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.HotTexts.Full, w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.FilterTime.Seconds(),
-			w.Heads.Trigrams, w.Heads.Full, w.Heads.Seqs, w.Heads.Bytes>>20, w.HeadTime.Seconds(), w.Blocks, w.BlockTime.Seconds(),
+			w.Heads.Trigrams, w.Heads.FourGrams, w.Heads.Full, w.Heads.Seqs, w.Heads.Bytes>>20, w.HeadTime.Seconds(), w.Blocks, w.BlockTime.Seconds(), w.Headroom>>20, w.HeadroomTime.Seconds(),
 			w.Huge.Bytes>>20, w.Huge.Refused>>20, w.Huge.Busy>>20, w.Huge.Sparse>>20, w.HugeTime.Seconds(), func() string {
 				if w.HugeErr != nil {
 					return " (" + w.HugeErr.Error() + ")"
@@ -341,9 +342,27 @@ var each bool
 // planKind), parallel to its times.
 var plans []string
 
+// faults is the page faults the process took during the last run's
+// queries (minor and major): searches whose allocations land on pages the
+// process has not touched yet (or that the kernel took back) fault on each,
+// which shows as a whole group running slower (see
+// service.ServeGCPercent).
+var faults int64
+
+// pageFaults returns the page faults the process has taken so far.
+func pageFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return int64(ru.Minflt + ru.Majflt)
+}
+
 func run(eng *search.Engine, needles []string, mk func(string) search.Request) ([]float64, []float64) {
 	var ts, hits []float64
 	scanned, plans = search.Stats{}, nil
+	f0 := pageFaults()
+	defer func() { faults = pageFaults() - f0 }()
 	for _, nd := range needles {
 		req := mk(nd)
 		t0 := time.Now()
@@ -554,8 +573,8 @@ func printEach(needles []string, ours, rs []float64, base string) {
 
 func report(name string, ours, rg, rgOrdered, hits []float64) {
 	n := float64(max(len(ours), 1))
-	fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB)\n", name, pct(ours, 0.5), pct(ours, 0.99), versus(ours, rg, rgOrdered), pct(hits, 0.5),
-		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6)
+	fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB; %d page faults in all)\n", name, pct(ours, 0.5), pct(ours, 0.99), versus(ours, rg, rgOrdered), pct(hits, 0.5),
+		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6, faults)
 	if len(plans) == len(ours) {
 		reportPlans(ours)
 	}

@@ -216,7 +216,8 @@ func runServe(g *globals, args []string) error {
 				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
 				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
 				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
-				"trigramHeads", w.Heads.Trigrams, "trigramHeadsMB", w.Heads.Bytes>>20, "trigramHeadTime", w.HeadTime.Round(time.Millisecond),
+				"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
+				"headroomMB", w.Headroom>>20,
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
 				"hugePagesMB", w.Huge.Bytes>>20, "hugePagesRefusedMB", w.Huge.Refused>>20, "hugePagesBusyMB", w.Huge.Busy>>20, "hugePagesTime", w.HugeTime.Round(time.Millisecond))
 			if w.HugeErr != nil {
