@@ -79,12 +79,8 @@ type heads struct {
 	// it), headsReady once every list is complete.
 	state   int
 	pending []uint64
-	idx     map[uint32]int32 // trigram -> its list in lists
-	lists   []headList
-	// The same for every run of four bytes (a 4-gram): its list in
-	// lists4, without a bitmap of the full ones.
-	idx4   map[uint32]int32
-	lists4 []headList
+	tri     grams // every byte trigram's list
+	four    grams // every run of four bytes' (every 4-gram's)
 	// full has bit k set when trigram k's list holds headMax seqs: a new
 	// entry's trigrams with full lists are passed over on one bit each.
 	full  []uint64
@@ -110,6 +106,48 @@ type HeadStats struct {
 	Texts     int // texts read
 }
 
+// grams is the lists of one kind of gram: gram k's is lists[idx[k]].
+type grams struct {
+	idx   map[uint32]int32
+	lists []headList
+}
+
+// list returns gram k's list, empty when it had none.
+func (g *grams) list(k uint32) *headList {
+	i, ok := g.idx[k]
+	if !ok {
+		i = int32(len(g.lists))
+		g.idx[k] = i
+		g.lists = append(g.lists, headList{})
+	}
+	return &g.lists[i]
+}
+
+// find returns gram k's list, nil when no text holds k.
+func (g *grams) find(k uint32) *headList {
+	if i, ok := g.idx[k]; ok {
+		return &g.lists[i]
+	}
+	return nil
+}
+
+// push appends seq, above every seq l holds, unless l holds it already
+// or is full (holds limit seqs). A list that fills gives up its spare
+// room. It reports what l's room grew by and whether l is full now.
+func (l *headList) push(seq uint64, limit int) (grew int, full bool) {
+	if int(l.n) == limit || l.n > 0 && l.last == seq {
+		return 0, int(l.n) == limit
+	}
+	n := cap(l.b)
+	l.b = binary.AppendUvarint(l.b, seq-l.last)
+	l.last = seq
+	l.n++
+	if int(l.n) == limit {
+		l.b = slices.Clone(l.b)
+	}
+	return cap(l.b) - n, int(l.n) == limit
+}
+
 // add lists seq under each byte trigram and 4-gram of text (under h.mu).
 // A seq above every one listed is appended to the lists that are not
 // full; any other is put in order (see insert).
@@ -128,57 +166,22 @@ func (h *heads) add(seq uint64, text []byte) {
 		k4 = k4<<8 | uint32(c)
 		k = (k<<8 | uint32(c)) & 0xFFFFFF
 		if j > 0 {
-			h.append4(k4, seq)
+			h.push(h.four.list(k4), seq)
 		}
-		if h.full[k/64]&(1<<(k%64)) != 0 {
-			continue
-		}
-		i, ok := h.idx[k]
-		if !ok {
-			i = int32(len(h.lists))
-			h.idx[k] = i
-			h.lists = append(h.lists, headList{})
-		}
-		l := &h.lists[i]
-		if l.n > 0 && l.last == seq {
-			continue // a trigram the text held before
-		}
-		n := cap(l.b)
-		l.b = binary.AppendUvarint(l.b, seq-l.last)
-		l.last = seq
-		l.n++
-		h.seqs++
-		if int(l.n) == h.limit {
-			// Full: it takes no more, so it need not keep room.
+		if h.full[k/64]&(1<<(k%64)) == 0 && h.push(h.tri.list(k), seq) {
 			h.full[k/64] |= 1 << (k % 64)
-			l.b = slices.Clone(l.b)
 		}
-		h.bytes += cap(l.b) - n
 	}
 }
 
-// append4 appends seq, the highest listed, to the list of 4-gram k unless
-// it is full or holds seq.
-func (h *heads) append4(k uint32, seq uint64) {
-	i, ok := h.idx4[k]
-	if !ok {
-		i = int32(len(h.lists4))
-		h.idx4[k] = i
-		h.lists4 = append(h.lists4, headList{})
-	}
-	l := &h.lists4[i]
-	if int(l.n) == h.limit || l.n > 0 && l.last == seq {
-		return
-	}
-	n := cap(l.b)
-	l.b = binary.AppendUvarint(l.b, seq-l.last)
-	l.last = seq
-	l.n++
-	h.seqs++
-	if int(l.n) == h.limit {
-		l.b = slices.Clone(l.b)
-	}
-	h.bytes += cap(l.b) - n
+// push appends seq to l (see headList.push), counting what it takes, and
+// reports whether l is full.
+func (h *heads) push(l *headList, seq uint64) bool {
+	n := l.n
+	grew, full := l.push(seq, h.limit)
+	h.bytes += grew
+	h.seqs += int(l.n - n)
+	return full
 }
 
 // addInOrder lists seq, below the highest seq listed, under each byte
@@ -192,25 +195,12 @@ func (h *heads) addInOrder(seq uint64, text []byte) {
 		k = (k<<8 | uint32(c)) & 0xFFFFFF
 		if j > 0 && !seen4[k4] {
 			seen4[k4] = true
-			i, ok := h.idx4[k4]
-			if !ok {
-				i = int32(len(h.lists4))
-				h.idx4[k4] = i
-				h.lists4 = append(h.lists4, headList{})
-			}
-			h.insert(&h.lists4[i], k4, seq, nil)
+			h.insert(h.four.list(k4), k4, seq, nil)
 		}
-		if seen[k] {
-			continue
+		if !seen[k] {
+			seen[k] = true
+			h.insert(h.tri.list(k), k, seq, h.full)
 		}
-		seen[k] = true
-		i, ok := h.idx[k]
-		if !ok {
-			i = int32(len(h.lists))
-			h.idx[k] = i
-			h.lists = append(h.lists, headList{})
-		}
-		h.insert(&h.lists[i], k, seq, h.full)
 	}
 }
 
@@ -288,7 +278,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	}
 	h.state = headsBuilding
 	h.limit = headMax
-	h.idx, h.idx4 = map[uint32]int32{}, map[uint32]int32{}
+	h.tri, h.four = grams{idx: map[uint32]int32{}}, grams{idx: map[uint32]int32{}}
 	h.full = make([]uint64, 1<<24/64)
 	h.mu.Unlock()
 	through := s.nextSeq - 1
@@ -297,8 +287,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	var hs HeadStats
 	fail := func(err error) (HeadStats, error) {
 		h.mu.Lock()
-		h.state, h.pending, h.idx, h.lists, h.full, h.max, h.seqs, h.bytes = headsNone, nil, nil, nil, nil, 0, 0, 0
-		h.idx4, h.lists4 = nil, nil
+		h.state, h.pending, h.tri, h.four, h.full, h.max, h.seqs, h.bytes = headsNone, nil, grams{}, grams{}, nil, 0, 0, 0
 		h.limit = 0
 		h.mu.Unlock()
 		return hs, err
@@ -350,7 +339,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	}
 	// The lists with room left give back what appending kept spare
 	// (four in five of the lists of a million entries have room left).
-	for _, ls := range [][]headList{h.lists, h.lists4} {
+	for _, ls := range [][]headList{h.tri.lists, h.four.lists} {
 		for i := range ls {
 			if l := &ls[i]; cap(l.b) > len(l.b) {
 				n := cap(l.b)
@@ -360,16 +349,16 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 		}
 	}
 	h.state = headsReady
-	hs.Trigrams, hs.FourGrams, hs.Seqs = len(h.lists), len(h.lists4), h.seqs
+	hs.Trigrams, hs.FourGrams, hs.Seqs = len(h.tri.lists), len(h.four.lists), h.seqs
 	for _, w := range h.full {
 		hs.Full += bits.OnesCount64(w)
 	}
-	for i := range h.lists4 {
-		if int(h.lists4[i].n) == h.limit {
+	for i := range h.four.lists {
+		if int(h.four.lists[i].n) == h.limit {
 			hs.Full++
 		}
 	}
-	hs.Bytes = h.bytes + 40*(len(h.lists)+len(h.lists4)) + 8*len(h.full)
+	hs.Bytes = h.bytes + 40*(len(h.tri.lists)+len(h.four.lists)) + 8*len(h.full)
 	h.mu.Unlock()
 	return hs, nil
 }
@@ -496,20 +485,20 @@ func (s *Store) Heads(needle []byte, after, last uint64) (*HeadWalk, bool) {
 	// A gram no text holds: nothing holds the needle.
 	none := &HeadWalk{done: true, bound: last}
 	if len(needle) == 3 {
-		i, ok := h.idx[uint32(needle[0])<<16|uint32(needle[1])<<8|uint32(needle[2])]
-		if !ok {
+		l := h.tri.find(uint32(needle[0])<<16 | uint32(needle[1])<<8 | uint32(needle[2]))
+		if l == nil {
 			return none, true
 		}
-		take(&h.lists[i])
+		take(l)
 	} else {
 		k := uint32(needle[0])<<16 | uint32(needle[1])<<8 | uint32(needle[2])
 		for _, c := range needle[3:] {
 			k = k<<8 | uint32(c)
-			i, ok := h.idx4[k]
-			if !ok {
+			l := h.four.find(k)
+			if l == nil {
 				return none, true
 			}
-			take(&h.lists4[i])
+			take(l)
 		}
 	}
 	w.lists[0], w.lists[lead] = w.lists[lead], w.lists[0]

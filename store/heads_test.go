@@ -181,7 +181,7 @@ func TestHeadsGivenUpMidwayAreNotUsedAndCanBeBuiltAgain(t *testing.T) {
 // TestHeadListsStayOrderedWhenSeqsComeBack: a seq put in a list below its
 // last, into a list with room and into a full one, lands in order, once.
 func TestHeadListsStayOrderedWhenSeqsComeBack(t *testing.T) {
-	h := &heads{limit: 4, idx: map[uint32]int32{}, idx4: map[uint32]int32{}, full: make([]uint64, 1<<24/64)}
+	h := &heads{limit: 4, tri: grams{idx: map[uint32]int32{}}, four: grams{idx: map[uint32]int32{}}, full: make([]uint64, 1<<24/64)}
 	for _, seq := range []uint64{10, 20, 30} {
 		h.add(seq, []byte("abc"))
 	}
@@ -189,7 +189,7 @@ func TestHeadListsStayOrderedWhenSeqsComeBack(t *testing.T) {
 	h.add(15, []byte("abc"))    // already there
 	h.add(5, []byte("abc"))     // full: 30 drops out
 	h.add(40, []byte("abc"))    // full, past its last: not listed
-	l := &h.lists[h.idx[uint32('a')<<16|uint32('b')<<8|'c']]
+	l := h.tri.find(uint32('a')<<16 | uint32('b')<<8 | 'c')
 	if got := l.decode(nil); !slices.Equal(got, []uint64{5, 10, 15, 20}) || l.last != 20 {
 		t.Fatalf("list = %v (last %d); want [5 10 15 20] (last 20)", got, l.last)
 	}
