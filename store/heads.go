@@ -106,29 +106,81 @@ type HeadStats struct {
 	Texts     int // texts read
 }
 
-// grams is the lists of one kind of gram: gram k's is lists[idx[k]].
+// grams is the lists of one kind of gram, found through an open-addressed
+// table of their grams: a build looks one up for every byte of the
+// history, and a Go map took most of its time (4-grams included, 49-58 s
+// at a million entries).
 type grams struct {
-	idx   map[uint32]int32
+	slots []gramSlot // a power of two of them, at most half in use
+	shift uint       // 32 - log2(len(slots))
 	lists []headList
 }
 
-// list returns gram k's list, empty when it had none.
-func (g *grams) list(k uint32) *headList {
-	i, ok := g.idx[k]
-	if !ok {
-		i = int32(len(g.lists))
-		g.idx[k] = i
-		g.lists = append(g.lists, headList{})
+// gramSlot is a gram and its list: lists[at-1] (at 0: the slot is free),
+// or lists[-at-1] once that list is full.
+type gramSlot struct {
+	key uint32
+	at  int32
+}
+
+// list returns the index of gram k's list in lists, and whether the list
+// is full; a gram without one gets an empty list.
+func (g *grams) list(k uint32) (int, bool) {
+	if 2*(len(g.lists)+1) > len(g.slots) {
+		g.grow()
 	}
-	return &g.lists[i]
+	s := g.slot(k)
+	if s.at == 0 {
+		g.lists = append(g.lists, headList{})
+		*s = gramSlot{key: k, at: int32(len(g.lists))}
+	}
+	if s.at < 0 {
+		return int(-s.at - 1), true
+	}
+	return int(s.at - 1), false
+}
+
+// markFull marks gram k's list full, so that list passes it over at once.
+func (g *grams) markFull(k uint32) {
+	if s := g.slot(k); s.at > 0 {
+		s.at = -s.at
+	}
 }
 
 // find returns gram k's list, nil when no text holds k.
 func (g *grams) find(k uint32) *headList {
-	if i, ok := g.idx[k]; ok {
-		return &g.lists[i]
+	if len(g.slots) == 0 {
+		return nil
+	}
+	switch s := g.slot(k); {
+	case s.at > 0:
+		return &g.lists[s.at-1]
+	case s.at < 0:
+		return &g.lists[-s.at-1]
 	}
 	return nil
+}
+
+// slot returns the slot of k, or the free slot where it would go.
+func (g *grams) slot(k uint32) *gramSlot {
+	mask := uint32(len(g.slots) - 1)
+	for i := (k * 0x9E3779B1) >> g.shift; ; i = (i + 1) & mask {
+		if s := &g.slots[i]; s.at == 0 || s.key == k {
+			return s
+		}
+	}
+}
+
+// grow doubles the table (from 2^16 slots), putting every gram in again.
+func (g *grams) grow() {
+	old := g.slots
+	n := max(2*len(old), 1<<16)
+	g.slots, g.shift = make([]gramSlot, n), uint(32-bits.Len(uint(n-1)))
+	for _, s := range old {
+		if s.at != 0 {
+			*g.slot(s.key) = s
+		}
+	}
 }
 
 // push appends seq, above every seq l holds, unless l holds it already
@@ -166,9 +218,14 @@ func (h *heads) add(seq uint64, text []byte) {
 		k4 = k4<<8 | uint32(c)
 		k = (k<<8 | uint32(c)) & 0xFFFFFF
 		if j > 0 {
-			h.push(h.four.list(k4), seq)
+			if i, full := h.four.list(k4); !full && h.push(&h.four.lists[i], seq) {
+				h.four.markFull(k4)
+			}
 		}
-		if h.full[k/64]&(1<<(k%64)) == 0 && h.push(h.tri.list(k), seq) {
+		if h.full[k/64]&(1<<(k%64)) != 0 {
+			continue
+		}
+		if i, _ := h.tri.list(k); h.push(&h.tri.lists[i], seq) {
 			h.full[k/64] |= 1 << (k % 64)
 		}
 	}
@@ -195,27 +252,30 @@ func (h *heads) addInOrder(seq uint64, text []byte) {
 		k = (k<<8 | uint32(c)) & 0xFFFFFF
 		if j > 0 && !seen4[k4] {
 			seen4[k4] = true
-			h.insert(h.four.list(k4), k4, seq, nil)
+			if i, _ := h.four.list(k4); h.insert(&h.four.lists[i], seq) {
+				h.four.markFull(k4)
+			}
 		}
 		if !seen[k] {
 			seen[k] = true
-			h.insert(h.tri.list(k), k, seq, h.full)
+			if i, _ := h.tri.list(k); h.insert(&h.tri.lists[i], seq) {
+				h.full[k/64] |= 1 << (k % 64)
+			}
 		}
 	}
 }
 
-// insert puts seq in l (gram k's list) in order, unless it is there or
-// l is full and seq is past its last: in a copy, since readers may hold
-// the old bytes. A full list gives up its last seq for it. full is the
-// bitmap of full lists to mark k's in (nil for 4-grams, which have none).
-func (h *heads) insert(l *headList, k uint32, seq uint64, full []uint64) {
+// insert puts seq in l in order, unless it is there or l is full and seq
+// is past its last: in a copy, since readers may hold the old bytes. A
+// full list gives up its last seq for it. It reports whether l is full.
+func (h *heads) insert(l *headList, seq uint64) bool {
 	if int(l.n) == h.limit && seq > l.last {
-		return
+		return true
 	}
 	seqs := l.decode(nil)
 	at, found := slices.BinarySearch(seqs, seq)
 	if found {
-		return
+		return int(l.n) == h.limit
 	}
 	seqs = slices.Insert(seqs, at, seq)
 	if len(seqs) > h.limit {
@@ -230,9 +290,7 @@ func (h *heads) insert(l *headList, k uint32, seq uint64, full []uint64) {
 	h.bytes += cap(b) - cap(l.b)
 	h.seqs += len(seqs) - int(l.n)
 	*l = headList{b: b, n: uint16(len(seqs)), last: prev}
-	if int(l.n) == h.limit && full != nil {
-		full[k/64] |= 1 << (k % 64)
-	}
+	return int(l.n) == h.limit
 }
 
 // decode appends the seqs of l to out.
@@ -278,7 +336,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	}
 	h.state = headsBuilding
 	h.limit = headMax
-	h.tri, h.four = grams{idx: map[uint32]int32{}}, grams{idx: map[uint32]int32{}}
+	h.tri, h.four = grams{}, grams{}
 	h.full = make([]uint64, 1<<24/64)
 	h.mu.Unlock()
 	through := s.nextSeq - 1
@@ -358,7 +416,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 			hs.Full++
 		}
 	}
-	hs.Bytes = h.bytes + 40*(len(h.tri.lists)+len(h.four.lists)) + 8*len(h.full)
+	hs.Bytes = h.bytes + 40*(len(h.tri.lists)+len(h.four.lists)) + 8*(len(h.tri.slots)+len(h.four.slots)+len(h.full))
 	h.mu.Unlock()
 	return hs, nil
 }

@@ -181,7 +181,7 @@ func TestHeadsGivenUpMidwayAreNotUsedAndCanBeBuiltAgain(t *testing.T) {
 // TestHeadListsStayOrderedWhenSeqsComeBack: a seq put in a list below its
 // last, into a list with room and into a full one, lands in order, once.
 func TestHeadListsStayOrderedWhenSeqsComeBack(t *testing.T) {
-	h := &heads{limit: 4, tri: grams{idx: map[uint32]int32{}}, four: grams{idx: map[uint32]int32{}}, full: make([]uint64, 1<<24/64)}
+	h := &heads{limit: 4, full: make([]uint64, 1<<24/64)}
 	for _, seq := range []uint64{10, 20, 30} {
 		h.add(seq, []byte("abc"))
 	}
@@ -195,5 +195,50 @@ func TestHeadListsStayOrderedWhenSeqsComeBack(t *testing.T) {
 	}
 	if h.seqs != 4+1+1+3 { // abc: 4; bca, cab and the 4-grams abca, bcab, cabc: seq 15 alone
 		t.Fatalf("seqs counted %d, want 9", h.seqs)
+	}
+}
+
+// TestGramTableFindsEveryGramAcrossGrowth: a table of 200,000 grams (it
+// grows from 65,536 slots to 524,288 on the way) finds each one's list,
+// keeps a list marked full as full, and finds nothing for grams it was
+// never given.
+func TestGramTableFindsEveryGramAcrossGrowth(t *testing.T) {
+	var g grams
+	r := rand.New(rand.NewPCG(47, 48))
+	keys := map[uint32]int{}
+	for len(keys) < 200000 {
+		k := r.Uint32()
+		if _, ok := keys[k]; ok {
+			continue
+		}
+		i, full := g.list(k)
+		if full || i != len(keys) {
+			t.Fatalf("new gram %#x: list %d (full %v), want %d", k, i, full, len(keys))
+		}
+		g.lists[i].n = uint16(len(keys) % 1000)
+		keys[k] = i
+		if len(keys)%7 == 0 {
+			g.markFull(k)
+		}
+	}
+	if len(g.slots) != 1<<19 {
+		t.Fatalf("%d slots for %d grams, want %d", len(g.slots), len(keys), 1<<19)
+	}
+	for k, i := range keys {
+		if got, full := g.list(k); got != i || full != (i%7 == 6) {
+			t.Fatalf("gram %#x: list %d (full %v), want %d (full %v)", k, got, full, i, i%7 == 6)
+		}
+		if l := g.find(k); l != &g.lists[i] || int(l.n) != i%1000 {
+			t.Fatalf("find(%#x) is not list %d", k, i)
+		}
+	}
+	for range 10000 {
+		k := r.Uint32()
+		if _, given := keys[k]; !given && g.find(k) != nil {
+			t.Fatalf("find(%#x) found a list for a gram never given", k)
+		}
+	}
+	if (&grams{}).find(1) != nil {
+		t.Fatal("an empty table found a list")
 	}
 }
