@@ -124,8 +124,7 @@ func memTotal(meminfo []byte) int64 {
 // touched, each a page fault when first written (see ServeGCPercent):
 // in one bench/search run, the first group of 200 first pages (3-5
 // characters) took 2,999 faults and a p50 of 0.211 ms; with the headroom
-// touched, the next run took 13 and 0.054 ms, and branch-scope pages,
-// which varied between 0.022 and 0.153 ms from run to run, took 0.033.
+// touched, the next run took 13 and 0.054 ms.
 func touchHeadroom() int64 {
 	runtime.GC()
 	var ms runtime.MemStats
