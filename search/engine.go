@@ -782,7 +782,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 }
 
 // useHeads says whether oldest-first pages start from the first
-// occurrences of their needle's trigrams (see store.Heads).
+// occurrences of their needle's grams (see store.Heads).
 var useHeads = true
 
 // headsMinSpan is the fewest seqs the first occurrences must answer for
@@ -808,11 +808,11 @@ const headsBatch = 64
 // scanHeads confirms the candidates w yields, in order, until the page is
 // full or w has no more. With sketches, they are tested on their sketches
 // first: the candidates of a long needle are the entries that hold one of
-// its trigrams and not all the others' lists could rule out, mostly
+// its 4-grams and that the other lists could not rule out, mostly
 // spread through the history where texts are not held in memory. (Those
 // of a short needle mostly hold it: with their sketches tested, first
 // pages of 3-5 characters gave a median ratio of 0.818 against the
-// sketches alone, 0.768 without.)
+// sketches alone, 0.768 without, with trigram lists alone.)
 func (c *collector) scanHeads(ctx context.Context, w *store.HeadWalk, sketches bool) error {
 	var buf []store.SeqRange
 	exact := !sketches && c.p.filter.empty()
