@@ -540,12 +540,12 @@ func (s *Store) Heads(needle []byte, after, last uint64) (*HeadWalk, bool) {
 			lead = cur
 		}
 	}
-	// A gram no text holds: nothing holds the needle.
-	none := &HeadWalk{done: true, bound: last}
+	// A gram no text holds: nothing holds the needle (w yields nothing).
+	none := func() (*HeadWalk, bool) { *w = HeadWalk{done: true, bound: last}; return w, true }
 	if len(needle) == 3 {
 		l := h.tri.find(uint32(needle[0])<<16 | uint32(needle[1])<<8 | uint32(needle[2]))
 		if l == nil {
-			return none, true
+			return none()
 		}
 		take(l)
 	} else {
@@ -554,7 +554,7 @@ func (s *Store) Heads(needle []byte, after, last uint64) (*HeadWalk, bool) {
 			k = k<<8 | uint32(c)
 			l := h.four.find(k)
 			if l == nil {
-				return none, true
+				return none()
 			}
 			take(l)
 		}
