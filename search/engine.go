@@ -73,19 +73,29 @@ type prepared struct {
 	limit    int // 0: no limit
 	after    uint64
 	hasAfter bool
-	qh       uint64
 	// for scoped searches: the seqs of the searchable entries in scope,
 	// ascending, and their records when their sessions' trees were loaded
 	// (members, ascending; nil for the current branch searched without
 	// filters, which needs records only for hits)
 	seqs    []uint64
 	members []*store.Meta
-	trees   map[string]*store.SessionTree
+	trees   map[string]*store.SessionTree // nil for all scope and the current branch unfiltered
 	scoped  bool
 	// countOnly: only the number of hits is wanted, not their texts
 	countOnly bool
 	// probe tests entries' trigram sketches before their texts are read
 	probe *trigram.Probe
+}
+
+// hash identifies the request for its cursors (see queryHash). It is
+// worked out only for a request that gives or gets a cursor: formatting
+// its times and joining its filters allocated half a dozen strings for
+// every search, most of whose pages end without a cursor.
+func (p *prepared) hash() uint64 {
+	req := p.req
+	return queryHash(req.Needle, string(req.Scope), req.Session, req.Leaf, strconv.Itoa(req.Window),
+		strings.Join(req.Types, ","), strings.Join(req.Roles, ","), req.Since.String(), req.Until.String(),
+		strconv.FormatBool(req.NewestFirst))
 }
 
 // found is the confirmed hits of a search in request order, with what
@@ -184,7 +194,13 @@ func (a *arena) segsFor(n int) []segment {
 		return make([]segment, n)
 	}
 	if cap(a.segs)-len(a.segs) < n {
-		a.segs = make([]segment, 0, max(n, arenaSegs))
+		// The first few hits take little: most pages in a branch have
+		// one to three, and 64 segments are 2.5 KB to clear.
+		size := arenaSegs
+		if a.segs == nil {
+			size = arenaFirstSegs
+		}
+		a.segs = make([]segment, 0, max(n, size))
 	}
 	at := len(a.segs)
 	a.segs = a.segs[:at+n]
@@ -194,6 +210,8 @@ func (a *arena) segsFor(n int) []segment {
 const (
 	arenaBytes = 16 << 10
 	arenaSegs  = 64
+	// arenaFirstSegs is the size of an arena's first segments.
+	arenaFirstSegs = 8
 )
 
 func (e *Engine) prepare(req *Request) (*prepared, error) {
@@ -241,7 +259,7 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
-	p := &prepared{req: req, find: newFinder([]byte(req.Needle)), probe: trigram.NewProbe([]byte(req.Needle)), trees: map[string]*store.SessionTree{},
+	p := &prepared{req: req, find: newFinder([]byte(req.Needle)), probe: trigram.NewProbe([]byte(req.Needle)),
 		filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
 	p.limit = req.Limit
 	if p.limit == 0 {
@@ -250,11 +268,8 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if req.All {
 		p.limit = 0
 	}
-	p.qh = queryHash(req.Needle, string(req.Scope), req.Session, req.Leaf, strconv.Itoa(req.Window),
-		strings.Join(req.Types, ","), strings.Join(req.Roles, ","), req.Since.String(), req.Until.String(),
-		strconv.FormatBool(req.NewestFirst))
 	if req.Cursor != "" {
-		seq, err := decodeCursor(req.Cursor, p.qh)
+		seq, err := decodeCursor(req.Cursor, p.hash())
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +311,7 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 				return nil, notFoundf("window", "window %d does not exist: this branch has %d window(s)", req.Window, n)
 			}
 		}
-		p.trees[req.Session] = t
+		p.trees = map[string]*store.SessionTree{req.Session: t}
 		for _, en := range path {
 			p.members = append(p.members, t.MetaOf(en.ID))
 		}
@@ -308,6 +323,7 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 				return nil, err
 			}
 		}
+		p.trees = make(map[string]*store.SessionTree, len(sids))
 		for _, sid := range sids {
 			t, err := e.tree(sid)
 			if err != nil {
@@ -401,7 +417,7 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 		return nil, 0, err
 	}
 	if more {
-		resp.Cursor = encodeCursor(p.qh, last)
+		resp.Cursor = encodeCursor(p.hash(), last)
 	}
 	if req.Count {
 		// A page that began at the start holds the first hits: the count

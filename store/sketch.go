@@ -403,14 +403,18 @@ func (c *sketchCache) sliceGroup(ids []uint64, all []*chunkSketches) {
 	}
 }
 
-// widePass returns the entries whose wide row has every position of pos2
+// widePass returns the entries of lo..hi whose wide row has every position of pos2
 // (see trigram.Probe.WidePositions) and whose wide 4-gram row has every
 // position of pos4 (trigram.Probe.WideFourPositions): the others' sketches
 // fail the probe. (It returns those that pass, not those that fail: nearly
-// all fail, and marking each took a third of its time.)
-func (c *chunkSketches) widePass(pos2, pos4 []uint16) (pass [sketchChunk / 64]uint64) {
-	for k, m := range c.wideMask {
-		acc := m
+// all fail, and marking each took a third of its time.) It may also mark
+// entries just outside lo..hi. Only the words of wide that hold entries
+// of lo..hi are tested, so a stretch over part of a chunk (a branch's
+// entries, the newest of a window) costs its share of the chunk's words.
+func (c *chunkSketches) widePass(pos2, pos4 []uint16, lo, hi uint64) (pass [sketchChunk / 64]uint64) {
+	from, to := c.wideBefore(lo)/64, (c.wideBefore(hi+1)+63)/64
+	for k := from; k < min(to, len(c.wideMask)); k++ {
+		acc := c.wideMask[k]
 		for _, q := range pos2 {
 			if acc &= c.wideCols.word(q, k); acc == 0 {
 				break
@@ -428,6 +432,20 @@ func (c *chunkSketches) widePass(pos2, pos4 []uint16) (pass [sketchChunk / 64]ui
 		}
 	}
 	return pass
+}
+
+// wideBefore returns how many of the chunk's entries before entry i
+// (i <= sketchChunk) have a wide row: the place in wide of the first at
+// or after i.
+func (c *chunkSketches) wideBefore(i uint64) int {
+	n := 0
+	for w := range i / 64 {
+		n += bits.OnesCount64(c.wideAt[w])
+	}
+	if i%64 != 0 {
+		n += bits.OnesCount64(c.wideAt[i/64] & (1<<(i%64) - 1))
+	}
+	return n
 }
 
 // sketchCache keeps the sketches of chunks in memory (the newest, when
@@ -1067,7 +1085,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 	cols := c.columns()
 	var widePass, wide [sketchChunk / 64]uint64
 	if hi-lo+1 >= sliceMin && len(c.wideMask) > 0 {
-		widePass, wide = c.widePass(pos2, pos4), c.wideAt
+		widePass, wide = c.widePass(pos2, pos4, lo, hi), c.wideAt
 	}
 	for w := lo / 64; w <= hi/64; w++ {
 		first, last := max(lo, w*64), min(hi, w*64+63)

@@ -465,6 +465,72 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 	})
 }
 
+// TestMayHoldOnPartsOfChunksWithManyWideRows: a stretch over part of a
+// chunk with columns tests only the words of wide rows that hold its
+// entries (see widePass); with a third of the entries wide, those are
+// several words, and a stretch may start or end anywhere in one.
+func TestMayHoldOnPartsOfChunksWithManyWideRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	words := []string{"alpha", "beta", "gamma", "func", "return", "日本語", "err", "nil"}
+	var texts []string
+	for i := range 1200 {
+		var b strings.Builder
+		for j := range 1 + r.IntN(6) {
+			fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40)*(j%3))
+		}
+		if i%3 == 0 {
+			for range 1500 {
+				b.WriteByte(byte('A' + r.IntN(40)))
+			}
+		}
+		texts = append(texts, b.String())
+	}
+	st := pushTexts(t, texts)
+	st.sketches.drop(0)
+	st.sketches.drop(1)
+	shapes := [][]SeqRange{{{1, 1200}}, // builds the columns first
+		{{1, 10}}, {{100, 140}}, {{190, 200}}, {{191, 192}}, {{380, 420}}, {{700, 1023}}, {{1000, 1030}}, {{1024, 1024}},
+		{{3, 3}, {500, 505}, {1100, 1190}}, {{129, 400}}, {{300, 600}}, {{600, 1100}}}
+	mayHoldAgrees(t, st, len(texts), shapes)
+	ch, _ := st.sketches.get(0)
+	if ch == nil || !ch.sliced.Load() || len(ch.wideMask) < 4 {
+		t.Fatalf("chunk 0 should have columns and at least 4 words of wide rows: %v", ch != nil && ch.sliced.Load())
+	}
+	// Where each stretch starts and ends in wide matters only at the
+	// words' edges: every entry's count, and stretches around each edge,
+	// against the whole chunk's answer.
+	n := 0
+	for i := range uint64(sketchChunk + 1) {
+		if got := ch.wideBefore(i); got != n {
+			t.Fatalf("wideBefore(%d) = %d, want %d", i, got, n)
+		}
+		if i < sketchChunk && ch.wideAt[i/64]&(1<<(i%64)) != 0 {
+			n++
+		}
+	}
+	for _, needle := range []string{"alpha1", "ABCD", "nil0 gamma"} {
+		p := trigram.NewProbe([]byte(needle))
+		pos2, pos4 := p.WidePositions(), p.WideFourPositions()
+		whole := ch.widePass(pos2, pos4, 0, sketchChunk-1)
+		for k := 0; 64*k < len(ch.wide); k++ {
+			e := uint64(ch.wide[64*k])
+			for _, lo := range []uint64{max(e, 2) - 2, max(e, 1) - 1, e, e + 1} {
+				for _, hi := range []uint64{max(e, 1) - 1, e, e + 1, e + 70} {
+					if lo > hi || hi >= sketchChunk {
+						continue
+					}
+					got := ch.widePass(pos2, pos4, lo, hi)
+					for i := lo; i <= hi; i++ {
+						if g, w := got[i/64]&(1<<(i%64)) != 0, whole[i/64]&(1<<(i%64)) != 0; g != w {
+							t.Fatalf("needle %q, stretch %d-%d: entry %d passes %v, %v over the whole chunk", needle, lo, hi, i, g, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // mayHoldAgrees checks MayHold over each of shapes against each entry's own
 // sketch, for a set of needles.
 func mayHoldAgrees(t *testing.T, st *Store, n int, shapes [][]SeqRange) {

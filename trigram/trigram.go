@@ -355,20 +355,52 @@ func (p *Probe) Memo() *atomic.Value { return p.memo }
 // NewProbe returns the probe of needle. A needle shorter than three
 // characters has no trigrams: its probe passes every sketch.
 func NewProbe(needle []byte) *Probe {
-	p := &Probe{grams: filterPositions(needle), long: longPositions(needle), short: shortOf(needle), filterRun: new(atomic.Int32), memo: new(atomic.Value)}
-	seen, seen4 := map[uint64]bool{}, map[uint64]bool{}
+	sh := new(probeShared)
+	p := &Probe{grams: filterPositions(needle), long: longPositions(needle), short: shortOf(needle), filterRun: &sh.filterRun, memo: &sh.memo}
+	var seen, seen4 map[uint64]bool
 	each4(needle, func(h uint64, is4 bool) {
-		switch {
-		case is4 && !seen4[h]:
-			seen4[h] = true
-			p.keys4 = append(p.keys4, h)
-		case !is4 && !seen[h]:
-			seen[h] = true
-			p.keys = append(p.keys, h)
+		if is4 {
+			p.keys4 = appendNew(p.keys4, &seen4, h)
+		} else {
+			p.keys = appendNew(p.keys, &seen, h)
 		}
 	})
 	return p
 }
+
+// probeShared is what a probe's copies share, in one allocation.
+type probeShared struct {
+	filterRun atomic.Int32
+	memo      atomic.Value
+}
+
+// appendNew appends h to keys unless keys holds it already. A short list
+// is searched; from probeListMax keys on (a needle of up to 4 KB has
+// thousands), *seen is made and kept instead. Two maps for every search
+// were a tenth of the allocations of a branch-scope first page, whose
+// memory is seldom in cache.
+func appendNew(keys []uint64, seen *map[uint64]bool, h uint64) []uint64 {
+	if *seen == nil {
+		if slices.Contains(keys, h) {
+			return keys
+		}
+		if len(keys) < probeListMax {
+			return append(keys, h)
+		}
+		*seen = make(map[uint64]bool, 2*len(keys))
+		for _, k := range keys {
+			(*seen)[k] = true
+		}
+	}
+	if (*seen)[h] {
+		return keys
+	}
+	(*seen)[h] = true
+	return append(keys, h)
+}
+
+// probeListMax is the most keys appendNew searches one by one.
+const probeListMax = 32
 
 // Empty reports whether the probe has no trigrams (passes everything).
 func (p *Probe) Empty() bool { return len(p.keys) == 0 }
