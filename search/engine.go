@@ -549,30 +549,26 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 	if err != nil {
 		return found{}, 0, false, err
 	}
-	var cands []uint64
-	for _, r := range ranges {
-		for seq := r.Lo; seq <= r.Hi; seq++ {
-			if !p.hasAfter || (!p.req.NewestFirst && seq > p.after) || (p.req.NewestFirst && seq < p.after) {
-				cands = append(cands, seq)
-			}
-		}
+	// The candidates are the seqs of ranges past the cursor, read in the
+	// request's order from the ranges themselves (a list of them was a
+	// few KB to write and read back for every branch-scope page).
+	if p.hasAfter {
+		ranges = pastCursor(ranges, p.after, p.req.NewestFirst)
 	}
-	n := len(cands)
+	n := int(store.Count(ranges))
 	// One iterator reads the candidates' texts: a member's text a point
 	// read each (Pebble's Get opens the table's iterators every time) took
 	// half the time of branch-scope first pages.
 	var rd *store.TextReader
 	if n > 0 {
-		if rd, err = e.st.NewTextReader(cands[0], cands[n-1]); err != nil {
+		if rd, err = e.st.NewTextReader(ranges[0].Lo, ranges[len(ranges)-1].Hi); err != nil {
 			return found{}, 0, false, err
 		}
 		defer rd.Close()
 	}
+	next := inOrder(ranges, p.req.NewestFirst)
 	for k := 0; k < n; k++ {
-		seq := cands[k]
-		if p.req.NewestFirst {
-			seq = cands[n-1-k]
-		}
+		seq := next()
 		// With a tree loaded, entries the filter rules out are not read;
 		// without one (the current branch, unfiltered) only hits' records
 		// are looked up.
@@ -620,6 +616,45 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 		}
 	}
 	return hits, 0, false, nil
+}
+
+// pastCursor returns the parts of ascending ranges after seq after (before
+// it when newest is set), in place.
+func pastCursor(ranges []store.SeqRange, after uint64, newest bool) []store.SeqRange {
+	out := ranges[:0]
+	for _, r := range ranges {
+		switch {
+		case !newest && r.Hi > after:
+			r.Lo = max(r.Lo, after+1)
+		case newest && r.Lo < after:
+			r.Hi = min(r.Hi, after-1)
+		default:
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// inOrder returns a function that gives the seqs of ascending ranges one
+// by one, oldest first or newest first; it must not be called more times
+// than the ranges hold seqs.
+func inOrder(ranges []store.SeqRange, newest bool) func() uint64 {
+	j, at := 0, uint64(0) // the range and the seqs of it given
+	return func() uint64 {
+		r := ranges[j]
+		if newest {
+			r = ranges[len(ranges)-1-j]
+		}
+		seq := r.Lo + at
+		if newest {
+			seq = r.Hi - at
+		}
+		if at++; at > r.Hi-r.Lo {
+			j, at = j+1, 0
+		}
+		return seq
+	}
 }
 
 // broadShare: when the index leaves more than one indexed block in
