@@ -339,18 +339,7 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 		if i%50 == 0 {
 			n = 400 // a large sketch, folded into its row
 		}
-		var b strings.Builder
-		for j := range n {
-			fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40)*(j%3))
-		}
-		if i%50 == 0 {
-			// Random letters too: a trigram set wide enough for a
-			// wide row (trigram.WideRow).
-			for range 1500 {
-				b.WriteByte(byte('A' + r.IntN(40)))
-			}
-		}
-		texts = append(texts, b.String())
+		texts = append(texts, wordsText(r, words, n, i%50 == 0))
 	}
 	st := pushTexts(t, texts)
 	// Some entries carry a sketch of the first format (one bit per
@@ -474,16 +463,7 @@ func TestMayHoldOnPartsOfChunksWithManyWideRows(t *testing.T) {
 	words := []string{"alpha", "beta", "gamma", "func", "return", "日本語", "err", "nil"}
 	var texts []string
 	for i := range 1200 {
-		var b strings.Builder
-		for j := range 1 + r.IntN(6) {
-			fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40)*(j%3))
-		}
-		if i%3 == 0 {
-			for range 1500 {
-				b.WriteByte(byte('A' + r.IntN(40)))
-			}
-		}
-		texts = append(texts, b.String())
+		texts = append(texts, wordsText(r, words, 1+r.IntN(6), i%3 == 0))
 	}
 	st := pushTexts(t, texts)
 	st.sketches.drop(0)
@@ -529,6 +509,22 @@ func TestMayHoldOnPartsOfChunksWithManyWideRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wordsText returns n of words, each with a number, and with wide 1,500
+// random letters after them: a trigram set wide enough for a wide row
+// (trigram.WideRow).
+func wordsText(r *rand.Rand, words []string, n int, wide bool) string {
+	var b strings.Builder
+	for j := range n {
+		fmt.Fprintf(&b, "%s%d ", words[r.IntN(len(words))], r.IntN(40)*(j%3))
+	}
+	if wide {
+		for range 1500 {
+			b.WriteByte(byte('A' + r.IntN(40)))
+		}
+	}
+	return b.String()
 }
 
 // mayHoldAgrees checks MayHold over each of shapes against each entry's own
