@@ -944,10 +944,15 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 	// chunk many times, and it is asked for a filter once.
 	var seen *chunkSketches
 	from := s.sketchFrom.Load()
-	for _, r := range ranges {
+	for k, r := range ranges {
 		if r.Lo > r.Hi {
 			continue
 		}
+		// alone says no other range meets the chunks r meets: its
+		// stretch is tested on its own sketches, not the columns, whose
+		// words no other stretch would read (see chunkSketches.test).
+		alone := (k == 0 || ranges[k-1].Hi/sketchChunk != r.Lo/sketchChunk) &&
+			(k == len(ranges)-1 || ranges[k+1].Lo/sketchChunk != r.Hi/sketchChunk)
 		if r.Lo < from {
 			hi := min(r.Hi, from-1)
 			add(r.Lo, hi)
@@ -1047,7 +1052,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				p, pos, pos2 = orderedProbe(ch, p)
 				ordered = true
 			}
-			skipped += ch.test(p, pos, pos2, pos4, lo, hi, func(i uint64) { add(base+i, base+i) })
+			skipped += ch.test(p, pos, pos2, pos4, lo, hi, alone, func(i uint64) { add(base+i, base+i) })
 			ch.release()
 		}
 	}
@@ -1068,9 +1073,13 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 // nothing, but kept a word's columns from running dry: with them, the
 // columns of ~23 of a 26-position needle's positions were read for each
 // 64 entries; without them, ~5.5 (all-common needles of 13+ characters
-// scanned 42% faster).
-func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi uint64, pass func(i uint64)) (skipped int) {
-	if c.once || hi-lo+1 < sliceMin && !c.sliced.Load() {
+// scanned 42% faster). A stretch of up to aloneMax entries that is alone
+// in its chunk (no other range of the call meets it: the scattered
+// candidates of first occurrences) is tested on its sketches even when
+// the chunk has columns, whose words, a line each, nothing else would
+// read.
+func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi uint64, alone bool, pass func(i uint64)) (skipped int) {
+	if c.once || hi-lo+1 < sliceMin && (!c.sliced.Load() || alone && hi-lo+1 <= aloneMax) {
 		for i := lo; i <= hi; i++ {
 			if a, b := c.off[i], c.off[i+1]; a < b {
 				if c.pass(p, i, a, b, false) {
@@ -1087,18 +1096,39 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 	if hi-lo+1 >= sliceMin && len(c.wideMask) > 0 {
 		widePass, wide = c.widePass(pos2, pos4, lo, hi), c.wideAt
 	}
-	for w := lo / 64; w <= hi/64; w++ {
+	// word returns the entries of word w in [lo, hi] with a sketch, and
+	// those of them the columns pass on to their own sketch test.
+	word := func(w uint64) (m, acc uint64) {
 		first, last := max(lo, w*64), min(hi, w*64+63)
-		m := ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
-		acc := m &^ wide[w]
+		m = ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
+		acc = m &^ wide[w]
 		for _, q := range pos {
 			if acc &= cols.word(q, int(w)); acc == 0 {
 				break
 			}
 		}
-		acc |= m & (c.open[w] | widePass[w])
-		n := 0
+		return m, acc | m&(c.open[w]|widePass[w])
+	}
+	// The sketches the words pass on are asked for together, before any
+	// is tested: each is a cache miss of its own, mostly to memory on a
+	// machine whose last-level cache is small beside the history (32 MB
+	// here), and the test waited on each in turn.
+	ask := func(w, acc uint64) {
 		for v := acc; v != 0; v &= v - 1 {
+			i := w*64 + uint64(bits.TrailingZeros64(v))
+			if a, b := c.off[i], c.off[i+1]; a < b {
+				prefetch(&c.data[a+uint32(p.FirstRead(int(b-a), c.shape[i], true))])
+			}
+		}
+	}
+	var ms, accs [sketchChunk / 64]uint64
+	for w := lo / 64; w <= hi/64; w++ {
+		ms[w], accs[w] = word(w)
+		ask(w, accs[w])
+	}
+	for w := lo / 64; w <= hi/64; w++ {
+		n := 0
+		for v := accs[w]; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
 			a, b := c.off[i], c.off[i+1]
 			if c.pass(p, i, a, b, true) {
@@ -1106,10 +1136,14 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 				n++
 			}
 		}
-		skipped += bits.OnesCount64(m) - n
+		skipped += bits.OnesCount64(ms[w]) - n
 	}
 	return skipped
 }
+
+// aloneMax is the longest stretch test takes to the sketches directly
+// when no other stretch of the same call meets its chunk.
+const aloneMax = 8
 
 // pass tests entry i's sketch, data[a:b], on p. The chunk's marks already
 // say each sketch's format, so its last bytes are not read. rowed says the

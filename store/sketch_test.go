@@ -370,7 +370,11 @@ func TestMayHoldAgreesWithEachSketch(t *testing.T) {
 	// Short stretches are tested entry by entry until their chunk has its
 	// columns, and on the columns after: the first pass never tests a long
 	// stretch (nothing builds columns), the second starts with one.
-	short := [][]SeqRange{{{1000, 1100}}, {{5, 5}, {63, 65}, {1023, 1025}, {2047, 2049}}, {{2500, 2700}}}
+	// Stretches alone in their chunk, of up to aloneMax entries, are
+	// tested entry by entry even once it has columns; one entry longer,
+	// on the columns.
+	short := [][]SeqRange{{{1000, 1100}}, {{5, 5}, {63, 65}, {1023, 1025}, {2047, 2049}}, {{2500, 2700}},
+		{{10, 12}, {1500, 1500 + aloneMax - 1}, {2300, 2300}}, {{1200, 1200 + aloneMax}}}
 	for _, sliced := range []bool{false, true} {
 		st.sketches.drop(0)
 		st.sketches.drop(1)

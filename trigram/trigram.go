@@ -477,6 +477,27 @@ func (p *Probe) PassShaped(sk []byte, shape uint8, trigrams bool) bool {
 	return !trigrams || p.passTwo(sk[:t], uint64(t*8-1))
 }
 
+// FirstRead returns the offset in a sketch of n bytes, of the given Shape
+// (0 when the caller keeps none), of the byte a test of it reads first,
+// with trigrams as PassShaped takes it: a scan that knows which sketches
+// it will test can ask for their first lines together (see
+// store.chunkSketches.test) instead of waiting on each in turn.
+func (p *Probe) FirstRead(n int, shape uint8, trigrams bool) int {
+	if shape == 0 {
+		return 0
+	}
+	t := ShapeTriBytes(shape)
+	if len(p.keys4) > 0 {
+		if four := n - 2 - t; four > 0 {
+			return t + int(p.keys4[0]&uint64(four*8-1))/8
+		}
+	}
+	if trigrams && len(p.keys) > 0 {
+		return int(p.keys[0]&uint64(t*8-1)) / 8
+	}
+	return 0
+}
+
 // passFour tests each 4-gram's bits in a 4-gram bit set: two each when
 // two is true (format 4), else one.
 func (p *Probe) passFour(four []byte, two bool) bool {

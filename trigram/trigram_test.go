@@ -444,6 +444,44 @@ func TestPassShapedAgreesWithPass(t *testing.T) {
 	}
 }
 
+// TestFirstReadIsAByteTheTestNeeds: the byte FirstRead names holds a bit
+// of the needle's first gram, so a sketch that passes, with that byte
+// cleared, no longer does (a prefetch of it asks for the line the test
+// reads).
+func TestFirstReadIsAByteTheTestNeeds(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	tested := 0
+	for i := range 200 {
+		text := randomText(r, 1+r.IntN(3000))
+		sk := Sketch(text)
+		sh := Shape(sk)
+		runes := []rune(string(text))
+		for range 10 {
+			needle := someNeedle(r, runes)
+			p := NewProbe(needle)
+			if len(p.keys) == 0 || !p.PassShaped(sk, sh, true) {
+				continue
+			}
+			at := p.FirstRead(len(sk), sh, true)
+			if at < 0 || at >= len(sk)-2 {
+				t.Fatalf("text %d, needle %q: FirstRead %d of a %d-byte sketch", i, needle, at, len(sk))
+			}
+			cut := bytes.Clone(sk)
+			cut[at] = 0
+			if p.PassShaped(cut, sh, true) {
+				t.Fatalf("text %d, needle %q: still passes with byte %d (FirstRead) cleared", i, needle, at)
+			}
+			tested++
+		}
+	}
+	if tested < 100 {
+		t.Fatalf("only %d needles passed their sketch: the test needs more", tested)
+	}
+	if got := NewProbe([]byte("abcdef")).FirstRead(100, 0, true); got != 0 {
+		t.Fatalf("FirstRead of a sketch with no shape = %d, want 0", got)
+	}
+}
+
 // TestFourGramsRuleOutTextsWithEveryTrigram: a text that holds every
 // trigram of a needle, but never two of them in a row as the needle does,
 // passes a format-2 sketch always, a format-3 sketch only when its 4-gram

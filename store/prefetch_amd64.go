@@ -1,0 +1,6 @@
+package store
+
+// prefetch is implemented in prefetch_amd64.s.
+//
+//go:noescape
+func prefetch(p *byte)
