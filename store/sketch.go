@@ -1117,7 +1117,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 		for v := acc; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
 			if a, b := c.off[i], c.off[i+1]; a < b {
-				prefetch(&c.data[a+uint32(p.FirstRead(int(b-a), c.shape[i], true))])
+				prefetch(&c.data[a+uint32(p.FirstRead(int(b-a), c.shape[i]))])
 			}
 		}
 	}

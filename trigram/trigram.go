@@ -478,11 +478,12 @@ func (p *Probe) PassShaped(sk []byte, shape uint8, trigrams bool) bool {
 }
 
 // FirstRead returns the offset in a sketch of n bytes, of the given Shape
-// (0 when the caller keeps none), of the byte a test of it reads first,
-// with trigrams as PassShaped takes it: a scan that knows which sketches
-// it will test can ask for their first lines together (see
-// store.chunkSketches.test) instead of waiting on each in turn.
-func (p *Probe) FirstRead(n int, shape uint8, trigrams bool) int {
+// (0 when the caller keeps none), of the byte PassShaped reads first: a
+// bit of the needle's first 4-gram, or of its first trigram when it has
+// no 4-gram. A scan that knows which sketches it will test can ask for
+// their first lines together (see store.chunkSketches.test) instead of
+// waiting on each in turn.
+func (p *Probe) FirstRead(n int, shape uint8) int {
 	if shape == 0 {
 		return 0
 	}
@@ -492,7 +493,7 @@ func (p *Probe) FirstRead(n int, shape uint8, trigrams bool) int {
 			return t + int(p.keys4[0]&uint64(four*8-1))/8
 		}
 	}
-	if trigrams && len(p.keys) > 0 {
+	if len(p.keys) > 0 {
 		return int(p.keys[0]&uint64(t*8-1)) / 8
 	}
 	return 0
