@@ -1096,35 +1096,30 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 	if hi-lo+1 >= sliceMin && len(c.wideMask) > 0 {
 		widePass, wide = c.widePass(pos2, pos4, lo, hi), c.wideAt
 	}
-	// word returns the entries of word w in [lo, hi] with a sketch, and
-	// those of them the columns pass on to their own sketch test.
-	word := func(w uint64) (m, acc uint64) {
+	// First, for every word, the entries with a sketch (ms) and those of
+	// them the columns pass on to their own sketch test (accs). The lines
+	// those tests read first are asked for as they are found, before any
+	// is tested: each is a cache miss of its own, mostly to memory on a
+	// machine whose last-level cache is small beside the history (32 MB
+	// here), and the test waited on each in turn.
+	var ms, accs [sketchChunk / 64]uint64
+	for w := lo / 64; w <= hi/64; w++ {
 		first, last := max(lo, w*64), min(hi, w*64+63)
-		m = ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
-		acc = m &^ wide[w]
+		m := ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
+		acc := m &^ wide[w]
 		for _, q := range pos {
 			if acc &= cols.word(q, int(w)); acc == 0 {
 				break
 			}
 		}
-		return m, acc | m&(c.open[w]|widePass[w])
-	}
-	// The sketches the words pass on are asked for together, before any
-	// is tested: each is a cache miss of its own, mostly to memory on a
-	// machine whose last-level cache is small beside the history (32 MB
-	// here), and the test waited on each in turn.
-	ask := func(w, acc uint64) {
+		acc |= m & (c.open[w] | widePass[w])
+		ms[w], accs[w] = m, acc
 		for v := acc; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
 			if a, b := c.off[i], c.off[i+1]; a < b {
 				prefetch(&c.data[a+uint32(p.FirstRead(int(b-a), c.shape[i]))])
 			}
 		}
-	}
-	var ms, accs [sketchChunk / 64]uint64
-	for w := lo / 64; w <= hi/64; w++ {
-		ms[w], accs[w] = word(w)
-		ask(w, accs[w])
 	}
 	for w := lo / 64; w <= hi/64; w++ {
 		n := 0
