@@ -70,6 +70,19 @@ func (t *chunkTexts) text(i uint64) (text []byte, has, known bool) {
 	return t.data[t.off[i]:t.off[i+1]], true, true
 }
 
+// prefetch asks the processor for the first lines of entry i's text, if
+// the chunk holds it.
+func (t *chunkTexts) prefetch(i uint64) {
+	if i >= t.n || t.has[i/64]&(1<<(i%64)) == 0 {
+		return
+	}
+	a, b := t.off[i], t.off[i+1]
+	prefetch(&t.data[a])
+	if b-a > 64 {
+		prefetch(&t.data[a+64])
+	}
+}
+
 // held is what the chunk knows of entry i's text (see Held).
 func (t *chunkTexts) held(i uint64) Held {
 	if t.ascii[i/64]&(1<<(i%64)) != 0 {
@@ -315,7 +328,23 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 		return err
 	}
 	held := heldLookup{c: s.sketches}
+	// ahead looks up the texts asked for before they are read (see
+	// textsAhead); k counts the ranges visited.
+	ahead, k := heldLookup{c: s.sketches}, 0
+	prefetching := len(ranges) >= textsAheadMin
 	err := inVisitOrder(ranges, reverse, func(r SeqRange) (bool, error) {
+		if prefetching {
+			if j := k + textsAhead; j < len(ranges) {
+				seq := ranges[j].Lo
+				if reverse {
+					seq = ranges[len(ranges)-1-j].Hi
+				}
+				if t := ahead.of(seq / sketchChunk); t != nil {
+					t.prefetch(seq % sketchChunk)
+				}
+			}
+			k++
+		}
 		// The range's pieces within one chunk each, in visit order.
 		for lo, hi := r.Lo, r.Hi; lo <= hi; {
 			piece := SeqRange{Lo: lo, Hi: min(hi, lo/sketchChunk*sketchChunk+sketchChunk-1)}
@@ -350,6 +379,21 @@ func (s *Store) scanHeldTextRanges(ranges []SeqRange, reverse bool, fn func(seq 
 	}
 	return flush()
 }
+
+// textsAhead is how many ranges ahead of the one being read
+// scanHeldTextRanges asks for the first two lines of a held text, when it
+// has at least textsAheadMin ranges to read: the candidates of a count or
+// of a dense needle, spread through the history, each text a miss to
+// memory that the finder then waited on. In-process, on and off in turn
+// for each needle: counts of two needles found in a fifth of the history,
+// median ratio 0.705; ten counts of 10,000-200,000 hits, sum of medians
+// 0.82; the benchmark's 20-character counts 0.91 (sum 0.78); first pages
+// of 3-40 characters 0.995-1.013 (few have 64 ranges). 4 ranges ahead or
+// 16 did no better than 8, nor a third line.
+const (
+	textsAhead    = 8
+	textsAheadMin = 64
+)
 
 // appendPiece appends piece to pieces in visit order, joined to the last
 // one when they touch: a range through chunks without texts in memory is

@@ -70,12 +70,20 @@ func readsLikeTheStore(t *testing.T, st *Store, r *rand.Rand, last uint64, round
 	for round := range rounds {
 		var ranges []SeqRange
 		for lo := uint64(1 + r.IntN(50)); lo <= last+20; {
-			hi := lo + uint64(r.IntN(1500))
-			if round%3 == 0 {
+			hi, gap := lo+uint64(r.IntN(1500)), 2+uint64(r.IntN(700))
+			switch round % 3 {
+			case 0:
 				hi = lo + uint64(r.IntN(4))
+			case 1:
+				// Many short ranges, as sketches leave of a dense
+				// needle: the texts ahead are asked for (textsAhead).
+				hi, gap = lo+uint64(r.IntN(2)), 2+uint64(r.IntN(20))
 			}
 			ranges = append(ranges, SeqRange{Lo: lo, Hi: hi})
-			lo = hi + 2 + uint64(r.IntN(700))
+			lo = hi + gap
+		}
+		if round%3 == 1 && len(ranges) < textsAheadMin {
+			t.Fatalf("round %d has %d ranges, fewer than the %d from which texts are asked for ahead", round, len(ranges), textsAheadMin)
 		}
 		for _, reverse := range []bool{false, true} {
 			var want, got bytes.Buffer
