@@ -568,6 +568,89 @@ func mayHoldAgrees(t *testing.T, st *Store, n int, shapes [][]SeqRange) {
 	}
 }
 
+// TestSketchesAreSkimmedOnlyWhileTheyPassNearlyEverything: where nearly
+// every entry the columns pass holds the needle, sketches are only
+// sampled (see sketchOdds), so entries whose sketch would rule them out
+// get through; a later stretch where sketches rule most entries out turns
+// the tests back on after a few failing samples. Either way no entry
+// whose sketch passes is ever dropped, and skipped counts the rest.
+func TestSketchesAreSkimmedOnlyWhileTheyPassNearlyEverything(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := []string{"gamma", "delta", "zeta", "func", "err", "nil"}
+	// A decoy has every trigram of the needle (so the columns pass it)
+	// but not its 4-gram "a be" (so its sketch rules it out).
+	const needle = "alpha beta"
+	const dense = 3 * sketchChunk // chunks 0 to 2: nearly all hold it; chunks 3 and 4: few
+	var texts []string
+	decoy := map[uint64]bool{}
+	for i := range 5 * sketchChunk {
+		seq := uint64(i + 1)
+		holds := seq%25 != 0
+		if seq > dense {
+			holds = !holds
+		}
+		text := "alpha bz qq beta "
+		if holds {
+			text = needle + " "
+		} else {
+			decoy[seq] = true
+		}
+		texts = append(texts, text+wordsText(r, words, 1+r.IntN(4), false))
+	}
+	st := pushTexts(t, texts)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p := trigram.NewProbe([]byte(needle))
+	got, skipped, err := st.MayHold([]SeqRange{{1, uint64(len(texts))}}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[uint64]bool{}
+	for _, rg := range got {
+		for seq := rg.Lo; seq <= rg.Hi; seq++ {
+			in[seq] = true
+		}
+	}
+	var through, ruledLate, early, late int
+	for seq := uint64(1); seq <= uint64(len(texts)); seq++ {
+		sk, err := st.get(seqKey(tagSketch, seq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Pass(sk) && !in[seq] {
+			t.Fatalf("seq %d: its sketch passes %q, but MayHold dropped it", seq, needle)
+		}
+		if !decoy[seq] || p.Pass(sk) {
+			continue // (a decoy whose sketch passes by chance is none)
+		}
+		if seq <= dense {
+			early++
+			if in[seq] {
+				through++
+			}
+		} else {
+			late++
+			if !in[seq] {
+				ruledLate++
+			}
+		}
+	}
+	if skipped != len(texts)-len(in) {
+		t.Errorf("skipped %d, want the %d entries left out", skipped, len(texts)-len(in))
+	}
+	if early < 60 || late < 1000 {
+		t.Fatalf("%d decoys in the dense stretch and %d after it: the test needs more", early, late)
+	}
+	if through < early/2 {
+		t.Errorf("%d of the %d decoys among entries that nearly all hold the needle got through: the sketches were not skimmed", through, early)
+	}
+	if ruledLate < late*3/4 {
+		t.Errorf("%d of the %d decoys after that were ruled out: the sketches stayed skimmed", ruledLate, late)
+	}
+	t.Logf("decoys let through while skimming: %d of %d; ruled out after: %d of %d", through, early, ruledLate, late)
+}
+
 // TestCurrentBranchSeqsFollowTheLeaf: the cached current branch of a
 // session is dropped when an entry moves the leaf to another branch.
 func TestCurrentBranchSeqsFollowTheLeaf(t *testing.T) {
