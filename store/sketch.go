@@ -853,7 +853,10 @@ func (c *sketchCache) wouldKeep(chunk uint64) bool {
 // hold the needle of probe p: those whose trigram sketch passes it, and
 // those stored before sketches were kept. Seqs with neither text nor
 // sketch drop out. The result is ascending, with adjacent seqs joined into
-// one range; skipped counts the sketched entries ruled out.
+// one range; skipped counts the sketched entries ruled out. Where the
+// sketches pass nearly every entry, only a sample of them is read (see
+// sketchOdds), so the result may also hold entries whose sketch fails:
+// never one fewer than the sketches pass.
 //
 // Over long stretches, entries are tested 64 at a time on the chunk's
 // bit-sliced rows first; only those that pass are tested on their own
@@ -1106,7 +1109,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 	// machine whose last-level cache is small beside the history (32 MB
 	// here), and the test waited on each in turn.
 	var ms, accs [sketchChunk / 64]uint64
-	skim := odds.skim() // for the lines asked for; after, word by word
+	ask := !odds.skim() // decided once for the lines asked for; the tests decide word by word
 	for w := lo / 64; w <= hi/64; w++ {
 		first, last := max(lo, w*64), min(hi, w*64+63)
 		m := ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
@@ -1118,7 +1121,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 		}
 		acc |= m & (c.open[w] | widePass[w])
 		ms[w], accs[w] = m, acc
-		if skim {
+		if !ask {
 			continue // a sample of them is tested: not worth asking for
 		}
 		for v := acc; v != 0; v &= v - 1 {
