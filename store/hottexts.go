@@ -73,13 +73,13 @@ func (t *chunkTexts) text(i uint64) (text []byte, has, known bool) {
 // prefetch asks the processor for the first lines of entry i's text, if
 // the chunk holds it.
 func (t *chunkTexts) prefetch(i uint64) {
-	if i >= t.n || t.has[i/64]&(1<<(i%64)) == 0 {
-		return
+	text, has, _ := t.text(i)
+	if !has || len(text) == 0 {
+		return // (an empty text at the end of data has no byte to point at)
 	}
-	a, b := t.off[i], t.off[i+1]
-	prefetch(&t.data[a])
-	if b-a > 64 {
-		prefetch(&t.data[a+64])
+	prefetch(&text[0])
+	if len(text) > 64 {
+		prefetch(&text[64])
 	}
 }
 

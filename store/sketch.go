@@ -1133,7 +1133,10 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 	}
 	for w := lo / 64; w <= hi/64; w++ {
 		n := 0
-		skim := odds.skim()
+		skim, weight := odds.skim(), 1 // weight: the entries a test stands for
+		if skim {
+			weight = skimEvery
+		}
 		for v := accs[w]; v != 0; v &= v - 1 {
 			i := w*64 + uint64(bits.TrailingZeros64(v))
 			if skim && !odds.sample() {
@@ -1143,10 +1146,6 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 			}
 			a, b := c.off[i], c.off[i+1]
 			ok := c.pass(p, i, a, b, true)
-			weight := 1
-			if skim {
-				weight = skimEvery
-			}
 			if odds.count(ok, weight); ok {
 				pass(i)
 				n++
