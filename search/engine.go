@@ -794,6 +794,17 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		if p.hasAfter && p.req.NewestFirst {
 			lo, hi = 1, p.after-1
 		}
+		if p.countOnly && useHeads && countFromHeads && lo <= hi {
+			// A count the index cannot narrow would test every sketch
+			// in its range. When a gram of the needle is held by fewer
+			// entries than a list keeps, that list is every entry that
+			// can hold the needle, and the count confirms those alone.
+			if w, ok := e.st.Heads(p.find.needle, lo-1, hi); ok && w.Bound() >= hi {
+				st.Plan = fmt.Sprintf("first occurrences of its grams (through seq %d)", w.Bound())
+				err := c.scanHeads(ctx, w, utf8.RuneCount(p.find.needle) >= trigram.Window+2)
+				return c.result(err)
+			}
+		}
 		err := c.scan(ctx, lo, hi)
 		return c.result(err)
 	}
@@ -835,6 +846,12 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 // useHeads says whether oldest-first pages start from the first
 // occurrences of their needle's grams (see store.Heads).
 var useHeads = true
+
+// countFromHeads says whether a count that would scan every sketch of its
+// range counts from a list of the needle's first occurrences instead, when
+// that list is complete through the range (see searchAll); tests turn it
+// off to compare with the scan.
+var countFromHeads = true
 
 // headsMinSpan is the fewest seqs the first occurrences must answer for
 // before a search starts from them: for a needle whose every trigram is
@@ -1450,6 +1467,9 @@ func (e *Engine) count(ctx context.Context, p *prepared, st *Stats, hasAfter boo
 		hits, _, _, err = e.scanMembers(ctx, &q, &tmp)
 	} else {
 		hits, _, _, err = e.searchAll(ctx, &q, &tmp)
+	}
+	if tmp.Plan != "" && tmp.Plan != st.Plan {
+		st.Plan += "; count: " + tmp.Plan
 	}
 	st.Candidates += tmp.Candidates
 	st.Scanned += tmp.Scanned

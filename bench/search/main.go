@@ -586,7 +586,11 @@ func planKind(plan string) string {
 	if strings.HasSuffix(plan, " occurs nowhere") {
 		return "index: a trigram occurs nowhere"
 	}
-	kind, _, _ := strings.Cut(plan, " (")
+	page, count, counted := strings.Cut(plan, "; count: ")
+	kind, _, _ := strings.Cut(page, " (")
+	if counted {
+		kind += ", counted from " + planKind(count)
+	}
 	return kind
 }
 
