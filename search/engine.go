@@ -754,7 +754,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		st.Plan = fmt.Sprintf("first occurrences of its grams (through seq %d)", w.Bound())
 		return err
 	}
-	if err := heads(utf8.RuneCount(p.find.needle) >= trigram.Window+2); err != nil || answered {
+	// A long needle's candidates from the lists are tested on their
+	// sketches first (see scanHeads).
+	long := utf8.RuneCount(p.find.needle) >= trigram.Window+2
+	if err := heads(long); err != nil || answered {
 		return c.result(err)
 	}
 	through := uint64(0)
@@ -801,7 +804,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			// can hold the needle, and the count confirms those alone.
 			if w, ok := e.st.Heads(p.find.needle, lo-1, hi); ok && w.Bound() >= hi {
 				st.Plan = fmt.Sprintf("first occurrences of its grams (through seq %d)", w.Bound())
-				err := c.scanHeads(ctx, w, utf8.RuneCount(p.find.needle) >= trigram.Window+2)
+				err := c.scanHeads(ctx, w, long)
 				return c.result(err)
 			}
 		}
