@@ -55,7 +55,7 @@ func TestCountsFromCompleteFirstOccurrenceListsEqualTheScan(t *testing.T) {
 								needle, f.Roles, f.Since, limit, newest, page, totalOf(on), on.Stats.Plan, totalOf(off), want)
 						}
 						switch {
-						case strings.Contains(on.Stats.Plan, "count: first occurrences"):
+						case strings.Contains(on.Stats.Plan, "count: counted from the first occurrences"):
 							fromLists++
 						case on.Cursor != "": // the count went on past the page, not from the lists
 							scanned++

@@ -732,7 +732,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			st.Plan += note
 		}
 	}()
-	heads := func(long bool) error {
+	// A long needle's candidates from the lists are tested on their
+	// sketches first (see scanHeads).
+	long := utf8.RuneCount(p.find.needle) >= trigram.Window+2
+	heads := func() error {
 		if p.req.NewestFirst || p.req.Count || p.limit <= 0 || !useHeads {
 			return nil
 		}
@@ -754,10 +757,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		st.Plan = fmt.Sprintf("first occurrences of its grams (through seq %d)", w.Bound())
 		return err
 	}
-	// A long needle's candidates from the lists are tested on their
-	// sketches first (see scanHeads).
-	long := utf8.RuneCount(p.find.needle) >= trigram.Window+2
-	if err := heads(long); err != nil || answered {
+	if err := heads(); err != nil || answered {
 		return c.result(err)
 	}
 	through := uint64(0)
@@ -803,7 +803,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			// entries than a list keeps, that list is every entry that
 			// can hold the needle, and the count confirms those alone.
 			if w, ok := e.st.Heads(p.find.needle, lo-1, hi); ok && w.Bound() >= hi {
-				st.Plan = fmt.Sprintf("first occurrences of its grams (through seq %d)", w.Bound())
+				st.Plan = fmt.Sprintf("counted from the first occurrences of its grams (through seq %d)", w.Bound())
 				err := c.scanHeads(ctx, w, long)
 				return c.result(err)
 			}
