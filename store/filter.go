@@ -75,6 +75,9 @@ type FilterStats struct {
 	Chunks int  // chunks that got a filter
 	Loaded int  // of those, how many had it read from the store, not built
 	Full   bool // stopped early: the cache bound would have been passed
+	// RunGroups counts the groups of 64 chunks whose long sets were laid
+	// side by side afterwards (see runIndex).
+	RunGroups int
 }
 
 // A full chunk's filter is kept in the store once built (under
@@ -202,6 +205,7 @@ func (s *Store) WarmFilters(ctx context.Context) (FilterStats, error) {
 			}
 		}
 	}
+	fs.RunGroups = s.indexAllRuns()
 	return fs, nil
 }
 
@@ -290,7 +294,9 @@ func (s *Store) buildAsked(c uint64) {
 	if f, err := s.buildFilter(c, ch); err == nil && f != nil {
 		// A failed read leaves the chunk as it was: searches test its
 		// sketches, as before filters.
-		s.sketches.attach(c, ch, f)
+		if s.sketches.attach(c, ch, f) {
+			s.indexRuns(c / runGroup)
+		}
 	}
 }
 

@@ -462,8 +462,11 @@ type sketchCache struct {
 	chunks    map[uint64]*chunkSketches
 	// refs[k] is what MayHold needs of cached chunk k before it reads the
 	// chunk itself (zero when k is not cached), kept with chunks.
-	refs  []chunkRef
-	gen   map[uint64]uint64 // bumped by drop, checked before keeping a load
+	refs []chunkRef
+	gen  map[uint64]uint64 // bumped by drop, checked before keeping a load
+	// runs holds the runIndex of groups of runGroup chunks, by group
+	// number, counted in bytes like the chunks.
+	runs  map[uint64]*runIndex
 	bytes int
 	max   int
 	low   uint64 // the lowest chunk number cached, when lowOK
@@ -561,6 +564,7 @@ func (c *sketchCache) put(chunk uint64, ch *chunkSketches, gen uint64) {
 			return // older than everything kept: used once
 		}
 		c.remove(old)
+		c.unindexRuns(old)
 	}
 	c.insert(chunk, ch)
 	c.bytes += size
@@ -599,6 +603,7 @@ func (c *sketchCache) drop(chunk uint64) {
 	c.gen[chunk]++
 	if ch := c.chunks[chunk]; ch != nil {
 		c.remove(chunk)
+		c.unindexRuns(chunk)
 	}
 }
 
@@ -948,6 +953,13 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 	var seen *chunkSketches
 	from := s.sketchFrom.Load()
 	var odds sketchOdds // how often the entries' own sketches have passed
+	// The run index of the group met last, and what it passed (see
+	// runIndex): the chunks of a range, and the ranges, come in order.
+	var runs []uint32
+	if useRunIndex {
+		runs = p.Runs()
+	}
+	group, index, indexPass := ^uint64(0), (*runIndex)(nil), uint64(0)
 	for k, r := range ranges {
 		if r.Lo > r.Hi {
 			continue
@@ -976,7 +988,26 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 		verdicts = verdicts[:0]
 		for k := range cached {
 			ref, v := &cached[k], untested
-			base := (first + uint64(k)) * sketchChunk
+			c := first + uint64(k)
+			base := c * sketchChunk
+			if f := ref.filter; f != nil && len(runs) > 0 && max(r.Lo, base)-base < uint64(ref.n) {
+				// A long needle: the chunk's group's run index judges
+				// it, while it was built from the chunk's filter.
+				if g := c / runGroup; g != group {
+					group, index = g, s.sketches.runIndexOf(g)
+					if index != nil {
+						indexPass = index.pass(runs)
+					}
+				}
+				if index != nil && index.from[c%runGroup] == f {
+					v = ruledOut
+					if indexPass&(1<<(c%runGroup)) != 0 {
+						v = mayPass
+					}
+					verdicts = append(verdicts, v)
+					continue
+				}
+			}
 			if f := ref.filter; f != nil && max(r.Lo, base)-base < uint64(ref.n) && (f == tested || p.FilterWorthIt()) {
 				if f != tested {
 					tested, passed = f, p.PassFilter(&f.bits)

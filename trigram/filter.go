@@ -129,7 +129,7 @@ func filterHash(k uint32) (first, step uint32) {
 // word of its bytes, in a Filter's long set.
 func longHash(g uint64) uint32 { return uint32((g * 0x9E3779B97F4A7C15) >> (64 - 20)) }
 
-// longPositions returns the long-set bits of up to longGrams of needle's
+// longPositions returns the long-set bits of up to RunsMax of needle's
 // runs of LongGram bytes, nil for a shorter needle. The runs that do not
 // overlap come first (offsets 0, 8, 16, ..., and the last run), then those
 // between them: a chunk that lacks the needle mostly lacks one of its
@@ -143,7 +143,7 @@ func longPositions(needle []byte) []uint32 {
 	seen := map[uint32]bool{}
 	add := func(at int) {
 		a := longHash(binary.LittleEndian.Uint64(needle[at:]))
-		if !seen[a] && len(out) < longGrams {
+		if !seen[a] && len(out) < RunsMax {
 			seen[a] = true
 			out = append(out, a)
 		}
@@ -160,9 +160,27 @@ func longPositions(needle []byte) []uint32 {
 	return out
 }
 
-// longGrams is the most runs of a needle a Filter's long set is tested on:
-// each bit tested in a filter that passes is a cache miss.
+// longGrams is the most runs of a needle one Filter's long set is tested
+// on: each bit tested in a filter that passes is a cache miss.
 const longGrams = 12
+
+// RunsMax is the most runs of a needle a probe keeps (see Probe.Runs):
+// the first longGrams are what PassFilter tests, and a set of many
+// chunks' long sets laid side by side (the store's run index) tests
+// them all, a word for 64 chunks each.
+const RunsMax = 32
+
+// Runs returns the long-set bits of p's needle's runs of LongGram bytes
+// (up to RunsMax of them, non-overlapping runs first), nil for a needle
+// shorter than LongGram bytes. A text that holds the needle holds every
+// one of its runs, so a chunk whose filter's long set lacks one of these
+// bits holds it in none of its texts. The slice must not be changed.
+func (p *Probe) Runs() []uint32 { return p.long }
+
+// LongWords returns f's long set: bit b%64 of word b/64 is set when one of
+// its texts holds a run of LongGram bytes whose bit is b (see
+// Probe.Runs). It must not be changed.
+func (f *Filter) LongWords() *[LongBits / 64]uint64 { return &f.long }
 
 // filterPositions returns the trigram-set bits of needle's first
 // filterGrams distinct byte trigrams, filterHashes for each, in needle
@@ -238,7 +256,7 @@ func (p *Probe) PassFilter(f *Filter) bool {
 		// A needle of LongGram bytes or more: its runs rule out far more
 		// chunks than its trigrams, and a chunk that passes them would
 		// pass those too, at a cache miss each.
-		for _, b := range p.long {
+		for _, b := range p.long[:min(len(p.long), longGrams)] {
 			if pass = f.long[b/64]&(1<<(b%64)) != 0; !pass {
 				break
 			}

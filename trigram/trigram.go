@@ -337,7 +337,7 @@ type Probe struct {
 	keys  []uint64 // mixed keys of the needle's distinct trigrams
 	keys4 []uint64 // and of its distinct 4-grams
 	grams []uint32 // the Filter bits of its byte trigrams (see PassFilter)
-	long  []uint32 // and of its runs of LongGram bytes
+	long  []uint32 // and of its runs of LongGram bytes (up to RunsMax; see Runs)
 	short uint32   // a needle of one or two bytes (see shortOf)
 	// filterRun counts the filters in a row that passed, over every copy
 	// of the probe (see FilterWorthIt).

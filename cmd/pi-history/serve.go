@@ -215,7 +215,7 @@ func runServe(g *globals, args []string) error {
 				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
 				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
 				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
-				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "filterTime", w.FilterTime.Round(time.Millisecond),
+				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "runIndexGroups", w.Filters.RunGroups, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
 				"headroomMB", w.Headroom>>20,
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
