@@ -75,8 +75,8 @@ type FilterStats struct {
 	Chunks int  // chunks that got a filter
 	Loaded int  // of those, how many had it read from the store, not built
 	Full   bool // stopped early: the cache bound would have been passed
-	// RunGroups counts the groups of 64 chunks whose long sets were laid
-	// side by side afterwards (see runIndex).
+	// RunGroups counts the groups of 4 chunks whose texts' runs were
+	// then indexed by slices of 64 entries (see runIndex).
 	RunGroups int
 }
 
@@ -205,7 +205,11 @@ func (s *Store) WarmFilters(ctx context.Context) (FilterStats, error) {
 			}
 		}
 	}
-	fs.RunGroups = s.indexAllRuns()
+	n, err := s.indexAllRuns(ctx)
+	fs.RunGroups = n
+	if err != nil {
+		return fs, fmt.Errorf("index the runs of the chunks' texts: %w", err)
+	}
 	return fs, nil
 }
 
@@ -295,7 +299,10 @@ func (s *Store) buildAsked(c uint64) {
 		// A failed read leaves the chunk as it was: searches test its
 		// sketches, as before filters.
 		if s.sketches.attach(c, ch, f) {
-			s.indexRuns(c / runGroup)
+			// A failed read leaves the group's index as it was: the
+			// chunk is tested on its own filter.
+			s.indexChunkRuns(c / chunkRunsGroup)
+			_, _ = s.indexRuns(c / runChunks)
 		}
 	}
 }

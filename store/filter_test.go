@@ -199,9 +199,10 @@ func TestChunkFiltersRuleOutChunksAndKeepEveryMatch(t *testing.T) {
 	mayHoldKeepsEveryMatch(t, st, texts, inOrder, shapes)
 }
 
-// TestFiltersAreCountedInTheCache: a filter's bytes are counted while its
-// chunk is cached, carried by an extension, and gone with the chunk; a
-// cache without room for one more filter builds none.
+// TestFiltersAreCountedInTheCache: a filter's bytes (and its group's run
+// index) are counted while its chunk is cached, carried by an extension,
+// and gone with the chunk; a cache without room for one more filter
+// builds none.
 func TestFiltersAreCountedInTheCache(t *testing.T) {
 	texts := filterTexts()
 	st := pushTexts(t, texts)
@@ -213,8 +214,8 @@ func TestFiltersAreCountedInTheCache(t *testing.T) {
 	if _, err := st.WarmFilters(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := st.sketches.bytes, bare+3*filterBytes; got != want {
-		t.Fatalf("with 3 filters the cache counts %d bytes, want %d", got, want)
+	if got, want := st.sketches.bytes, bare+3*filterBytes+runIndexBytes; got != want {
+		t.Fatalf("with 3 filters and their group's run index the cache counts %d bytes, want %d", got, want)
 	}
 	for c := uint64(0); c < 3; c++ {
 		st.sketches.drop(c)

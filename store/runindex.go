@@ -1,58 +1,72 @@
 package store
 
 import (
+	"context"
+	"math/bits"
 	"unsafe"
 
 	"github.com/pi-history/pi-history/trigram"
 )
 
-// runIndex lays side by side the long sets (trigram.Filter.LongWords) of
-// the filters of runGroup consecutive chunks, a word per bit of the set:
-// bit j of words[b] is bit b of the long set of from[j], the filter of
-// chunk runGroup*g+j when the index was built (nil when it had none).
+// runIndex holds, for a group of runChunks consecutive chunks, the runs of
+// trigram.LongGram bytes of each slice of 64 entries, the slices' sets
+// laid side by side: bit j of words[b] is set when a text of slice j
+// (entries 64j%1024 to 64j%1024+63 of chunk runChunks*g+j/16) holds a run
+// whose long-set bit (trigram.Probe.Runs), shifted right by runShift, is
+// b. A slice's set holds the texts of its chunk's entries below from[k].n,
+// from[k] being the filter chunk k of the group had when the index was
+// built (nil when it had none).
 //
-// A needle of trigram.LongGram bytes or more rules out a chunk when the
-// chunk's long set lacks one of its runs. Tested chunk by chunk, that was
-// a cache miss or more per chunk, ~280 ns of CPU each: an exact count of a
-// 20-character needle that every chunk of a million entries was tested for
-// spent 0.27 of its 0.66 ms of CPU there, even when its filters passed
-// only the chunks that hold it. Here each run costs one word for the 64
-// chunks, so every run of the needle can be tested (up to
-// trigram.RunsMax, where a filter tests 12), which also rules out more
-// chunks: its last runs are often the ones that only the chunks holding
-// the needle have.
+// A needle of LongGram bytes or more can be held only by a slice whose set
+// has every one of its runs. Each chunk's filter rules out chunks the same
+// way, but it was a cache miss or more per chunk (~280 ns of CPU each; an
+// exact count of a 20-character needle over a million entries spent 0.27
+// of its 0.66 ms of CPU there), and a chunk of 1,024 texts holds every run
+// of a needle of common words far more often than one of its slices does:
+// over 21 such needles, the chunks whose 8-byte runs held the whole needle
+// summed to 3,394 of 977 each (every run, exact sets), while slices of 64
+// entries with 16-bit sets like these passed 4,436 of 15,626 each: a
+// sixteenth of the entries. Here each run costs one word for 64 slices,
+// so every run of the needle (up to trigram.RunsMax) is tested, and only
+// the words of 64 entries that pass go on to the chunk's columns.
 //
-// An index is an accelerator over filters that stay as they are: a chunk
-// is judged by it only while its filter is still from[j] (the same
-// pointer, which the index keeps alive, so a new filter is never taken
-// for an old one). A chunk whose filter was built later, or changed,
-// goes on being tested on its own filter until its group is indexed
-// again.
+// An index is an accelerator over filters that stay as they are: chunk k
+// is judged by it only while its filter is still from[k] (the same
+// pointer, which the index keeps alive, so a new filter is never taken for
+// an old one). A chunk rewritten since is dropped, and gets a new filter,
+// so its old sets are never used for its new texts; a chunk whose filter
+// was built later, or changed, is tested on its own filter until its group
+// is indexed again.
 type runIndex struct {
-	words [trigram.LongBits]uint64
-	from  [runGroup]*textFilter
+	words [1 << runBits]uint64
+	from  [runChunks]*textFilter
 }
 
 const (
-	// runGroup is how many consecutive chunks a runIndex covers.
-	runGroup = 64
-	// runIndexBytes is what a runIndex adds to the sketch cache: 8 MB,
-	// as much as the long sets of its 64 filters.
+	// runChunks is how many consecutive chunks a runIndex covers: 64
+	// slices of 64 entries.
+	runChunks = 64 / runSlices
+	// runSlices is the number of slices of 64 entries of a chunk.
+	runSlices = sketchChunk / 64
+	// runBits is the size of a slice's set, in bits: 64 Ki bits for the
+	// texts of 64 entries, which set 40% of them over the benchmark's
+	// corpus (as a chunk's filter sets a third of its 1 Mi bits).
+	runBits = 16
+	// runShift turns a long-set bit into a slice set's.
+	runShift = 20 - runBits
+	// runIndexBytes is what a runIndex adds to the sketch cache: 512 KB
+	// for 4,096 entries, as much as the long sets of their 4 filters.
 	runIndexBytes = int(unsafe.Sizeof(runIndex{}))
 )
 
-// runIndexMin is the fewest chunks with filters a group is indexed for:
-// below it the index's 8 MB would buy little, each chunk's own filter
-// costing ~280 ns a test. (Tests lower it.)
-var runIndexMin = 8
-
-// useRunIndex says whether MayHold judges chunks by their group's
-// runIndex; tests turn it off to compare with the filters alone.
+// useRunIndex says whether MayHold judges chunks and their slices by
+// their group's runIndex; tests turn it off to compare with the filters
+// alone.
 var useRunIndex = true
 
-// pass returns the chunks of the group (bit j for chunk runGroup*g+j)
-// whose long set has every bit of runs. A bit is set for a slot without
-// a filter too: callers check from first.
+// pass returns the slices of the group (bit j for slice j) whose set has
+// every bit of runs (slice-set bits: see runShift). Bits are set for the
+// slices of a chunk without a filter too: callers check from first.
 func (x *runIndex) pass(runs []uint32) uint64 {
 	acc := ^uint64(0)
 	for _, b := range runs {
@@ -63,12 +77,224 @@ func (x *runIndex) pass(runs []uint32) uint64 {
 	return acc
 }
 
-// newRunIndex builds the index of filters, a 64-by-64 block of bits at a
-// time (transpose64): word w of the 64 long sets becomes words 64w to
-// 64w+63 of the index.
-func newRunIndex(filters [runGroup]*textFilter) *runIndex {
+// rank orders runs by how many of x's slices hold each, fewest first, so
+// that pass, over this group and the others, meets a word with few bits
+// first and stops at the first that leaves none: a needle's common runs
+// (a word of English, its spaces) pass nearly every slice, and each
+// cost a cache miss for every group.
+func (x *runIndex) rank(runs []uint32) {
+	var held [trigram.RunsMax]int
+	for k, b := range runs {
+		held[k] = bits.OnesCount64(x.words[b])
+	}
+	// Insertion sort: a few dozen runs at most.
+	for i := 1; i < len(runs); i++ {
+		for j := i; j > 0 && held[j] < held[j-1]; j-- {
+			held[j], held[j-1] = held[j-1], held[j]
+			runs[j], runs[j-1] = runs[j-1], runs[j]
+		}
+	}
+}
+
+// live returns the words of chunk k of the group that may hold a needle
+// whose runs passed pass: bit w for the 64 entries from 64w, set for
+// every word that holds an entry at or past from[k].n (not in the sets).
+func (x *runIndex) live(pass uint64, k uint64) uint16 {
+	return uint16(pass>>(runSlices*k)) | ^uint16(0)<<(x.from[k].n/64)
+}
+
+// newRunIndex builds the index of group g from the texts of the entries
+// that filters cover (see runIndex), a 64-by-64 block of bits at a time
+// (transpose64): word w of the 64 slices' sets becomes words 64w to 64w+63
+// of the index.
+func (s *Store) newRunIndex(g uint64, filters [runChunks]*textFilter) (*runIndex, error) {
 	x := &runIndex{from: filters}
-	var sets [runGroup]*[trigram.LongBits / 64]uint64
+	sets := make([][1 << runBits / 64]uint64, 64)
+	for k, f := range filters {
+		if f == nil || f.n == 0 {
+			continue
+		}
+		base := (g*runChunks + uint64(k)) * sketchChunk
+		err := s.ScanTexts(base, base+f.n-1, false, func(seq uint64, text []byte) bool {
+			trigram.SetRuns(sets[k*runSlices+int(seq-base)/64][:], text, runShift)
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var blk [64]uint64
+	for w := range 1 << runBits / 64 {
+		for j := range blk {
+			blk[j] = sets[j][w]
+		}
+		transpose64(&blk)
+		copy(x.words[w*64:w*64+64], blk[:])
+	}
+	return x, nil
+}
+
+// runIndexOf returns the index of group g, nil when it has none.
+func (c *sketchCache) runIndexOf(g uint64) *runIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runs[g]
+}
+
+// indexRuns builds the runIndex of group g from the filters its cached
+// chunks have now and their texts, unless its index was built for those
+// filters already, none of them has one, or the cache has no room for a
+// new one. It reports whether the group has an index built for them
+// afterwards. The index is built outside the cache's lock (a few
+// milliseconds); a filter that changes meanwhile leaves its chunk to its
+// own filter (see runIndex).
+func (s *Store) indexRuns(g uint64) (bool, error) {
+	c := s.sketches
+	var filters [runChunks]*textFilter
+	n := 0
+	c.mu.Lock()
+	for k := range filters {
+		if ch := c.chunks[g*runChunks+uint64(k)]; ch != nil {
+			if filters[k] = ch.filter.Load(); filters[k] != nil {
+				n++
+			}
+		}
+	}
+	old := c.runs[g]
+	room := c.max-c.bytes >= runIndexBytes
+	c.mu.Unlock()
+	switch {
+	case n == 0:
+		return false, nil
+	case old != nil && old.from == filters:
+		return true, nil
+	case old == nil && !room:
+		return false, nil
+	}
+	x, err := s.newRunIndex(g, filters)
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.runs[g] != old {
+		return false, nil // another build got there first
+	}
+	if old == nil {
+		if c.max-c.bytes < runIndexBytes {
+			return false, nil
+		}
+		c.bytes += runIndexBytes
+	}
+	if c.runs == nil {
+		c.runs = map[uint64]*runIndex{}
+	}
+	c.runs[g] = x
+	return true, nil
+}
+
+// unindexRuns drops the runIndex and the chunkRuns of chunk's groups
+// once no chunk of the group is cached (under c.mu): what they would judge
+// is gone.
+func (c *sketchCache) unindexRuns(chunk uint64) {
+	cached := func(first, n uint64) bool {
+		for k := range n {
+			if c.chunks[first+k] != nil {
+				return true
+			}
+		}
+		return false
+	}
+	if g := chunk / runChunks; c.runs[g] != nil && !cached(g*runChunks, runChunks) {
+		delete(c.runs, g)
+		c.bytes -= runIndexBytes
+	}
+	if g := chunk / chunkRunsGroup; c.chunkRuns[g] != nil && !cached(g*chunkRunsGroup, chunkRunsGroup) {
+		delete(c.chunkRuns, g)
+		c.bytes -= chunkRunsBytes
+	}
+}
+
+// indexAllRuns (re)builds the chunkRuns and the run index of every group
+// of cached chunks with filters (see runIndex), oldest first, within the
+// sketch cache's bound, and returns how many groups have a run index. WarmFilters calls it when
+// it is done; it stops when ctx ends.
+func (s *Store) indexAllRuns(ctx context.Context) (int, error) {
+	c := s.sketches
+	c.mu.Lock()
+	var last uint64
+	for chunk := range c.chunks {
+		last = max(last, chunk)
+	}
+	c.mu.Unlock()
+	for g := range last/chunkRunsGroup + 1 {
+		s.indexChunkRuns(g)
+	}
+	n := 0
+	for g := range last/runChunks + 1 {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		ok, err := s.indexRuns(g)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// chunkRuns is the coarse step before a runIndex: the long sets
+// (trigram.Filter.LongWords) of the filters of chunkRunsGroup consecutive
+// chunks laid side by side, a word per bit: bit j of words[b] is bit b of
+// the long set of from[j], the filter chunk chunkRunsGroup*g+j had when it
+// was built (nil when it had none). A long needle's runs rule out, a word
+// each, the chunks of 64 whose long set lacks one; only the groups of
+// runIndex that hold a chunk left are tested slice by slice. Alone, the
+// slices' index cost a needle that few chunks hold more than the filters
+// it replaced (its 245 groups at a million entries were a word or more
+// each: " similar but incompa", 68 chunks of 977 holding its runs, 0.79 ->
+// 1.05 ms in-process); this step reads 16 groups' words instead. A chunk
+// is judged by it while its filter is still from[j], as by a runIndex.
+type chunkRuns struct {
+	words [trigram.LongBits]uint64
+	from  [chunkRunsGroup]*textFilter
+}
+
+const (
+	// chunkRunsGroup is how many consecutive chunks a chunkRuns covers.
+	chunkRunsGroup = 64
+	// chunkRunsBytes is what a chunkRuns adds to the sketch cache: 8 MB,
+	// as much as the long sets of its 64 filters.
+	chunkRunsBytes = int(unsafe.Sizeof(chunkRuns{}))
+)
+
+// chunkRunsMin is the fewest chunks with filters a chunkRuns is built for:
+// below it its 8 MB would buy little over the filters themselves. (Tests
+// lower it.)
+var chunkRunsMin = 8
+
+// pass returns the chunks of the group (bit j for chunk chunkRunsGroup*g+j)
+// whose long set has every bit of runs (long-set bits). A bit is set for a
+// slot without a filter too: callers check from first.
+func (x *chunkRuns) pass(runs []uint32) uint64 {
+	acc := ^uint64(0)
+	for _, b := range runs {
+		if acc &= x.words[b]; acc == 0 {
+			break
+		}
+	}
+	return acc
+}
+
+// newChunkRuns lays the long sets of filters side by side, a 64-by-64
+// block of bits at a time (transpose64): word w of the 64 long sets
+// becomes words 64w to 64w+63.
+func newChunkRuns(filters [chunkRunsGroup]*textFilter) *chunkRuns {
+	x := &chunkRuns{from: filters}
+	var sets [chunkRunsGroup]*[trigram.LongBits / 64]uint64
 	var empty [trigram.LongBits / 64]uint64
 	for j, f := range filters {
 		sets[j] = &empty
@@ -87,95 +313,54 @@ func newRunIndex(filters [runGroup]*textFilter) *runIndex {
 	return x
 }
 
-// runIndexOf returns the index of group g, nil when it has none.
-func (c *sketchCache) runIndexOf(g uint64) *runIndex {
+// chunkRunsOf returns the chunkRuns of group g, nil when it has none.
+func (c *sketchCache) chunkRunsOf(g uint64) *chunkRuns {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.runs[g]
+	return c.chunkRuns[g]
 }
 
-// indexRuns builds the runIndex of group g from the filters its cached
-// chunks have now, unless its index was built from those already, fewer
-// than runIndexMin of them have one, or the cache has no room for a new
-// one. It
-// reports whether the group has an index built from them afterwards.
-// The index is built outside the cache's lock (a few milliseconds); a
-// filter that changes meanwhile leaves its chunk to its own filter (see
-// runIndex).
-func (s *Store) indexRuns(g uint64) bool {
+// indexChunkRuns builds the chunkRuns of group g from the filters its
+// cached chunks have now, as indexRuns does for a runIndex, when at least
+// chunkRunsMin of them have one.
+func (s *Store) indexChunkRuns(g uint64) bool {
 	c := s.sketches
-	var filters [runGroup]*textFilter
-	c.mu.Lock()
+	var filters [chunkRunsGroup]*textFilter
 	n := 0
+	c.mu.Lock()
 	for j := range filters {
-		if ch := c.chunks[g*runGroup+uint64(j)]; ch != nil {
+		if ch := c.chunks[g*chunkRunsGroup+uint64(j)]; ch != nil {
 			if filters[j] = ch.filter.Load(); filters[j] != nil {
 				n++
 			}
 		}
 	}
-	old := c.runs[g]
-	room := c.max-c.bytes >= runIndexBytes
+	old := c.chunkRuns[g]
+	room := c.max-c.bytes >= chunkRunsBytes
 	c.mu.Unlock()
 	switch {
-	case n < runIndexMin:
+	case n < chunkRunsMin:
 		return false
 	case old != nil && old.from == filters:
 		return true
 	case old == nil && !room:
 		return false
 	}
-	x := newRunIndex(filters)
+	x := newChunkRuns(filters)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.runs[g] != old {
+	if c.chunkRuns[g] != old {
 		return false // another build got there first
 	}
 	if old == nil {
-		if c.max-c.bytes < runIndexBytes {
+		if c.max-c.bytes < chunkRunsBytes {
 			return false
 		}
-		c.bytes += runIndexBytes
+		c.bytes += chunkRunsBytes
 	}
-	if c.runs == nil {
-		c.runs = map[uint64]*runIndex{}
+	if c.chunkRuns == nil {
+		c.chunkRuns = map[uint64]*chunkRuns{}
 	}
-	c.runs[g] = x
+	c.chunkRuns[g] = x
 	return true
-}
-
-// unindexRuns drops the runIndex of chunk's group once no chunk of the
-// group is cached (under c.mu): what it would judge is gone.
-func (c *sketchCache) unindexRuns(chunk uint64) {
-	g := chunk / runGroup
-	if c.runs[g] == nil {
-		return
-	}
-	for j := range uint64(runGroup) {
-		if c.chunks[g*runGroup+j] != nil {
-			return
-		}
-	}
-	delete(c.runs, g)
-	c.bytes -= runIndexBytes
-}
-
-// indexAllRuns (re)builds the run index of every group of cached chunks
-// with filters (see runIndex), within the sketch cache's bound, and
-// returns how many groups have one. WarmFilters calls it when it is done.
-func (s *Store) indexAllRuns() int {
-	c := s.sketches
-	c.mu.Lock()
-	groups := map[uint64]bool{}
-	for chunk := range c.chunks {
-		groups[chunk/runGroup] = true
-	}
-	c.mu.Unlock()
-	n := 0
-	for g := range groups {
-		if s.indexRuns(g) {
-			n++
-		}
-	}
-	return n
 }

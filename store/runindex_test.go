@@ -9,63 +9,64 @@ import (
 	"github.com/pi-history/pi-history/trigram"
 )
 
-// TestRunIndexSaysWhatEachLongSetSays: for filters with random long sets
-// in every slot of a group (and slots without one), each bit of the index
-// is the slot's bit, and pass gives, for random sets of runs, exactly the
-// slots whose long set has all of them.
-func TestRunIndexSaysWhatEachLongSetSays(t *testing.T) {
+// TestRunIndexSaysWhatEachSliceHolds: over a store of random texts whose
+// chunks are indexed by slices of 64 entries, each slice's bits in the
+// index are the runs its texts hold (SetRuns of each text, compared bit
+// by bit), every needle cut from a text passes that text's slice, and
+// pass gives for any runs exactly the slices whose sets hold them all.
+func TestRunIndexSaysWhatEachSliceHolds(t *testing.T) {
+	if 1<<(runBits+runShift) != trigram.LongBits {
+		t.Fatalf("runShift %d does not take a long-set bit (of %d) to a slice set's (of %d)", runShift, trigram.LongBits, 1<<runBits)
+	}
+	texts := filterTexts()
+	st := pushTexts(t, texts)
+	if _, err := st.WarmSketches(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := st.WarmFilters(context.Background()); err != nil || fs.RunGroups != 1 {
+		t.Fatalf("WarmFilters = %+v, %v; want the one group indexed", fs, err)
+	}
+	x := st.sketches.runIndexOf(0)
+	sets := make([][1 << runBits / 64]uint64, 64)
+	for i, tx := range texts {
+		seq := i + 1
+		trigram.SetRuns(sets[seq/64][:], []byte(tx), runShift)
+	}
+	for j := range sets {
+		for b := range 1 << runBits {
+			if got, want := x.words[b]&(1<<j) != 0, sets[j][b/64]&(1<<(b%64)) != 0; got != want {
+				t.Fatalf("bit %d of slice %d: index says %v, the slice's texts %v", b, j, got, want)
+			}
+		}
+	}
 	r := rand.New(rand.NewPCG(3, 4))
-	var filters [runGroup]*textFilter
-	for j := range filters {
-		if j%9 == 4 {
-			continue // a slot without a filter reads as an empty set
+	shift := func(p *trigram.Probe) []uint32 {
+		var out []uint32
+		for _, b := range p.Runs() {
+			out = append(out, b>>runShift)
 		}
-		f := &textFilter{n: 1}
-		long := f.bits.LongWords()
-		for w := range long {
-			// A third of the bits set, as in a real chunk's filter.
-			long[w] = r.Uint64() & r.Uint64() & (r.Uint64() | r.Uint64())
-		}
-		filters[j] = f
+		return out
 	}
-	x := newRunIndex(filters)
-	has := func(j int, b uint32) bool {
-		f := filters[j]
-		return f != nil && f.bits.LongWords()[b/64]&(1<<(b%64)) != 0
-	}
-	for range 20000 {
-		b := uint32(r.IntN(trigram.LongBits))
-		for j := range filters {
-			if got := x.words[b]&(1<<j) != 0; got != has(j, b) {
-				t.Fatalf("bit %d of slot %d: index says %v, its long set %v", b, j, got, has(j, b))
-			}
+	for range 3000 {
+		seq := 1 + r.IntN(len(texts))
+		tx := texts[seq-1]
+		if len(tx) < trigram.LongGram {
+			continue
 		}
-	}
-	for range 2000 {
-		runs := make([]uint32, 1+r.IntN(trigram.RunsMax))
-		for k := range runs {
-			runs[k] = uint32(r.IntN(trigram.LongBits))
-		}
-		if r.IntN(4) == 0 {
-			// Runs one slot has: that slot at least passes.
-			j := r.IntN(runGroup)
-			for k := range runs {
-				for filters[j] != nil && !has(j, runs[k]) {
-					runs[k] = uint32(r.IntN(trigram.LongBits))
-				}
-			}
-		}
+		a := r.IntN(len(tx) - trigram.LongGram + 1)
+		b := a + trigram.LongGram + r.IntN(len(tx)-a-trigram.LongGram+1)
+		runs := shift(trigram.NewProbe([]byte(tx[a:b])))
 		got := x.pass(runs)
-		for j := range filters {
-			want := filters[j] != nil
+		if got&(1<<(seq/64)) == 0 {
+			t.Fatalf("%q, cut from seq %d, does not pass its slice %d", tx[a:b], seq, seq/64)
+		}
+		for j := range sets {
+			want := true
 			for _, b := range runs {
-				want = want && has(j, b)
-			}
-			if filters[j] == nil {
-				continue // pass may say anything of an empty slot: from is checked first
+				want = want && sets[j][b/64]&(1<<(b%64)) != 0
 			}
 			if got&(1<<j) != 0 != want {
-				t.Fatalf("runs %v, slot %d: index passes %v, its long set %v", runs, j, got&(1<<j) != 0, want)
+				t.Fatalf("%q, slice %d: index passes %v, the slice's set %v", tx[a:b], j, got&(1<<j) != 0, want)
 			}
 		}
 	}
@@ -92,16 +93,16 @@ const freshNeedle = "Wz9!Fresh-Needle-Qv8"
 const runNeedle = "Kq1#Vw2$Xe3%Yr4&Zt5*Mu6(Ni7)Bo8_Cp9+Dl0="
 
 // TestRunIndexRulesOutWhatFiltersPassAndKeepsEveryMatch: a store whose
-// chunks are indexed by runs (the minimum lowered to its three chunks)
-// keeps every entry that holds a needle across ranges of every shape,
+// chunks are indexed by the runs of their slices keeps every entry that holds a needle across ranges of every shape,
 // as it did with each chunk's filter alone; it rules out a chunk that
-// holds the twelve runs a filter tests but not another; it counts the
+// holds the twelve runs a filter tests but not another, and every slice
+// but the one that holds the needle; it counts the
 // index in the cache and drops it with the group's last chunk; and a
 // chunk reloaded after a rewrite is judged by its own filter, not by an
 // index built from its old one, until the group is indexed again.
 func TestRunIndexRulesOutWhatFiltersPassAndKeepsEveryMatch(t *testing.T) {
-	defer func(n int) { runIndexMin = n }(runIndexMin)
-	runIndexMin = 1
+	defer func(n int) { chunkRunsMin = n }(chunkRunsMin)
+	chunkRunsMin = 1 // the three chunks get a chunkRuns too
 	texts := runTexts()
 	st := pushTexts(t, texts)
 	if _, err := st.WarmSketches(context.Background()); err != nil {
@@ -112,8 +113,8 @@ func TestRunIndexRulesOutWhatFiltersPassAndKeepsEveryMatch(t *testing.T) {
 	if err != nil || fs.Chunks != 3 || fs.RunGroups != 1 {
 		t.Fatalf("WarmFilters = %+v, %v; want 3 chunks filtered, 1 group indexed", fs, err)
 	}
-	if got, want := st.sketches.bytes, bare+3*filterBytes+runIndexBytes; got != want {
-		t.Fatalf("with 3 filters and an index the cache counts %d bytes, want %d", got, want)
+	if got, want := st.sketches.bytes, bare+3*filterBytes+runIndexBytes+chunkRunsBytes; got != want {
+		t.Fatalf("with 3 filters and both indexes the cache counts %d bytes, want %d", got, want)
 	}
 	shapes := [][]SeqRange{{{1, 2600}}, {{1000, 1100}}, {{5, 5}, {1023, 1025}, {1099, 1101}, {2047, 2049}}, {{1390, 1410}}, {{2000, 2700}}}
 	needles := []string{runNeedle, runNeedle[:12], runNeedle[5:30], runNeedle[9:17], inOrder, "err38 func37", "alpha12 beta3", "ZQX9 here", "late entry 3"}
@@ -144,9 +145,16 @@ func TestRunIndexRulesOutWhatFiltersPassAndKeepsEveryMatch(t *testing.T) {
 	if !p.PassFilter(&c2.filter.Load().bits) {
 		t.Fatal("chunk 2's filter rules the needle out: the test no longer shows what the index adds")
 	}
+	if pass := st.sketches.chunkRunsOf(0).pass(p.Runs()); pass&0b111 != 0b010 {
+		t.Fatalf("the chunkRuns passes chunks %03b of the needle, want chunk 1 alone", pass&0b111)
+	}
 	x := st.sketches.runIndexOf(0)
-	if pass := x.pass(p.Runs()); pass&0b111 != 0b010 {
-		t.Fatalf("the index passes chunks %03b of the needle, want chunk 1 alone", pass&0b111)
+	var runs []uint32
+	for _, b := range p.Runs() {
+		runs = append(runs, b>>runShift)
+	}
+	if pass, want := x.pass(runs), uint64(1)<<(1400/64); pass != want {
+		t.Fatalf("the index passes slices %064b of the needle, want %064b: seq 1400's alone", pass, want)
 	}
 	got, skipped, err := st.MayHold([]SeqRange{{1, 2600}}, p)
 	if err != nil || len(got) != 1 || got[0] != (SeqRange{1400, 1400}) {

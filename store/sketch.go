@@ -411,9 +411,17 @@ func (c *sketchCache) sliceGroup(ids []uint64, all []*chunkSketches) {
 // entries just outside lo..hi. Only the words of wide that hold entries
 // of lo..hi are tested, so a stretch over part of a chunk (a branch's
 // entries, the newest of a window) costs its share of the chunk's words.
-func (c *chunkSketches) widePass(pos2, pos4 []uint16, lo, hi uint64) (pass [sketchChunk / 64]uint64) {
+func (c *chunkSketches) widePass(pos2, pos4 []uint16, lo, hi uint64, live uint16) (pass [sketchChunk / 64]uint64) {
 	from, to := c.wideBefore(lo)/64, (c.wideBefore(hi+1)+63)/64
 	for k := from; k < min(to, len(c.wideMask)); k++ {
+		if live != ^uint16(0) {
+			// Words the run index ruled out are not tested: skip the
+			// wide rows whose entries lie in those alone.
+			a, b := c.wide[k*64]/64, c.wide[min(k*64+63, len(c.wide)-1)]/64
+			if live>>a&(1<<(b-a+1)-1) == 0 {
+				continue
+			}
+		}
 		acc := c.wideMask[k]
 		for _, q := range pos2 {
 			if acc &= c.wideCols.word(q, k); acc == 0 {
@@ -466,11 +474,14 @@ type sketchCache struct {
 	gen  map[uint64]uint64 // bumped by drop, checked before keeping a load
 	// runs holds the runIndex of groups of runGroup chunks, by group
 	// number, counted in bytes like the chunks.
-	runs  map[uint64]*runIndex
-	bytes int
-	max   int
-	low   uint64 // the lowest chunk number cached, when lowOK
-	lowOK bool
+	runs map[uint64]*runIndex
+	// chunkRuns holds the chunkRuns of groups of chunkRunsGroup chunks,
+	// by group number, counted alike.
+	chunkRuns map[uint64]*chunkRuns
+	bytes     int
+	max       int
+	low       uint64 // the lowest chunk number cached, when lowOK
+	lowOK     bool
 }
 
 func newSketchCache(max int) *sketchCache {
@@ -953,13 +964,19 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 	var seen *chunkSketches
 	from := s.sketchFrom.Load()
 	var odds sketchOdds // how often the entries' own sketches have passed
-	// The run index of the group met last, and what it passed (see
-	// runIndex): the chunks of a range, and the ranges, come in order.
-	var runs []uint32
+	// The run index of the group met last, and the slices of it its
+	// runs passed (see runIndex): the chunks of a range, and the
+	// ranges, come in order.
+	var runBuf [trigram.RunsMax]uint32
+	runs := runBuf[:0]
 	if useRunIndex {
-		runs = p.Runs()
+		for _, b := range p.Runs() {
+			runs = append(runs, b>>runShift)
+		}
 	}
-	group, index, indexPass := ^uint64(0), (*runIndex)(nil), uint64(0)
+	group, index, indexPass, ranked := ^uint64(0), (*runIndex)(nil), uint64(0), false
+	coarse, coarseIndex, coarsePass := ^uint64(0), (*chunkRuns)(nil), uint64(0)
+	var lives []uint16 // the words of each chunk of a range its index leaves to test
 	for k, r := range ranges {
 		if r.Lo > r.Hi {
 			continue
@@ -985,29 +1002,54 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 		// filter's sets span 200 KB); with nothing else between them
 		// the processor has several in flight at once, where the work on
 		// each chunk kept them one after another.
-		verdicts = verdicts[:0]
+		verdicts, lives = verdicts[:0], lives[:0]
 		for k := range cached {
 			ref, v := &cached[k], untested
 			c := first + uint64(k)
 			base := c * sketchChunk
 			if f := ref.filter; f != nil && len(runs) > 0 && max(r.Lo, base)-base < uint64(ref.n) {
-				// A long needle: the chunk's group's run index judges
-				// it, while it was built from the chunk's filter.
-				if g := c / runGroup; g != group {
+				// A long needle: the chunk's group's chunkRuns judges
+				// it, then its group's run index its slices, each
+				// while it was built for the chunk's filter.
+				if g := c / chunkRunsGroup; g != coarse {
+					coarse, coarseIndex = g, s.sketches.chunkRunsOf(g)
+					if coarseIndex != nil {
+						coarsePass = coarseIndex.pass(p.Runs())
+					}
+				}
+				judged := coarseIndex != nil && coarseIndex.from[c%chunkRunsGroup] == f
+				if judged && coarsePass&(1<<(c%chunkRunsGroup)) == 0 {
+					verdicts, lives = append(verdicts, ruledOut), append(lives, ^uint16(0))
+					continue
+				}
+				if g := c / runChunks; g != group {
 					group, index = g, s.sketches.runIndexOf(g)
 					if index != nil {
+						if !ranked {
+							// The runs fewest slices of the first
+							// group hold go first: most groups are
+							// then ruled out by a word or two.
+							ranked = true
+							index.rank(runs)
+						}
 						indexPass = index.pass(runs)
 					}
 				}
-				if index != nil && index.from[c%runGroup] == f {
+				if index != nil && index.from[c%runChunks] == f {
+					live := index.live(indexPass, c%runChunks)
 					v = ruledOut
-					if indexPass&(1<<(c%runGroup)) != 0 {
+					if live != 0 {
 						v = mayPass
 					}
-					verdicts = append(verdicts, v)
+					verdicts, lives = append(verdicts, v), append(lives, live)
+					continue
+				}
+				if judged {
+					verdicts, lives = append(verdicts, mayPass), append(lives, ^uint16(0))
 					continue
 				}
 			}
+			lives = append(lives, ^uint16(0))
 			if f := ref.filter; f != nil && max(r.Lo, base)-base < uint64(ref.n) && (f == tested || p.FilterWorthIt()) {
 				if f != tested {
 					tested, passed = f, p.PassFilter(&f.bits)
@@ -1022,7 +1064,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 		for c := first; c <= r.Hi/sketchChunk; c++ {
 			base := c * sketchChunk
 			lo, hi := max(r.Lo, base)-base, min(r.Hi-base, sketchChunk-1)
-			ref, v := cached[c-first], verdicts[c-first]
+			ref, v, live := cached[c-first], verdicts[c-first], lives[c-first]
 			cachedRef := ref.ch != nil // release has nothing to do for it
 			if ref.ch == nil {
 				ch, err := s.chunkToTest(c)
@@ -1087,7 +1129,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				p, pos, pos2 = orderedProbe(ch, p)
 				ordered = true
 			}
-			skipped += ch.test(p, pos, pos2, pos4, lo, hi, alone, &odds, func(i uint64) { add(base+i, base+i) })
+			skipped += ch.test(p, pos, pos2, pos4, lo, hi, live, alone, &odds, func(i uint64) { add(base+i, base+i) })
 			ch.release()
 		}
 	}
@@ -1115,11 +1157,11 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 // read. Once the entries' own sketches pass nearly every entry the columns
 // pass on to them (see sketchOdds), test tests only a sample of them and
 // passes the others on unread.
-func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi uint64, alone bool, odds *sketchOdds, pass func(i uint64)) (skipped int) {
+func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi uint64, live uint16, alone bool, odds *sketchOdds, pass func(i uint64)) (skipped int) {
 	if c.once || hi-lo+1 < sliceMin && (!c.sliced.Load() || alone && hi-lo+1 <= aloneMax) {
 		for i := lo; i <= hi; i++ {
 			if a, b := c.off[i], c.off[i+1]; a < b {
-				if c.pass(p, i, a, b, false) {
+				if live&(1<<(i/64)) != 0 && c.pass(p, i, a, b, false) {
 					pass(i)
 				} else {
 					skipped++
@@ -1131,7 +1173,7 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 	cols := c.columns()
 	var widePass, wide [sketchChunk / 64]uint64
 	if hi-lo+1 >= sliceMin && len(c.wideMask) > 0 {
-		widePass, wide = c.widePass(pos2, pos4, lo, hi), c.wideAt
+		widePass, wide = c.widePass(pos2, pos4, lo, hi, live), c.wideAt
 	}
 	// First, for every word, the entries with a sketch (ms) and those of
 	// them the columns pass on to their own sketch test (accs). The lines
@@ -1144,11 +1186,17 @@ func (c *chunkSketches) test(p *trigram.Probe, pos, pos2, pos4 []uint16, lo, hi 
 	for w := lo / 64; w <= hi/64; w++ {
 		first, last := max(lo, w*64), min(hi, w*64+63)
 		m := ^uint64(0) >> (63 - (last - first)) << (first % 64) & c.has[w]
+		if live&(1<<w) == 0 {
+			// The run index rules the word out (see runIndex).
+			skipped += bits.OnesCount64(m)
+			continue
+		}
 		acc := m &^ wide[w]
 		for _, q := range pos {
-			if acc &= cols.word(q, int(w)); acc == 0 {
+			if acc == 0 {
 				break
 			}
+			acc &= cols.word(q, int(w))
 		}
 		acc |= m & (c.open[w] | widePass[w])
 		ms[w], accs[w] = m, acc

@@ -495,7 +495,7 @@ func TestMayHoldOnPartsOfChunksWithManyWideRows(t *testing.T) {
 	for _, needle := range []string{"alpha1", "ABCD", "nil0 gamma"} {
 		p := trigram.NewProbe([]byte(needle))
 		pos2, pos4 := p.WidePositions(), p.WideFourPositions()
-		whole := ch.widePass(pos2, pos4, 0, sketchChunk-1)
+		whole := ch.widePass(pos2, pos4, 0, sketchChunk-1, ^uint16(0))
 		for k := 0; 64*k < len(ch.wide); k++ {
 			e := uint64(ch.wide[64*k])
 			for _, lo := range []uint64{max(e, 2) - 2, max(e, 1) - 1, e, e + 1} {
@@ -503,12 +503,25 @@ func TestMayHoldOnPartsOfChunksWithManyWideRows(t *testing.T) {
 					if lo > hi || hi >= sketchChunk {
 						continue
 					}
-					got := ch.widePass(pos2, pos4, lo, hi)
+					got := ch.widePass(pos2, pos4, lo, hi, ^uint16(0))
 					for i := lo; i <= hi; i++ {
 						if g, w := got[i/64]&(1<<(i%64)) != 0, whole[i/64]&(1<<(i%64)) != 0; g != w {
 							t.Fatalf("needle %q, stretch %d-%d: entry %d passes %v, %v over the whole chunk", needle, lo, hi, i, g, w)
 						}
 					}
+				}
+			}
+		}
+		// Words a run index ruled out may be left untested; every
+		// entry of the others is tested as over the whole chunk.
+		for _, live := range []uint16{0, 1, 0x8000, 0x0101, 0x7FFE, 0xA5A5, 0xFFFF} {
+			got := ch.widePass(pos2, pos4, 0, sketchChunk-1, live)
+			for i := range uint64(sketchChunk) {
+				if live&(1<<(i/64)) == 0 {
+					continue
+				}
+				if g, w := got[i/64]&(1<<(i%64)) != 0, whole[i/64]&(1<<(i%64)) != 0; g != w {
+					t.Fatalf("needle %q, live words %016b: entry %d passes %v, %v with every word live", needle, live, i, g, w)
 				}
 			}
 		}

@@ -177,6 +177,28 @@ const RunsMax = 32
 // bits holds it in none of its texts. The slice must not be changed.
 func (p *Probe) Runs() []uint32 { return p.long }
 
+// SetRuns sets in set, for each run of LongGram bytes of text, the bit
+// its long-set bit has shifted right by shift (a set of LongBits>>shift
+// bits: len(set) is LongBits>>shift/64): the bit Probe.Runs gives for the
+// run, shifted alike. A store keeps such sets for slices of a chunk.
+func SetRuns(set []uint64, text []byte, shift uint) {
+	if len(set) != LongBits>>shift/64 {
+		panic(fmt.Sprintf("trigram.SetRuns: a set of %d words for shift %d, want %d", len(set), shift, LongBits>>shift/64))
+	}
+	if len(text) < LongGram {
+		return
+	}
+	g := binary.LittleEndian.Uint64(text)
+	for i := LongGram; ; i++ {
+		a := longHash(g) >> shift
+		set[a/64] |= 1 << (a % 64)
+		if i == len(text) {
+			return
+		}
+		g = g>>8 | uint64(text[i])<<56
+	}
+}
+
 // LongWords returns f's long set: bit b%64 of word b/64 is set when one of
 // its texts holds a run of LongGram bytes whose bit is b (see
 // Probe.Runs). It must not be changed.
