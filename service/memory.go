@@ -38,9 +38,9 @@ const ServeGCPercent = 25
 // ServeSketchBytes is the bound of a server's sketch cache when not told:
 // a sixth of the memory this process may use, between 1 and 8 GB (1 GB
 // where that memory cannot be read). The cache takes only what the
-// history needs, ~900 MB per million entries (sketches, records,
-// bit-sliced rows and chunk filters), so on a 24 GB machine about 4.4
-// million entries stay in memory; texts are held in what is left, up to
+// history needs, ~1,150 MB per million entries (sketches, records,
+// bit-sliced rows, chunk filters and their run indexes), so on a 24 GB
+// machine about 3.5 million entries stay in memory; texts are held in what is left, up to
 // seven eighths of the bound (store.WarmHotTexts). What does not fit is the oldest
 // history, whose sketches are then read from disk on each search that
 // reaches them: 1,000,012 entries under a bound of 500 MB took exact

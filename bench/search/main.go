@@ -42,7 +42,7 @@ func main() {
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	memProf := flag.String("memprofile", "", "write a profile of what the queries allocated here, every allocation sampled (see FILE.base)")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did; and every needle ripgrep ran, with both times and their ratio, lowest first")
-	sketchMB := flag.Int("sketch-mb", 0, "the store's sketch cache bound in MB, as 'pi-history serve --sketch-mb' (0: serve's default for this machine); below what the history needs (~900 MB a million entries) it shows how search fares past the bound")
+	sketchMB := flag.Int("sketch-mb", 0, "the store's sketch cache bound in MB, as 'pi-history serve --sketch-mb' (0: serve's default for this machine); below what the history needs (~1,150 MB a million entries) it shows how search fares past the bound")
 	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
 	memLimit := flag.Int("memlimit-mb", 0, "the Go memory limit in MB (0: what 'pi-history serve' sets)")
 	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
@@ -87,7 +87,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v; long sets of %d groups of 64 chunks laid side by side), %.1f s; first occurrences of %d byte trigrams and %d 4-grams (%d lists full), %d seqs, %d MB, %.1f s; block starts of %d index documents, %.2f s; %d MB of headroom touched, %.1f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
+		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v; 8-byte runs of %d groups of 4 chunks indexed by slices of 64 entries), %.1f s; first occurrences of %d byte trigrams and %d 4-grams (%d lists full), %d seqs, %d MB, %.1f s; block starts of %d index documents, %.2f s; %d MB of headroom touched, %.1f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
 			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
 			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.HotTexts.Full, w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.Filters.RunGroups, w.FilterTime.Seconds(),
 			w.Heads.Trigrams, w.Heads.FourGrams, w.Heads.Full, w.Heads.Seqs, w.Heads.Bytes>>20, w.HeadTime.Seconds(), w.Blocks, w.BlockTime.Seconds(), w.Headroom>>20, w.HeadroomTime.Seconds(),

@@ -58,8 +58,9 @@ taken. At a million entries, 1024 instead of 512 cut the p99 of first pages
 of 13-40 character needles from about 200 to 60 ms, and 1536 (every text
 cached) the p99 of 3-12 character needles from 20-50 to 14-24 ms.
 
-On start, the trigram sketches (about 900 MB per million entries, with
-the records, bit-sliced rows and byte filters kept beside them), each
+On start, the trigram sketches (about 1,150 MB per million entries, with
+the records, bit-sliced rows, byte filters and run indexes kept beside
+them), each
 session's current branch, then as many of the texts as fit within seven
 eighths of --sketch-mb (about 1 GB more per million entries), and the
 texts that do not, up to three quarters of the block cache, are loaded in
@@ -224,7 +225,7 @@ func runServe(g *globals, args []string) error {
 				g.log.Info("memory stays in small pages", "reason", w.HugeErr)
 			}
 			if w.Sketches.Full {
-				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 900 MB a million entries)",
+				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 1,150 MB a million entries)",
 					"sketchMB", sketch>>20, "chunksCached", w.Sketches.Chunks)
 			}
 		}
