@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/pi-history/pi-history/trigram"
@@ -67,33 +67,19 @@ var useRunIndex = true
 // pass returns the slices of the group (bit j for slice j) whose set has
 // every bit of runs (slice-set bits: see runShift). Bits are set for the
 // slices of a chunk without a filter too: callers check from first.
-func (x *runIndex) pass(runs []uint32) uint64 {
+func (x *runIndex) pass(runs []uint32) uint64 { return allOf(x.words[:], runs) }
+
+// allOf returns the AND of words[b] for every b of runs: the members of a
+// side-by-side index whose sets hold every run (all of them when runs is
+// empty). It stops at the first word that leaves none.
+func allOf(words []uint64, runs []uint32) uint64 {
 	acc := ^uint64(0)
 	for _, b := range runs {
-		if acc &= x.words[b]; acc == 0 {
+		if acc &= words[b]; acc == 0 {
 			break
 		}
 	}
 	return acc
-}
-
-// rank orders runs by how many of x's slices hold each, fewest first, so
-// that pass, over this group and the others, meets a word with few bits
-// first and stops at the first that leaves none: a needle's common runs
-// (a word of English, its spaces) pass nearly every slice, and each
-// cost a cache miss for every group.
-func (x *runIndex) rank(runs []uint32) {
-	var held [trigram.RunsMax]int
-	for k, b := range runs {
-		held[k] = bits.OnesCount64(x.words[b])
-	}
-	// Insertion sort: a few dozen runs at most.
-	for i := 1; i < len(runs); i++ {
-		for j := i; j > 0 && held[j] < held[j-1]; j-- {
-			held[j], held[j-1] = held[j-1], held[j]
-			runs[j], runs[j-1] = runs[j-1], runs[j]
-		}
-	}
 }
 
 // live returns the words of chunk k of the group that may hold a needle
@@ -149,47 +135,62 @@ func (c *sketchCache) runIndexOf(g uint64) *runIndex {
 // milliseconds); a filter that changes meanwhile leaves its chunk to its
 // own filter (see runIndex).
 func (s *Store) indexRuns(g uint64) (bool, error) {
-	c := s.sketches
-	var filters [runChunks]*textFilter
+	return indexGroup(s.sketches, &s.sketches.runs, g, runChunks, 1, runIndexBytes,
+		func(x *runIndex) []*textFilter { return x.from[:] },
+		func(filters []*textFilter) (*runIndex, error) {
+			return s.newRunIndex(g, [runChunks]*textFilter(filters))
+		})
+}
+
+// indexGroup builds and keeps in *kept (under c's lock, counted in its
+// bytes) the index of group g of size chunks, built by build from the
+// filters its cached chunks have now, unless the index kept was built for
+// those (from gives the filters an index was built for), fewer than least
+// of them have one, or the cache has no room for bytes more. It reports
+// whether the group has an index for them afterwards. build runs outside
+// the lock.
+func indexGroup[X any](c *sketchCache, kept *map[uint64]*X, g, size uint64, least, bytes int,
+	from func(*X) []*textFilter, build func([]*textFilter) (*X, error)) (bool, error) {
+	filters := make([]*textFilter, size)
 	n := 0
 	c.mu.Lock()
 	for k := range filters {
-		if ch := c.chunks[g*runChunks+uint64(k)]; ch != nil {
+		if ch := c.chunks[g*size+uint64(k)]; ch != nil {
 			if filters[k] = ch.filter.Load(); filters[k] != nil {
 				n++
 			}
 		}
 	}
-	old := c.runs[g]
-	room := c.max-c.bytes >= runIndexBytes
+	old := (*kept)[g]
+	room := c.max-c.bytes >= bytes
 	c.mu.Unlock()
 	switch {
-	case n == 0:
+	case n == 0 || n < least:
 		return false, nil
-	case old != nil && old.from == filters:
+	case old != nil && slices.Equal(from(old), filters):
 		return true, nil
 	case old == nil && !room:
 		return false, nil
 	}
-	x, err := s.newRunIndex(g, filters)
+	x, err := build(filters)
 	if err != nil {
 		return false, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.runs[g] != old {
+	if (*kept)[g] != old {
 		return false, nil // another build got there first
 	}
 	if old == nil {
-		if c.max-c.bytes < runIndexBytes {
+		if c.max-c.bytes < bytes {
 			return false, nil
 		}
-		c.bytes += runIndexBytes
+		c.bytes += bytes
 	}
-	if c.runs == nil {
-		c.runs = map[uint64]*runIndex{}
+	if *kept == nil {
+		*kept = map[uint64]*X{}
 	}
-	c.runs[g] = x
+	(*kept)[g] = x
 	return true, nil
 }
 
@@ -279,15 +280,7 @@ var chunkRunsMin = 8
 // pass returns the chunks of the group (bit j for chunk chunkRunsGroup*g+j)
 // whose long set has every bit of runs (long-set bits). A bit is set for a
 // slot without a filter too: callers check from first.
-func (x *chunkRuns) pass(runs []uint32) uint64 {
-	acc := ^uint64(0)
-	for _, b := range runs {
-		if acc &= x.words[b]; acc == 0 {
-			break
-		}
-	}
-	return acc
-}
+func (x *chunkRuns) pass(runs []uint32) uint64 { return allOf(x.words[:], runs) }
 
 // newChunkRuns lays the long sets of filters side by side, a 64-by-64
 // block of bits at a time (transpose64): word w of the 64 long sets
@@ -324,43 +317,10 @@ func (c *sketchCache) chunkRunsOf(g uint64) *chunkRuns {
 // cached chunks have now, as indexRuns does for a runIndex, when at least
 // chunkRunsMin of them have one.
 func (s *Store) indexChunkRuns(g uint64) bool {
-	c := s.sketches
-	var filters [chunkRunsGroup]*textFilter
-	n := 0
-	c.mu.Lock()
-	for j := range filters {
-		if ch := c.chunks[g*chunkRunsGroup+uint64(j)]; ch != nil {
-			if filters[j] = ch.filter.Load(); filters[j] != nil {
-				n++
-			}
-		}
-	}
-	old := c.chunkRuns[g]
-	room := c.max-c.bytes >= chunkRunsBytes
-	c.mu.Unlock()
-	switch {
-	case n < chunkRunsMin:
-		return false
-	case old != nil && old.from == filters:
-		return true
-	case old == nil && !room:
-		return false
-	}
-	x := newChunkRuns(filters)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.chunkRuns[g] != old {
-		return false // another build got there first
-	}
-	if old == nil {
-		if c.max-c.bytes < chunkRunsBytes {
-			return false
-		}
-		c.bytes += chunkRunsBytes
-	}
-	if c.chunkRuns == nil {
-		c.chunkRuns = map[uint64]*chunkRuns{}
-	}
-	c.chunkRuns[g] = x
-	return true
+	ok, _ := indexGroup(s.sketches, &s.sketches.chunkRuns, g, chunkRunsGroup, chunkRunsMin, chunkRunsBytes,
+		func(x *chunkRuns) []*textFilter { return x.from[:] },
+		func(filters []*textFilter) (*chunkRuns, error) {
+			return newChunkRuns([chunkRunsGroup]*textFilter(filters)), nil
+		})
+	return ok
 }

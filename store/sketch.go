@@ -974,7 +974,7 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 			runs = append(runs, b>>runShift)
 		}
 	}
-	group, index, indexPass, ranked := ^uint64(0), (*runIndex)(nil), uint64(0), false
+	group, index, indexPass := ^uint64(0), (*runIndex)(nil), uint64(0)
 	coarse, coarseIndex, coarsePass := ^uint64(0), (*chunkRuns)(nil), uint64(0)
 	var lives []uint16 // the words of each chunk of a range its index leaves to test
 	for k, r := range ranges {
@@ -1025,13 +1025,6 @@ func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, sk
 				if g := c / runChunks; g != group {
 					group, index = g, s.sketches.runIndexOf(g)
 					if index != nil {
-						if !ranked {
-							// The runs fewest slices of the first
-							// group hold go first: most groups are
-							// then ruled out by a word or two.
-							ranked = true
-							index.rank(runs)
-						}
 						indexPass = index.pass(runs)
 					}
 				}
