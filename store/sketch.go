@@ -472,7 +472,7 @@ type sketchCache struct {
 	// chunk itself (zero when k is not cached), kept with chunks.
 	refs []chunkRef
 	gen  map[uint64]uint64 // bumped by drop, checked before keeping a load
-	// runs holds the runIndex of groups of runGroup chunks, by group
+	// runs holds the runIndex of groups of runChunks chunks, by group
 	// number, counted in bytes like the chunks.
 	runs map[uint64]*runIndex
 	// chunkRuns holds the chunkRuns of groups of chunkRunsGroup chunks,

@@ -165,9 +165,9 @@ func longPositions(needle []byte) []uint32 {
 const longGrams = 12
 
 // RunsMax is the most runs of a needle a probe keeps (see Probe.Runs):
-// the first longGrams are what PassFilter tests, and a set of many
-// chunks' long sets laid side by side (the store's run index) tests
-// them all, a word for 64 chunks each.
+// the first longGrams are what PassFilter tests; the store's run indexes,
+// sets of many chunks (or slices of them) laid side by side, test them
+// all, a word for 64 chunks or slices each.
 const RunsMax = 32
 
 // Runs returns the long-set bits of p's needle's runs of LongGram bytes
