@@ -89,34 +89,37 @@ func (x *runIndex) live(pass uint64, k uint64) uint16 {
 	return uint16(pass>>(runSlices*k)) | ^uint16(0)<<(x.from[k].n/64)
 }
 
-// newRunIndex builds the index of group g from the texts of the entries
-// that filters cover (see runIndex), a 64-by-64 block of bits at a time
-// (transpose64): word w of the 64 slices' sets becomes words 64w to 64w+63
-// of the index.
+// sliceSets is what a runIndex holds of one chunk before it is laid side
+// by side: the set of each of its slices of 64 entries.
+type sliceSets [runSlices][1 << runBits / 64]uint64
+
+// add puts the runs of text, entry i's of the chunk, into its slice's set.
+func (t *sliceSets) add(i uint64, text []byte) { trigram.SetRuns(t[i/64][:], text, runShift) }
+
+// newRunIndex builds the index of group g for filters from the texts each
+// filter covers, laid side by side a 64-by-64 block of bits at a time
+// (transposeInto). (Making the sets in the read of the texts that builds
+// or checks the filters instead saved nothing: see docs/design.md.)
 func (s *Store) newRunIndex(g uint64, filters [runChunks]*textFilter) (*runIndex, error) {
 	x := &runIndex{from: filters}
-	sets := make([][1 << runBits / 64]uint64, 64)
+	var sets [runChunks]*sliceSets
 	for k, f := range filters {
+		sets[k] = new(sliceSets)
 		if f == nil || f.n == 0 {
 			continue
 		}
 		base := (g*runChunks + uint64(k)) * sketchChunk
 		err := s.ScanTexts(base, base+f.n-1, false, func(seq uint64, text []byte) bool {
-			trigram.SetRuns(sets[k*runSlices+int(seq-base)/64][:], text, runShift)
+			sets[k].add(seq-base, text)
 			return true
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	var blk [64]uint64
-	for w := range 1 << runBits / 64 {
-		for j := range blk {
-			blk[j] = sets[j][w]
-		}
-		transpose64(&blk)
-		copy(x.words[w*64:w*64+64], blk[:])
-	}
+	transposeInto(colView{words: x.words[:], stride: 1}, 0, func(r, w int) uint64 {
+		return sets[r/runSlices][r%runSlices][w]
+	}, 1<<runBits/64)
 	return x, nil
 }
 
@@ -146,9 +149,9 @@ func (s *Store) indexRuns(g uint64) (bool, error) {
 // bytes) the index of group g of size chunks, built by build from the
 // filters its cached chunks have now, unless the index kept was built for
 // those (from gives the filters an index was built for), fewer than least
-// of them have one, or the cache has no room for bytes more. It reports
-// whether the group has an index for them afterwards. build runs outside
-// the lock.
+// (at least 1) of them have one, or the cache has no room for bytes more.
+// It reports whether the group has an index for them afterwards. build
+// runs outside the lock.
 func indexGroup[X any](c *sketchCache, kept *map[uint64]*X, g, size uint64, least, bytes int,
 	from func(*X) []*textFilter, build func([]*textFilter) (*X, error)) (bool, error) {
 	filters := make([]*textFilter, size)
@@ -165,7 +168,7 @@ func indexGroup[X any](c *sketchCache, kept *map[uint64]*X, g, size uint64, leas
 	room := c.max-c.bytes >= bytes
 	c.mu.Unlock()
 	switch {
-	case n == 0 || n < least:
+	case n < max(least, 1):
 		return false, nil
 	case old != nil && slices.Equal(from(old), filters):
 		return true, nil
@@ -218,8 +221,8 @@ func (c *sketchCache) unindexRuns(chunk uint64) {
 
 // indexAllRuns (re)builds the chunkRuns and the run index of every group
 // of cached chunks with filters (see runIndex), oldest first, within the
-// sketch cache's bound, and returns how many groups have a run index. WarmFilters calls it when
-// it is done; it stops when ctx ends.
+// sketch cache's bound, and returns how many groups have a run index.
+// WarmFilters calls it when it is done; it stops when ctx ends.
 func (s *Store) indexAllRuns(ctx context.Context) (int, error) {
 	c := s.sketches
 	c.mu.Lock()
@@ -283,8 +286,7 @@ var chunkRunsMin = 8
 func (x *chunkRuns) pass(runs []uint32) uint64 { return allOf(x.words[:], runs) }
 
 // newChunkRuns lays the long sets of filters side by side, a 64-by-64
-// block of bits at a time (transpose64): word w of the 64 long sets
-// becomes words 64w to 64w+63.
+// block of bits at a time (transposeInto).
 func newChunkRuns(filters [chunkRunsGroup]*textFilter) *chunkRuns {
 	x := &chunkRuns{from: filters}
 	var sets [chunkRunsGroup]*[trigram.LongBits / 64]uint64
@@ -295,14 +297,7 @@ func newChunkRuns(filters [chunkRunsGroup]*textFilter) *chunkRuns {
 			sets[j] = f.bits.LongWords()
 		}
 	}
-	var blk [64]uint64
-	for w := range trigram.LongBits / 64 {
-		for j := range blk {
-			blk[j] = sets[j][w]
-		}
-		transpose64(&blk)
-		copy(x.words[w*64:w*64+64], blk[:])
-	}
+	transposeInto(colView{words: x.words[:], stride: 1}, 0, func(r, w int) uint64 { return sets[r][w] }, trigram.LongBits/64)
 	return x
 }
 

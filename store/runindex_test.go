@@ -12,7 +12,8 @@ import (
 // TestRunIndexSaysWhatEachSliceHolds: over a store of random texts whose
 // chunks are indexed by slices of 64 entries, each slice's bits in the
 // index are the runs its texts hold (SetRuns of each text, compared bit
-// by bit), every needle cut from a text passes that text's slice, and
+// by bit), when the index was built as the filters were, after a restart
+// that read kept filters back, and when built again alone; every needle cut from a text passes that text's slice, and
 // pass gives for any runs exactly the slices whose sets hold them all.
 func TestRunIndexSaysWhatEachSliceHolds(t *testing.T) {
 	if 1<<(runBits+runShift) != trigram.LongBits {
@@ -20,25 +21,51 @@ func TestRunIndexSaysWhatEachSliceHolds(t *testing.T) {
 	}
 	texts := filterTexts()
 	st := pushTexts(t, texts)
-	if _, err := st.WarmSketches(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if fs, err := st.WarmFilters(context.Background()); err != nil || fs.RunGroups != 1 {
-		t.Fatalf("WarmFilters = %+v, %v; want the one group indexed", fs, err)
-	}
-	x := st.sketches.runIndexOf(0)
 	sets := make([][1 << runBits / 64]uint64, 64)
 	for i, tx := range texts {
 		seq := i + 1
 		trigram.SetRuns(sets[seq/64][:], []byte(tx), runShift)
 	}
-	for j := range sets {
-		for b := range 1 << runBits {
-			if got, want := x.words[b]&(1<<j) != 0, sets[j][b/64]&(1<<(b%64)) != 0; got != want {
-				t.Fatalf("bit %d of slice %d: index says %v, the slice's texts %v", b, j, got, want)
+	same := func(how string, x *runIndex) {
+		t.Helper()
+		for j := range sets {
+			for b := range 1 << runBits {
+				if got, want := x.words[b]&(1<<j) != 0, sets[j][b/64]&(1<<(b%64)) != 0; got != want {
+					t.Fatalf("%s: bit %d of slice %d: index says %v, the slice's texts %v", how, b, j, got, want)
+				}
 			}
 		}
 	}
+	warm := func(loaded int) *runIndex {
+		t.Helper()
+		if _, err := st.WarmSketches(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if fs, err := st.WarmFilters(context.Background()); err != nil || fs.RunGroups != 1 || fs.Loaded != loaded {
+			t.Fatalf("WarmFilters = %+v, %v; want the one group indexed, %d filters read back", fs, err, loaded)
+		}
+		return st.sketches.runIndexOf(0)
+	}
+	// Indexed as the filters are built, then after a restart that reads
+	// the kept filters back, then built again on its own.
+	x := warm(0)
+	same("built with the filters", x)
+	dir := st.Dir()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	y := warm(2)
+	same("after a restart", y)
+	scanned, err := st.newRunIndex(0, y.from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("built again alone", scanned)
 	r := rand.New(rand.NewPCG(3, 4))
 	shift := func(p *trigram.Probe) []uint32 {
 		var out []uint32
