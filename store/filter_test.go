@@ -338,7 +338,6 @@ func TestAStoreEmptyAtTheWarmUpStillGetsFilters(t *testing.T) {
 func TestKeptFiltersAreReusedOnlyWhileTheirTextsHold(t *testing.T) {
 	texts := filterTexts()
 	st := pushTexts(t, texts)
-	dir := st.Dir()
 	warm := func(st *Store) FilterStats {
 		t.Helper()
 		if _, err := st.WarmSketches(context.Background()); err != nil {
@@ -349,18 +348,6 @@ func TestKeptFiltersAreReusedOnlyWhileTheirTextsHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		return fs
-	}
-	reopen := func() *Store {
-		t.Helper()
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
-		}
-		next, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { next.Close() })
-		return next
 	}
 	if fs := warm(st); fs.Chunks != 3 || fs.Loaded != 0 {
 		t.Fatalf("first WarmFilters = %+v; want 3 chunks built, none loaded", fs)
@@ -373,7 +360,7 @@ func TestKeptFiltersAreReusedOnlyWhileTheirTextsHold(t *testing.T) {
 	built, _ := st.sketches.get(0)
 	builtBits := built.filter.Load().bits
 
-	st = reopen()
+	st = reopenStore(t, st)
 	if fs := warm(st); fs.Chunks != 3 || fs.Loaded != 2 {
 		t.Fatalf("WarmFilters after a restart = %+v; want 3 chunks, the 2 full ones loaded", fs)
 	}
@@ -405,7 +392,7 @@ func TestKeptFiltersAreReusedOnlyWhileTheirTextsHold(t *testing.T) {
 	if err := st.db.Set(seqKey(tagFilter, 1), rec[:len(rec)/2], nil); err != nil {
 		t.Fatal(err)
 	}
-	st = reopen()
+	st = reopenStore(t, st)
 	if fs := warm(st); fs.Chunks != 3 || fs.Loaded != 0 {
 		t.Fatalf("WarmFilters after the texts changed = %+v; want 3 chunks built, none loaded", fs)
 	}
@@ -413,7 +400,7 @@ func TestKeptFiltersAreReusedOnlyWhileTheirTextsHold(t *testing.T) {
 		mayHoldKeepsEveryMatch(t, st, texts, nd, shapes)
 	}
 	// What was built again is kept again.
-	st = reopen()
+	st = reopenStore(t, st)
 	if fs := warm(st); fs.Loaded != 2 {
 		t.Fatalf("WarmFilters after the rebuild = %+v; want the 2 full chunks loaded", fs)
 	}

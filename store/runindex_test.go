@@ -50,15 +50,7 @@ func TestRunIndexSaysWhatEachSliceHolds(t *testing.T) {
 	// the kept filters back, then built again on its own.
 	x := warm(0)
 	same("built with the filters", x)
-	dir := st.Dir()
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st = reopenStore(t, st)
 	y := warm(2)
 	same("after a restart", y)
 	scanned, err := st.newRunIndex(0, y.from)

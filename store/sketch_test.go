@@ -29,6 +29,22 @@ func pushTexts(t *testing.T, texts []string) *Store {
 	return st
 }
 
+// reopenStore closes st and opens its directory again, as a restart
+// would, closing the new store when the test ends.
+func reopenStore(t *testing.T, st *Store) *Store {
+	t.Helper()
+	dir := st.Dir()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	next, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { next.Close() })
+	return next
+}
+
 // pushMore appends texts to session "s" of st, one user message each
 // ("" for an entry without text), chained after entry parent ("" for
 // none), with ids from the format id (given the index in texts); it
