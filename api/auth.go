@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/datadir"
 )
 
 // CookieName is the web UI's session cookie. The API accepts it in place of
@@ -33,7 +34,11 @@ const UIKeyParam = "key"
 // readable by others is made private again and reported by fixedMode.
 func LoadOrCreateToken(dataDir string) (token string, created, fixedMode bool, err error) {
 	p := filepath.Join(dataDir, client.TokenFile)
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+	// Prepare makes a readable token private; whether it was is told.
+	if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o077 != 0 {
+		fixedMode = true
+	}
+	if err := datadir.Prepare(dataDir, true); err != nil {
 		return "", false, false, err
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

@@ -8,12 +8,16 @@
 //	owner.lock    held (flock) by the owning process; holds its pid
 //	api-token     the API's bearer token (mode 0600)
 //	server.json   where the running server listens
-//	ledger.jsonl  the rollover ledger
+//	note-context-ledger.jsonl  the rollover ledger
+//	pi-history.datadir  the marker: pi-history made (or adopted) this directory
+//
+// pi-history changes nothing in a directory it did not make: see Prepare.
 package datadir
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,50 +102,55 @@ var ErrLocked = errors.New("data directory in use")
 
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// Acquire takes ownership of dir (created with mode 0700 if missing). The
-// directory holds the API token and every session: one that belongs to
-// another user is refused (whoever made it could have put a token of their
-// own there, or read what is written), and one that others may read or
-// enter is made private.
-func Acquire(dir string) (*Lock, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory %s: %w", dir, err)
-	}
-	info, err := os.Stat(dir)
-	if err != nil {
+// Acquire takes ownership of dir for a process that may write to it,
+// creating the directory when it is missing (see Prepare). It is
+// AcquireWith(dir, Mode{Create: true}).
+func Acquire(dir string) (*Lock, error) { return AcquireWith(dir, Mode{Create: true}) }
+
+// Mode says how AcquireWith takes a data directory.
+type Mode struct {
+	// Create makes a missing data directory (import, serve). Without it a
+	// missing directory is a *NoHistoryError.
+	Create bool
+	// Shared takes the lock for reading only, and succeeds on a directory
+	// this process cannot write to (a read-only file system, a copy
+	// handed over without write permission): no file is created or
+	// changed. Readers still exclude a writer, and a writer them.
+	Shared bool
+}
+
+// AcquireWith takes ownership of dir as m says. The directory must be a
+// data directory of pi-history (Prepare); it must belong to this user
+// (whoever owns it could have put a token of their own there, or read what
+// is written).
+func AcquireWith(dir string, m Mode) (*Lock, error) {
+	if err := prepare(dir, m.Create, m.Shared); err != nil {
 		return nil, err
-	}
-	if err := Mine(info, dir); err != nil {
-		return nil, err
-	}
-	if info.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("data directory %s can be read by others (mode %v) and cannot be made private: %w", dir, info.Mode().Perm(), err)
-		}
-	}
-	// Files an older version (or the Pi extension's serve.log) left
-	// readable are made private too, for whoever reaches them by another
-	// way in (a hard link, a copy of the directory's path made earlier).
-	if ents, err := os.ReadDir(dir); err == nil {
-		for _, e := range ents {
-			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
-				os.Chmod(filepath.Join(dir, e.Name()), fi.Mode().Perm()&0o700)
-			}
-		}
 	}
 	p := filepath.Join(dir, "owner.lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, err)
+	flag, how := os.O_RDWR|os.O_CREATE, syscall.LOCK_EX
+	if m.Shared {
+		flag, how = os.O_RDONLY, syscall.LOCK_SH
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	f, err := os.OpenFile(p, flag, 0o600)
+	if m.Shared && errors.Is(err, fs.ErrNotExist) {
+		// Nobody ever owned it for writing, and this process may not
+		// create the lock file: there is no writer to exclude.
+		return &Lock{Path: p}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the lock file %s: %w", p, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		b, _ := os.ReadFile(p)
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 		f.Close()
 		return nil, &LockedError{Dir: dir, PID: pid}
 	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	if !m.Shared {
+		if err := f.Truncate(0); err == nil {
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
 	}
 	return &Lock{f: f, Path: p}, nil
 }
@@ -159,7 +168,7 @@ func Mine(info os.FileInfo, path string) error {
 
 // Owner returns the pid recorded by the owner of dir, if it is locked.
 func Owner(dir string) (int, bool) {
-	l, err := Acquire(dir)
+	l, err := AcquireWith(dir, Mode{Shared: true})
 	if err == nil {
 		l.Release()
 		return 0, false

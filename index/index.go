@@ -103,6 +103,7 @@ type Index struct {
 	scheme     scheme
 	bulk       bool // opened with Options.Bulk
 	batchBytes int  // text bytes per batch (Options.BatchBytes)
+	readOnly   bool // opened with Options.ReadOnly: never written
 
 	changed chan struct{}
 	cmu     sync.Mutex
@@ -127,6 +128,10 @@ type Options struct {
 	// BatchBytes bounds one Bleve batch by text bytes (DefaultBatchBytes
 	// when 0): smaller batches take less memory and more CPU.
 	BatchBytes int
+	// ReadOnly opens an existing index for reading only and writes
+	// nothing to dir (a data directory this process cannot write to). Such
+	// an index is not run; searches scan what it lacks.
+	ReadOnly bool
 }
 
 // OpenWith opens or creates the index in dir for store st.
@@ -134,6 +139,9 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if o.ReadOnly {
+		return openReadOnly(dir, st, log)
 	}
 	bi, err := openBleve(dir, o.Bulk)
 	if err != nil {
@@ -167,6 +175,34 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 		bi.Close()
 		return nil, err
 	}
+	return x, nil
+}
+
+// openReadOnly opens the index in dir for reading only. A missing index,
+// one of another block size or one whose mark lies past the store's last
+// entry would need writing to be used; each is an error saying so.
+func openReadOnly(dir string, st *store.Store, log *slog.Logger) (*Index, error) {
+	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
+		return nil, fmt.Errorf("index: open %s for reading: %w (the data directory cannot be written, so the index cannot be made; open it once where it can be written)", dir, err)
+	}
+	bi, err := bleve.OpenUsing(dir, map[string]interface{}{"read_only": true})
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s for reading: %w", dir, err)
+	}
+	if v, err := bi.GetInternal([]byte(blockKey)); err == nil && len(v) > 0 && string(v) != strconv.Itoa(BlockSize) {
+		bi.Close()
+		return nil, fmt.Errorf("index: %s was built with blocks of %s entries, this version uses %d; open the data directory once where it can be written, to rebuild the index", dir, v, BlockSize)
+	}
+	x := newIndex(st, dir, log, bi)
+	if err := x.loadMark(); err != nil {
+		bi.Close()
+		return nil, err
+	}
+	if x.through.Load() > st.LastSeq() {
+		bi.Close()
+		return nil, fmt.Errorf("index: the mark of %s lies past the store's last entry (%d); open the data directory once where it can be written, to index it again", dir, st.LastSeq())
+	}
+	x.readOnly = true
 	return x, nil
 }
 
@@ -427,6 +463,10 @@ func (x *Index) Close() error {
 
 // Run indexes new entries as the store commits them, until ctx ends.
 func (x *Index) Run(ctx context.Context) {
+	if x.readOnly {
+		<-ctx.Done()
+		return
+	}
 	for {
 		ch := x.st.Changed()
 		if _, err := x.CatchUp(ctx, nil); err != nil && ctx.Err() == nil {
@@ -465,6 +505,9 @@ const writers = 2
 // not look (they scan the store above it), and a crash leaves them to be
 // indexed again.
 func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int, error) {
+	if x.readOnly {
+		return 0, nil
+	}
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
 	if err := x.applyDeletes(); err != nil {

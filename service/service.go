@@ -46,6 +46,14 @@ type Options struct {
 	// SmallPages: Warm leaves the process's memory in small pages
 	// instead of collapsing it into huge ones (see package hugepages).
 	SmallPages bool
+	// MustExist: a missing data directory is a datadir.NoHistoryError, not
+	// one to create (the commands that only read).
+	MustExist bool
+	// ReadOnly opens store and index for reading only, under a shared
+	// lock, writing nothing to the data directory: for reading a directory
+	// this process cannot write to. The index does not catch up (searches
+	// scan what it lacks), and nothing is ingested.
+	ReadOnly bool
 }
 
 // Service is an open data directory.
@@ -75,16 +83,19 @@ func Open(o Options) (*Service, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	lock, err := datadir.Acquire(o.DataDir)
+	lock, err := datadir.AcquireWith(o.DataDir, datadir.Mode{Create: !o.MustExist, Shared: o.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes})
+	if !o.ReadOnly {
+		tidyReindex(o.DataDir, o.Log)
+	}
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes, ReadOnly: o.ReadOnly})
 	if err != nil {
 		lock.Release()
 		return nil, err
 	}
-	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk, BatchBytes: o.IndexBatchBytes})
+	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk, BatchBytes: o.IndexBatchBytes, ReadOnly: o.ReadOnly})
 	if err != nil {
 		st.Close()
 		lock.Release()
@@ -98,6 +109,32 @@ func Open(o Options) (*Service, error) {
 		ix.Run(ctx)
 	}()
 	return s, nil
+}
+
+// tidyReindex clears what a reindex killed before it finished left in dir
+// (no reindex runs while this process holds the lock): its half-built
+// index.rebuild, and the index.old it moves the index to while swapping;
+// killed between the swap's two renames, the index is index.old, and is
+// moved back.
+func tidyReindex(dir string, log *slog.Logger) {
+	ix, old, tmp := filepath.Join(dir, "index"), filepath.Join(dir, "index.old"), filepath.Join(dir, "index.rebuild")
+	if _, err := os.Stat(ix); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(old); err == nil {
+			if err := os.Rename(old, ix); err != nil {
+				log.Warn("cannot move back the index a killed reindex moved aside; it will be rebuilt", "from", old, "err", err)
+			}
+		}
+	}
+	for _, p := range []string{tmp, old} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			log.Warn("cannot remove what a killed reindex left behind", "dir", p, "err", err)
+		} else {
+			log.Info("removed what a killed reindex left behind", "dir", p)
+		}
+	}
 }
 
 // Close stops the indexer, closes index and store, and releases the lock.

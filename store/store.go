@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pi-history/pi-history/journal"
 )
 
@@ -157,6 +159,9 @@ type Options struct {
 	// FlushBytes is how many bytes of committed batches a bulk store
 	// holds in memory before it starts a flush (DefaultFlushBytes when 0).
 	FlushBytes int
+	// ReadOnly opens an existing store for reading only: nothing is
+	// written to dir, and every write fails.
+	ReadOnly bool
 	// SketchCacheBytes bounds the sketches, records, chunk filters and
 	// held texts kept in memory (DefaultSketchCacheBytes when 0). A
 	// million picorpus entries take ~900 MB of it without their texts,
@@ -174,15 +179,31 @@ const memTableBytes = 32 << 20
 // DefaultCacheBytes is the block cache of a store opened without one.
 const DefaultCacheBytes = 128 << 20
 
+// readOnlyFS is the file system of a store opened for reading only. Pebble
+// takes its directory lock by creating a LOCK file, which a read-only file
+// system refuses; the data directory's shared lock (package datadir)
+// already keeps writers out, so this lock is none.
+type readOnlyFS struct{ vfs.FS }
+
+func (readOnlyFS) Lock(string) (io.Closer, error) { return noLock{}, nil }
+
+type noLock struct{}
+
+func (noLock) Close() error { return nil }
+
 // OpenWith opens or creates the store in dir with options o.
 func OpenWith(dir string, o Options) (*Store, error) {
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = DefaultCacheBytes
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("store: create %s: %w", dir, err)
+	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, ReadOnly: o.ReadOnly}
+	if o.ReadOnly {
+		opts.FS = readOnlyFS{vfs.Default}
+	} else {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create %s: %w", dir, err)
+		}
 	}
-	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest}
 	// Tables end where a key kind (its first byte) ends: most kinds are
 	// keyed by seq, which only grows, so a flushed table of one kind
 	// overlaps no older table of that kind and compactions move it down

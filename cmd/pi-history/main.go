@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/term"
 
@@ -96,12 +97,17 @@ func (g *globals) setupLog() error {
 
 func (g *globals) dataDir() (string, error) { return datadir.Resolve(g.data) }
 
-// openExisting is openService for the commands that only read: a data
-// directory that holds no store (a mistyped --data, nothing imported yet)
-// is an error, not a new and empty store that answers "no match".
+// openExisting opens the data directory for a command that only reads. A
+// data directory that does not exist, or holds no store (a mistyped
+// --data, nothing imported yet), is an error, not a new and empty store
+// that answers "no match"; one this process cannot write to (a read-only
+// file system, a copy without write permission) is opened for reading only.
 func (g *globals) openExisting() (*service.Service, error) {
 	dir, err := g.dataDir()
 	if err != nil {
+		return nil, err
+	}
+	if err := datadir.Check(dir); err != nil {
 		return nil, err
 	}
 	_, err = os.Stat(filepath.Join(dir, "store"))
@@ -109,15 +115,33 @@ func (g *globals) openExisting() (*service.Service, error) {
 	if errors.Is(err, fs.ErrNotExist) && errors.Is(serr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no pi-history data in %s: nothing was imported there; run 'pi-history import' (or 'pi-history serve') first, or check --data and PI_HISTORY_DATA", dir)
 	}
-	return g.openService()
+	svc, err := g.openServiceWith(openHow{})
+	if err != nil && cannotWrite(err) {
+		g.log.Debug("the data directory cannot be written; opening it for reading only", "dir", dir, "err", err)
+		return g.openServiceWith(openHow{readOnly: true})
+	}
+	return svc, err
 }
 
-// openService opens the data directory for this process.
-func (g *globals) openService() (*service.Service, error) { return g.openServiceWith(false) }
+// cannotWrite says err is a refusal to write: a read-only file system or
+// no permission.
+func cannotWrite(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
+}
 
-// openServiceWith opens the data directory, for a bulk load when bulk is
-// set (see service.Options).
-func (g *globals) openServiceWith(bulk bool) (*service.Service, error) {
+// openService opens an existing data directory for this process to read
+// and write (the maintenance commands).
+func (g *globals) openService() (*service.Service, error) { return g.openServiceWith(openHow{}) }
+
+// openHow says how openServiceWith opens the data directory.
+type openHow struct {
+	create   bool // make it when missing (import, serve)
+	bulk     bool // for a bulk load (see service.Options)
+	readOnly bool // for reading only (see service.Options)
+}
+
+// openServiceWith opens the data directory as how says.
+func (g *globals) openServiceWith(how openHow) (*service.Service, error) {
 	dir, err := g.dataDir()
 	if err != nil {
 		return nil, err
@@ -134,7 +158,8 @@ func (g *globals) openServiceWith(bulk bool) (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: bulk, IndexBatchBytes: batch, FlushBytes: flush})
+	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: how.bulk, IndexBatchBytes: batch, FlushBytes: flush,
+		MustExist: !how.create, ReadOnly: how.readOnly})
 }
 
 // flushBytes reads PI_HISTORY_FLUSH_KB, what an import stores in memory

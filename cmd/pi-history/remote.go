@@ -45,11 +45,25 @@ func (g *globals) remoteClient(openErr error) (*client.Client, error) {
 	return c, nil
 }
 
-// openOrRemote opens the data directory (for a bulk load when bulk is
-// set: see service.Options), or returns a client for the server that owns
-// it: exactly one of svc and c is non-nil.
-func (g *globals) openOrRemote(bulk bool) (svc *service.Service, c *client.Client, err error) {
-	svc, err = g.openServiceWith(bulk)
+// openOrRemote opens the data directory (creating it, for a bulk load:
+// an import), or returns a client for the server that owns it: exactly one
+// of svc and c is non-nil.
+func (g *globals) openOrRemote() (svc *service.Service, c *client.Client, err error) {
+	svc, err = g.openServiceWith(openHow{create: true, bulk: true})
+	if err == nil {
+		return svc, nil, nil
+	}
+	c, err = g.remoteClient(err)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, c, nil
+}
+
+// existingOrRemote is openOrRemote for a command that only reads: see
+// openExisting.
+func (g *globals) existingOrRemote() (svc *service.Service, c *client.Client, err error) {
+	svc, err = g.openExisting()
 	if err == nil {
 		return svc, nil, nil
 	}

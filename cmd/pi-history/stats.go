@@ -29,7 +29,7 @@ Example:
 			if len(args) > 0 {
 				return usagef("stats takes no arguments")
 			}
-			svc, remote, err := g.openOrRemote(false)
+			svc, remote, err := g.existingOrRemote()
 			if err != nil {
 				return err
 			}
