@@ -52,6 +52,7 @@ type Engine interface {
 	List(ctx context.Context, r *search.ListRequest) (*search.ListResponse, error)
 	Read(ctx context.Context, r *search.ReadRequest) (*search.ReadResponse, error)
 	Windows(ctx context.Context, session, leaf string) (leafUsed string, windows []journal.Window, err error)
+	AllowlistedWindows(ctx context.Context, session, leaf string) (leafUsed string, windows []journal.Window, err error)
 	Sessions(ctx context.Context) ([]search.SessionSummary, error)
 	Session(ctx context.Context, id string) (*search.SessionSummary, error)
 }

@@ -237,10 +237,14 @@ func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) error {
 	id := pathParam(r, "id")
 	q := newQuery(r)
 	leaf := q.str("leaf")
+	windows := s.engine.Windows
+	if q.bool("allowlisted", false) {
+		windows = s.engine.AllowlistedWindows
+	}
 	if err := q.done(); err != nil {
 		return err
 	}
-	used, ws, err := s.engine.Windows(r.Context(), id, leaf)
+	used, ws, err := windows(r.Context(), id, leaf)
 	if err != nil {
 		return err
 	}
@@ -262,6 +266,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 		AllBranches: q.bool("allBranches", false),
 		Limit:       q.int("limit", 0),
 		Cursor:      q.str("cursor"),
+		Allowlisted: q.bool("allowlisted", false),
 	}
 	if err := q.done(); err != nil {
 		return err

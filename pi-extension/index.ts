@@ -474,12 +474,12 @@ export default function piHistory(pi: ExtensionAPI) {
 					return text(out.join("\n"), { hits: hits.length, cursor: r.cursor });
 				}
 				if (p.windows) {
-					const r = await svc.request("GET", `${base}/windows`, { query: { leaf }, signal });
+					const r = await svc.request("GET", `${base}/windows`, { query: { leaf, allowlisted: true }, signal });
 					const out = r.windows.map((w: any) => `w${w.window} ${w.startedBy} ${w.entries} entries [history entry=${w.firstEntry}] … [history entry=${w.lastEntry}]`);
 					return text(out.join("\n"), r);
 				}
 				if (p.list || prior?.kind === "list") {
-					const query = prior?.kind === "list" ? { ...prior.req, cursor: p.cursor } : { leaf, window: p.window, roles: p.roles, types: p.types, limit: p.limit ?? 50, cursor: p.cursor };
+					const query = prior?.kind === "list" ? { ...prior.req, cursor: p.cursor } : { leaf, window: p.window, roles: p.roles, types: p.types, limit: p.limit ?? 50, cursor: p.cursor, allowlisted: true };
 					const r = await svc.request("GET", `${base}/entries`, { query, signal });
 					if (r.cursor) remember(r.cursor, "list", { ...query, cursor: undefined });
 					const out = r.items.map(itemLine);

@@ -24,6 +24,48 @@ func (e *Engine) Windows(ctx context.Context, session, leaf string) (string, []j
 	return leaf, journal.Windows(path), nil
 }
 
+// AllowlistedWindows is Windows for the model's history tool: each
+// window's first and last entries and its count are of the entries the
+// history allowlist admits (a window whose first entry is a model change
+// starts, for the model, at its first message).
+func (e *Engine) AllowlistedWindows(ctx context.Context, session, leaf string) (string, []journal.Window, error) {
+	_, path, leaf, err := e.branch(session, leaf)
+	if err != nil {
+		return "", nil, err
+	}
+	ws := journal.Windows(path)
+	for i := range ws {
+		w := &ws[i]
+		w.FirstEntry, w.LastEntry, w.Entries = "", "", 0
+		for _, en := range path[w.Start:w.End] {
+			if !en.Searchable {
+				continue
+			}
+			if w.FirstEntry == "" {
+				w.FirstEntry = en.ID
+			}
+			w.LastEntry = en.ID
+			w.Entries++
+		}
+	}
+	return leaf, ws, nil
+}
+
+// visibleParent is the nearest ancestor of m that the history allowlist
+// admits ("" for none): what an allowlisted item names as its parent, so
+// that no hidden entry is named.
+func visibleParent(t *store.SessionTree, m *store.Meta) string {
+	for p := t.MetaOf(m.ParentID); p != nil; p = t.MetaOf(p.ParentID) {
+		if p.Searchable() {
+			return p.ID
+		}
+		if p.ParentID == "" {
+			break
+		}
+	}
+	return ""
+}
+
 func (e *Engine) branch(session, leaf string) (*store.SessionTree, []*journal.Entry, string, error) {
 	t, err := e.tree(session)
 	if err != nil {
@@ -52,6 +94,14 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	}
 	if req.Window < 0 {
 		return nil, badf("window", "window %d is invalid; windows are numbered from 1", req.Window)
+	}
+	if req.Allowlisted {
+		if err := searchableOnly("types", "type", req.Types, journal.SearchableTypes); err != nil {
+			return nil, err
+		}
+		if err := searchableOnly("roles", "role", req.Roles, journal.SearchableRoles); err != nil {
+			return nil, err
+		}
 	}
 	limit := req.Limit
 	if limit == 0 {
@@ -95,7 +145,7 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 		if m.ID != en.ID {
 			continue
 		}
-		if f.match(m) {
+		if f.match(m) && (!req.Allowlisted || m.Searchable()) {
 			sel = append(sel, m)
 		}
 	}
@@ -105,7 +155,7 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 		}
 	}
 	qh := queryHash("list", req.Session, leaf, strconv.Itoa(req.Window), strings.Join(req.Types, ","), strings.Join(req.Roles, ","),
-		boolS(req.NewestFirst), boolS(req.AllBranches))
+		boolS(req.NewestFirst), boolS(req.AllBranches), boolS(req.Allowlisted))
 	startAt := 0
 	if req.Cursor != "" {
 		pos, err := decodeCursor(req.Cursor, qh)
@@ -128,7 +178,11 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	labels := t.Labels()
 	end := min(startAt+limit, len(sel))
 	for _, m := range sel[startAt:end] {
-		resp.Items = append(resp.Items, e.item(m, labels))
+		it := e.item(m, labels)
+		if req.Allowlisted {
+			it.ParentID = visibleParent(t, m)
+		}
+		resp.Items = append(resp.Items, it)
 	}
 	if end < len(sel) {
 		resp.Cursor = encodeCursor(qh, uint64(end))
@@ -186,7 +240,14 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 		return nil, badf("entry", "entry %q (%s) is outside the history that can be read back: it holds no searchable text (a command excluded from context, another extension's data, a setting change)", req.Entry, m.Type)
 	}
 	labels := t.Labels()
-	resp := &ReadResponse{Item: e.item(m, labels), Ref: Ref(m.ID)}
+	item := func(m *store.Meta) Item {
+		it := e.item(m, labels)
+		if req.Allowlisted {
+			it.ParentID = visibleParent(t, m)
+		}
+		return it
+	}
+	resp := &ReadResponse{Item: item(m), Ref: Ref(m.ID)}
 	var full string
 	length := req.Length
 	if req.Raw {
@@ -228,12 +289,12 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 			take := func(m *store.Meta) bool { return !req.Allowlisted || m.Searchable() }
 			for j := max(0, k-req.Context); j < k; j++ {
 				if m := t.MetaOf(path[j].ID); take(m) {
-					resp.Before = append(resp.Before, e.item(m, labels))
+					resp.Before = append(resp.Before, item(m))
 				}
 			}
 			for j := k + 1; j < len(path) && j <= k+req.Context; j++ {
 				if m := t.MetaOf(path[j].ID); take(m) {
-					resp.After = append(resp.After, e.item(m, labels))
+					resp.After = append(resp.After, item(m))
 				}
 			}
 			break

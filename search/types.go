@@ -118,6 +118,11 @@ type ListRequest struct {
 	AllBranches bool     `json:"allBranches,omitempty"` // every entry of the session in file order
 	Limit       int      `json:"limit,omitempty"`
 	Cursor      string   `json:"cursor,omitempty"`
+	// Allowlisted lists only what the history allowlist admits (the
+	// model's history tool), as ReadRequest.Allowlisted reads: entries
+	// with no searchable text are left out, and a type or role that never
+	// has any is refused.
+	Allowlisted bool `json:"allowlisted,omitempty"`
 }
 
 // Item is one line of a list.

@@ -243,6 +243,7 @@ func (c *Client) List(ctx context.Context, r *search.ListRequest) (*search.ListR
 	setBool(q, "allBranches", r.AllBranches)
 	setInt(q, "limit", r.Limit)
 	setStr(q, "cursor", r.Cursor)
+	setBool(q, "allowlisted", r.Allowlisted)
 	var out search.ListResponse
 	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(r.Session)+"/entries", q, nil, &out); err != nil {
 		return nil, err
@@ -258,6 +259,7 @@ func (c *Client) Read(ctx context.Context, r *search.ReadRequest) (*search.ReadR
 	setInt(q, "offset", r.Offset)
 	setInt(q, "length", r.Length)
 	setBool(q, "raw", r.Raw)
+	setBool(q, "allowlisted", r.Allowlisted)
 	var out search.ReadResponse
 	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(r.Session)+"/entries/"+seg(r.Entry), q, nil, &out); err != nil {
 		return nil, err
