@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,37 @@ func TestVersionNamesTheBuild(t *testing.T) {
 	var out, errb strings.Builder
 	if code := run([]string{"version", "now"}, &out, &errb); code != 2 {
 		t.Errorf("version with an argument: exit %d; want 2", code)
+	}
+}
+
+func TestVersionSaysWhichBuildOrThatItCannot(t *testing.T) {
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i+1 < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"no build info", nil, "pi-history (built without version information: build it in a git checkout with 'go build -buildvcs=true ./cmd/pi-history', or install a release with 'go install')"},
+		{"go run", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "pi-history (built without version information: build it in a git checkout with 'go build -buildvcs=true ./cmd/pi-history', or install a release with 'go install')"},
+		{"a checkout's build", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: vcs("vcs.revision", "0123456789abcdef0123", "vcs.time", "2026-12-06T18:00:00Z", "vcs.modified", "false")},
+			"pi-history (devel) commit 0123456789ab of 2026-12-06T18:00:00Z"},
+		{"a modified checkout's build", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: vcs("vcs.revision", "0123456789abcdef0123", "vcs.time", "2026-12-06T18:00:00Z", "vcs.modified", "true")},
+			"pi-history (devel) commit 0123456789ab of 2026-12-06T18:00:00Z (modified)"},
+		{"a pseudo-version naming the commit", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261206180000-0123456789ab+dirty"},
+			Settings: vcs("vcs.revision", "0123456789abcdef0123")}, "pi-history v0.0.0-20261206180000-0123456789ab+dirty"},
+		{"a release", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "pi-history v1.4.0"},
+	} {
+		if got := describeBuild(c.bi); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
 	}
 }
 
