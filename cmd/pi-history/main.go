@@ -54,7 +54,10 @@ type globals struct {
 	sessions  string
 	logFormat string
 	logLevel  string
+	color     string
 	stdout    io.Writer
+	rawStdout io.Writer // stdout without the terminal's stand-ins, for colour codes
+	tty       bool      // stdout is a terminal
 	stderr    io.Writer
 	log       *slog.Logger
 }
@@ -69,6 +72,16 @@ func (g *globals) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&g.sessions, "sessions", "", "Pi's sessions directory, or several joined by ':' (default $PI_CODING_AGENT_SESSION_DIR, else $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions)")
 	fs.StringVar(&g.logFormat, "log-format", "", "log format: text or json (default text on a terminal, json otherwise)")
 	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&g.color, "color", "auto", "colour matches: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never")
+}
+
+// painter returns what colours this command's output, as --color says.
+func (g *globals) painter() (painter, error) {
+	m, err := parseColor(g.color)
+	if err != nil {
+		return painter{}, err
+	}
+	return painter{text: g.stdout, raw: g.rawStdout, on: useColor(m, g.tty, os.Getenv)}, nil
 }
 
 func (g *globals) setupLog() error {
@@ -261,7 +274,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer ts.Flush()
 		stdout = ts
 	}
-	g := &globals{stdout: stdout, stderr: stderr}
+	g := &globals{stdout: stdout, stderr: stderr, rawStdout: out, tty: tty}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		printUsage(stdout)
 		return 0

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,6 +37,11 @@ branch does not have). Printed to a terminal, control characters from the
 sessions (a tool's colour codes, say) show as visible stand-ins (ESC as ␛);
 to a pipe they pass as stored.
 
+Matches are coloured bold red on a terminal (--color auto|always|never;
+NO_COLOR set to anything, or TERM=dumb, turns auto off). Without colour a
+match is set off by brackets its snippet does not hold: «match», or ⟦match⟧
+when the text has « or ».
+
 Scopes:
   all      every session (default without --session)
   branch   the current branch of --session (or the branch ending at --leaf)
@@ -49,7 +53,8 @@ Examples:
   pi-history search ErrCartEmpty
   pi-history search --session 01a2286a-... --scope session 'keep the public API'
   pi-history search --json --all -- --force     (a needle starting with -)
-  pi-history search --role user --since 2026-11-01 'deploy'`,
+  pi-history search --role user --since 2026-11-01 'deploy'
+  pi-history search --color always ErrCartEmpty | less -R`,
 		flags: func(fs *flag.FlagSet, g *globals) {
 			fs.StringVar(&sf.scope, "scope", "", "branch, session, lineage or all (default: all, or branch with --session)")
 			fs.StringVar(&sf.session, "session", "", "session id (or a unique prefix of it) for branch, session and lineage scopes")
@@ -119,6 +124,10 @@ func runSearch(g *globals, args []string) error {
 	if (sf.limit <= 0 || sf.limit > search.MaxLimit) && !sf.all {
 		return usagef("--limit %d is out of range 1..%d; use --all for every hit", sf.limit, search.MaxLimit)
 	}
+	paint, err := g.painter()
+	if err != nil {
+		return err
+	}
 	b, err := g.backend()
 	if err != nil {
 		return err
@@ -158,7 +167,7 @@ func runSearch(g *globals, args []string) error {
 		if sf.all {
 			next, resp.Cursor = resp.Cursor, ""
 		}
-		printHits(g.stdout, resp, sf.json)
+		printHits(paint, resp, sf.json)
 		if sf.json && resp.Cursor != "" {
 			// stdout holds hits only; a script still learns the list is cut.
 			fmt.Fprintf(g.stderr, "pi-history search: more hits than the %d printed: use --limit or --all\n", len(resp.Hits))
@@ -182,9 +191,12 @@ func runSearch(g *globals, args []string) error {
 	return nil
 }
 
-func printHits(w io.Writer, resp *search.Response, asJSON bool) {
+// printHits writes a page of hits: one JSON object a hit, or for people a
+// line naming the hit and its snippets, matches coloured (or set off by
+// brackets the snippet does not hold).
+func printHits(p painter, resp *search.Response, asJSON bool) {
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(p.text)
 		for _, h := range resp.Hits {
 			enc.Encode(h)
 		}
@@ -199,13 +211,23 @@ func printHits(w io.Writer, resp *search.Response, asJSON bool) {
 		if !h.OnCurrentBranch {
 			branch = " (off the current branch)"
 		}
-		fmt.Fprintf(w, "%s/%s  %s  window %d  %s%s\n", h.Session, h.Entry, h.Timestamp, h.Window, role, branch)
+		p.paint(sgrPath, h.Session+"/"+h.Entry)
+		p.plain("  ")
+		p.paint(sgrDim, fmt.Sprintf("%s  window %d  %s%s", h.Timestamp, h.Window, role, branch))
+		p.plain("\n")
 		for _, s := range h.Snippets {
-			t := s.Text[:s.MatchStart] + "«" + s.Text[s.MatchStart:s.MatchEnd] + "»" + s.Text[s.MatchEnd:]
-			fmt.Fprintf(w, "    …%s…\n", strings.ReplaceAll(t, "\n", "⏎"))
+			flat := func(t string) string { return strings.ReplaceAll(t, "\n", "⏎") }
+			p.plain("    …" + flat(s.Text[:s.MatchStart]))
+			if p.on {
+				p.paint(sgrMatch, flat(s.Text[s.MatchStart:s.MatchEnd]))
+			} else {
+				open, shut := markers(s.Text)
+				p.plain(open + flat(s.Text[s.MatchStart:s.MatchEnd]) + shut)
+			}
+			p.plain(flat(s.Text[s.MatchEnd:]) + "…\n")
 		}
 	}
 	if resp.Cursor != "" {
-		fmt.Fprintf(w, "(more hits: use --limit or --all)\n")
+		p.plain("(more hits: use --limit or --all)\n")
 	}
 }

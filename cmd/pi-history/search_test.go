@@ -134,6 +134,9 @@ func TestSearchCommand(t *testing.T) {
 	}
 }
 
+// ourColours removes the SGR codes search colours its output with.
+var ourColours = strings.NewReplacer("\x1b["+sgrMatch+"m", "", "\x1b["+sgrPath+"m", "", "\x1b["+sgrDim+"m", "", "\x1b[0m", "")
+
 // TestSearchOnATerminalShowsControlCharacters: a tool's escape sequences
 // stored in a session reach a terminal as visible stand-ins, never as
 // commands to it (colours, an OSC 52 clipboard write, an 8-bit CSI); to a
@@ -152,6 +155,9 @@ func TestSearchOnATerminalShowsControlCharacters(t *testing.T) {
 					if code != 0 {
 						t.Fatalf("serve=%v tty=%v %v: exit %d: %s", serve, tty, args, code, errOut)
 					}
+					// Our own colour codes are the only escapes a
+					// terminal may get; the session's are stand-ins.
+					out = ourColours.Replace(out)
 					raw := strings.ContainsAny(out, "\x1b\x07\u009b")
 					shown := strings.Contains(out, "␛[31mred␛[0m") && strings.Contains(out, "␛]52;c;ZXZpbA==␇") && strings.Contains(out, "<U+009B>2J")
 					if tty && (raw || !shown) {
@@ -360,5 +366,64 @@ func TestShowPagesWithACursor(t *testing.T) {
 		if _, stderr, code := e.cli("show", "pg", "--limit", "0"); code != 2 || !strings.Contains(stderr, "--limit 0") {
 			t.Errorf("serve=%v: --limit 0: exit %d %q; want a usage error", serve, code, stderr)
 		}
+	}
+}
+
+// TestSearchColoursMatchesLikeGrep: --color and NO_COLOR decide as grep
+// and ripgrep do; coloured output marks each match in bold red and nothing
+// else, and output without colour sets matches off with brackets that the
+// snippet does not hold.
+func TestSearchColoursMatchesLikeGrep(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--home-dev-shop--", "s1",
+		`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/home/dev/shop"}`,
+		jsonLine("m1", "", "a naïve café and «quoted» text"),
+		jsonLine("m2", "m1", "plain naïve café here"),
+	)
+	e.mustCLI("import")
+	defer func(f func(io.Writer) bool) { isTerminal = f }(isTerminal)
+	for _, c := range []struct {
+		name    string
+		tty     bool
+		noColor string
+		term    string
+		flag    string
+		colour  bool
+	}{
+		{"a terminal", true, "", "xterm", "", true},
+		{"a pipe", false, "", "xterm", "", false},
+		{"NO_COLOR on a terminal", true, "1", "xterm", "", false},
+		{"TERM=dumb", true, "", "dumb", "", false},
+		{"--color never on a terminal", true, "", "xterm", "never", false},
+		{"--color always to a pipe", false, "", "xterm", "always", true},
+		{"--color always beats NO_COLOR", false, "1", "xterm", "always", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			isTerminal = func(io.Writer) bool { return c.tty }
+			t.Setenv("NO_COLOR", c.noColor)
+			t.Setenv("TERM", c.term)
+			args := []string{"search", "--all"}
+			if c.flag != "" {
+				args = append(args, "--color", c.flag)
+			}
+			out := e.mustCLI(append(args, "naïve café")...)
+			match := "\x1b[1;31mnaïve café\x1b[0m"
+			if got := strings.Count(out, match); c.colour && got != 2 {
+				t.Errorf("%d coloured matches, want 2:\n%q", got, out)
+			}
+			if !c.colour && strings.Contains(out, "\x1b") {
+				t.Errorf("colour codes without colour:\n%q", out)
+			}
+			if !c.colour {
+				// The first snippet holds « and », so its match is set
+				// off by the next pair; the second by «».
+				if !strings.Contains(out, "a ⟦naïve café⟧ and «quoted» text") || !strings.Contains(out, "plain «naïve café» here") {
+					t.Errorf("matches not set off by brackets the text lacks:\n%s", out)
+				}
+			}
+		})
+	}
+	if _, stderr, code := e.cli("search", "--color", "sometimes", "x"); code != 2 || !strings.Contains(stderr, "want auto, always or never") {
+		t.Errorf("--color sometimes: exit %d, %q", code, stderr)
 	}
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// colorMode is what --color asks for.
+type colorMode string
+
+const (
+	colorAuto   colorMode = "auto"   // on a terminal, unless NO_COLOR or TERM=dumb
+	colorAlways colorMode = "always" // even to a pipe (less -R, a pager)
+	colorNever  colorMode = "never"
+)
+
+// parseColor reads --color.
+func parseColor(v string) (colorMode, error) {
+	switch m := colorMode(v); m {
+	case colorAuto, colorAlways, colorNever:
+		return m, nil
+	}
+	return "", usagef("--color %q: want auto, always or never", v)
+}
+
+// useColor decides whether output is coloured, as grep and ripgrep do:
+// always and never say so; auto colours a terminal unless NO_COLOR is set
+// to anything (https://no-color.org) or TERM is dumb.
+func useColor(m colorMode, tty bool, getenv func(string) string) bool {
+	switch m {
+	case colorAlways:
+		return true
+	case colorNever:
+		return false
+	}
+	return tty && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}
+
+// SGR codes, those ripgrep uses by default.
+const (
+	sgrMatch = "1;31" // bold red
+	sgrPath  = "35"   // magenta: the session/entry a hit is in
+	sgrDim   = "2"    // the hit's details
+)
+
+// painter writes text, coloured when on. Text goes through text (which
+// makes control characters from sessions visible on a terminal); the
+// colour codes go to raw, around it, so that they reach the terminal.
+type painter struct {
+	text, raw io.Writer
+	on        bool
+}
+
+func (p painter) paint(code, s string) {
+	if p.on && s != "" {
+		fmt.Fprintf(p.raw, "\x1b[%sm", code)
+		io.WriteString(p.text, s)
+		io.WriteString(p.raw, "\x1b[0m")
+		return
+	}
+	io.WriteString(p.text, s)
+}
+
+func (p painter) plain(s string) { io.WriteString(p.text, s) }
+
+// markerPairs are the brackets that show a match without colour, tried in
+// turn: the first pair whose characters the snippet does not hold is used,
+// so a bracket in the text is never read as a match's edge.
+var markerPairs = [][2]string{{"«", "»"}, {"⟦", "⟧"}, {"⟪", "⟫"}, {"⁅", "⁆"}, {"⦃", "⦄"}}
+
+// markers returns the pair of brackets to set a match off in text.
+func markers(text string) (string, string) {
+	for _, m := range markerPairs {
+		if !strings.Contains(text, m[0]) && !strings.Contains(text, m[1]) {
+			return m[0], m[1]
+		}
+	}
+	last := markerPairs[len(markerPairs)-1]
+	return last[0] + last[0], last[1] + last[1]
+}
