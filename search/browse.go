@@ -338,7 +338,9 @@ func (e *Engine) Sessions(ctx context.Context) ([]SessionSummary, error) {
 	byFile := fileIndex(infos)
 	out := make([]SessionSummary, 0, len(infos))
 	for _, si := range infos {
-		out = append(out, summary(si, byFile))
+		s := summary(si, byFile)
+		s.Title = e.Title(si)
+		out = append(out, s)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LastActivity > out[j].LastActivity })
 	return out, nil
@@ -358,6 +360,7 @@ func (e *Engine) Session(ctx context.Context, id string) (*SessionSummary, error
 		return nil, err
 	}
 	s := summary(si, fileIndex(infos))
+	s.Title = e.Title(si)
 	t, err := e.st.Tree(id)
 	if err != nil {
 		return nil, err

@@ -24,8 +24,9 @@ import (
 
 // Engine answers requests over a store and its index.
 type Engine struct {
-	st *store.Store
-	ix *index.Index
+	st     *store.Store
+	ix     *index.Index
+	titles titleCache // sessions' titles from their first messages
 }
 
 // New returns an Engine. ix may be nil: every search then scans.
@@ -450,6 +451,7 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 		budget = DefaultBudget
 	}
 	resp.Truncated = e.fillHits(p, hits, budget, resp)
+	e.describeHits(resp.Hits)
 	resp.Stats.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return resp, last, nil
 }

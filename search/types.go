@@ -63,6 +63,8 @@ type Request struct {
 // Hit is one matching entry.
 type Hit struct {
 	Session         string    `json:"session"`
+	Title           string    `json:"title,omitempty"` // the session's name, else the start of its first user message
+	Cwd             string    `json:"cwd,omitempty"`   // the session's project directory
 	Entry           string    `json:"entry"`
 	Type            string    `json:"type"`
 	Role            string    `json:"role,omitempty"`
@@ -180,6 +182,7 @@ type ReadResponse struct {
 // SessionSummary describes one session for lists.
 type SessionSummary struct {
 	ID            string   `json:"id"`
+	Title         string   `json:"title"` // Name, else the start of the first user message ("" when neither)
 	Name          string   `json:"name"`
 	Cwd           string   `json:"cwd"`
 	File          string   `json:"file"`

@@ -665,6 +665,17 @@ func (s *Store) Lookup(sid, id string) (uint64, error) {
 
 // SessionMetas returns a session's entries in file order.
 func (s *Store) SessionMetas(sid string) ([]*Meta, error) {
+	var out []*Meta
+	err := s.WalkSessionMetas(sid, func(m *Meta) bool {
+		out = append(out, m)
+		return true
+	})
+	return out, err
+}
+
+// WalkSessionMetas calls fn with a session's entries in file order, until
+// fn returns false: reading the first few costs only those.
+func (s *Store) WalkSessionMetas(sid string, fn func(*Meta) bool) error {
 	// A session's order keys name its seqs; since 2026-11-30 they
 	// hold no copy of the record, which is read from the entry's own key
 	// (older stores keep the copy, read as it is). One snapshot serves
@@ -674,7 +685,7 @@ func (s *Store) SessionMetas(sid string) ([]*Meta, error) {
 	p := sessionKey(tagOrder, sid)
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer it.Close()
 	var recs *pebble.Iterator // the entries' records, opened when first needed
@@ -683,30 +694,31 @@ func (s *Store) SessionMetas(sid string) ([]*Meta, error) {
 			recs.Close()
 		}
 	}()
-	var out []*Meta
 	for it.First(); it.Valid(); it.Next() {
 		v := it.Value()
 		if len(v) == 0 {
 			if len(it.Key()) != len(p)+8 {
-				return nil, fmt.Errorf("session %s: malformed order key %q", sid, it.Key())
+				return fmt.Errorf("session %s: malformed order key %q", sid, it.Key())
 			}
 			seq := binary.BigEndian.Uint64(it.Key()[len(p):])
 			if recs == nil {
 				if recs, err = snap.NewIter(&pebble.IterOptions{LowerBound: []byte{tagEntry}, UpperBound: []byte{tagEntry + 1}}); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			if v, err = recordAt(recs, seq); err != nil {
-				return nil, fmt.Errorf("session %s: %w", sid, err)
+				return fmt.Errorf("session %s: %w", sid, err)
 			}
 		}
 		m, err := decodeMeta(v)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, m)
+		if !fn(m) {
+			return nil
+		}
 	}
-	return out, it.Error()
+	return it.Error()
 }
 
 // recordAt moves it (an iterator over the entries' records) to the record

@@ -215,7 +215,7 @@ func TestImportingAnArchiveOfThisStoreAddsNothing(t *testing.T) {
 		t.Errorf("sessions after importing the archive:\n%s\nbefore:\n%s", after, before)
 	}
 	hits := e.mustCLI("search", "--all", "ArchiveMarker")
-	if n := strings.Count(hits, "ArchiveMarker"); n != 2 {
+	if n := strings.Count(hits, "«ArchiveMarker»"); n != 2 {
 		t.Errorf("%d hits of ArchiveMarker, want 2:\n%s", n, hits)
 	}
 }

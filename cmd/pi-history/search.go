@@ -214,6 +214,9 @@ func printHits(p painter, resp *search.Response, asJSON bool) {
 		p.paint(sgrPath, h.Session+"/"+h.Entry)
 		p.plain("  ")
 		p.paint(sgrDim, fmt.Sprintf("%s  window %d  %s%s", h.Timestamp, h.Window, role, branch))
+		if about := hitAbout(h); about != "" {
+			p.plain("  " + about)
+		}
 		p.plain("\n")
 		for _, s := range h.Snippets {
 			flat := func(t string) string { return strings.ReplaceAll(t, "\n", "⏎") }
@@ -230,4 +233,17 @@ func printHits(p painter, resp *search.Response, asJSON bool) {
 	if resp.Cursor != "" {
 		p.plain("(more hits: use --limit or --all)\n")
 	}
+}
+
+// hitAbout names a hit's session for people: its title and project, on one
+// line ("" when it has neither).
+func hitAbout(h search.Hit) string {
+	parts := []string{}
+	if h.Title != "" {
+		parts = append(parts, oneCell(h.Title, sessionNameWidth))
+	}
+	if h.Cwd != "" {
+		parts = append(parts, "in "+oneCell(h.Cwd, 200))
+	}
+	return strings.Join(parts, " ")
 }

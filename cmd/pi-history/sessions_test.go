@@ -39,8 +39,8 @@ func TestSessionsTablePrintsOneLineASession(t *testing.T) {
 		if !strings.Contains(named, cut+"…") || utf8.RuneCountInString(cut+"…") != sessionNameWidth || !strings.HasSuffix(named, "/p") {
 			t.Errorf("serve=%v: the named session's row does not show its name cut to %d characters and its project:\n%s", serve, sessionNameWidth, named)
 		}
-		if !strings.HasPrefix(plain, "plain ") || !strings.Contains(plain, " -  ") || !strings.HasSuffix(plain, "/q") {
-			t.Errorf("serve=%v: the unnamed session's row does not show - for its name:\n%s", serve, plain)
+		if !strings.HasPrefix(plain, "plain ") || !strings.Contains(plain, " hi  ") || !strings.HasSuffix(plain, "/q") {
+			t.Errorf("serve=%v: the unnamed session's row does not show its first message as its title:\n%s", serve, plain)
 		}
 		if a, b := utf8.RuneCountInString(named), utf8.RuneCountInString(plain); a != b {
 			t.Errorf("serve=%v: the rows differ in width (%d and %d characters): the name cell was not cut to one width\n%s\n%s", serve, a, b, named, plain)

@@ -162,13 +162,14 @@ func runSessions(g *globals, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tLAST ACTIVITY\tENTRIES\tWINDOWS\tNAME\tPROJECT")
+	fmt.Fprintln(tw, "SESSION\tLAST ACTIVITY\tENTRIES\tWINDOWS\tTITLE\tPROJECT")
 	for _, s := range ss {
-		// A name is whatever was given to /name, a pasted paragraph
-		// too: one line, cut, so that one name cannot push every
+		// A title is the session's name (whatever was given to
+		// /name, a pasted paragraph too) or the start of its first
+		// message: one line, cut, so that one title cannot push every
 		// other row's project off the screen (--json has it whole).
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", oneCell(s.ID, 80), s.LastActivity, s.Entries, s.Windows,
-			oneCell(s.Name, sessionNameWidth), oneCell(s.Cwd, 400))
+			oneCell(s.Title, sessionNameWidth), oneCell(s.Cwd, 400))
 	}
 	return tw.Flush()
 }

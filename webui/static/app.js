@@ -162,7 +162,7 @@ async function loadSessions(force) {
 }
 
 function sessionName(s) {
-  return s.name || '(unnamed ' + String(s.id).slice(0, 8) + ')';
+  return s.title || s.name || '(untitled ' + String(s.id).slice(0, 8) + ')';
 }
 
 async function showSessions(q) {

@@ -1,0 +1,89 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestFirstLineMakesAShortOneLineTitle(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"", ""},
+		{"\n  \n\t", ""},
+		{"Fix the checkout test", "Fix the checkout test"},
+		{"\n\n  Fix   the\tcheckout test  \nand more", "Fix the checkout test"},
+		{"a\x1b[31mred\x1b[0m word", "a [31mred [0m word"},
+		{strings.Repeat("x", 72), strings.Repeat("x", 72)},
+		{strings.Repeat("x", 73), strings.Repeat("x", 71) + "…"},
+		{strings.Repeat("é", 80), strings.Repeat("é", 71) + "…"},
+		{strings.Repeat("ab ", 30), strings.TrimSpace(strings.Repeat("ab ", 24)) + "…"},
+	} {
+		if got := firstLine(c.text, TitleRunes); got != c.want {
+			t.Errorf("firstLine(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// TestSessionsAndHitsCarryTitleAndProject: a named session is titled by
+// its name, an unnamed one by its first user message (past the model and
+// thinking-level entries Pi writes first), one with no user message yet by
+// nothing; hits carry their session's title and project.
+func TestSessionsAndHitsCarryTitleAndProject(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	write := func(name string, lines ...string) {
+		p := filepath.Join(dir, name+".jsonl")
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.importFile(t, p)
+	}
+	hdr := func(id, cwd string) string {
+		return `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T10:00:00.000Z","cwd":"` + cwd + `"}`
+	}
+	user := func(id, parent, text string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"type":"message","id":"` + id + `","parentId":` + p + `,"timestamp":"2026-01-01T10:00:01.000Z","message":{"role":"user","content":` + strconv.Quote(text) + `}}`
+	}
+	write("named", hdr("named", "/home/dev/shop"), user("a1", "", "the needle here"),
+		`{"type":"session_info","id":"i1","parentId":"a1","timestamp":"2026-01-01T10:00:02.000Z","name":"Checkout fix"}`)
+	write("plain", hdr("plain", "/home/dev/cli"),
+		`{"type":"model_change","id":"m0","parentId":null,"timestamp":"2026-01-01T10:00:00.500Z","provider":"p","modelId":"m"}`,
+		user("b1", "m0", "\n  Why does the needle   fail?\nMore detail"), user("b2", "b1", "second needle"))
+	write("empty", hdr("empty", "/tmp"))
+	ss, err := e.eng.Sessions(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]string{}
+	for _, s := range ss {
+		titles[s.ID] = s.Title
+	}
+	want := map[string]string{"named": "Checkout fix", "plain": "Why does the needle fail?", "empty": ""}
+	for id, w := range want {
+		if titles[id] != w {
+			t.Errorf("session %s titled %q, want %q", id, titles[id], w)
+		}
+		if s, err := e.eng.Session(t.Context(), id); err != nil || s.Title != w {
+			t.Errorf("Session(%s): %v, title %q, want %q", id, err, s.Title, w)
+		}
+	}
+	resp, err := e.eng.Search(t.Context(), &Request{Needle: "needle", Scope: ScopeAll, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Hits) != 3 {
+		t.Fatalf("%d hits, want 3", len(resp.Hits))
+	}
+	for _, h := range resp.Hits {
+		wantCwd := map[string]string{"named": "/home/dev/shop", "plain": "/home/dev/cli"}[h.Session]
+		if h.Title != want[h.Session] || h.Cwd != wantCwd {
+			t.Errorf("hit %s/%s: title %q, cwd %q; want %q, %q", h.Session, h.Entry, h.Title, h.Cwd, want[h.Session], wantCwd)
+		}
+	}
+}
