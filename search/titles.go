@@ -30,11 +30,11 @@ type titleCache struct {
 type cachedTitle struct{ header, title string }
 
 // Title is what a session is called for people: its name when it has one
-// (Pi's /name), else the first line of its first user message, shortened
+// (Pi's /name, as given), else the first line of its first user message, shortened
 // to TitleRunes characters; "" when it has neither yet.
 func (e *Engine) Title(si *store.SessionInfo) string {
-	if name := strings.TrimSpace(si.Name); name != "" {
-		return name
+	if strings.TrimSpace(si.Name) != "" {
+		return si.Name // whole: lists cut it to their width, hovers show it all
 	}
 	e.titles.mu.Lock()
 	c, ok := e.titles.m[si.ID]
