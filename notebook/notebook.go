@@ -1,7 +1,8 @@
 // Package notebook keeps the model's working notes for a Pi session branch:
 // the sectioned notebook of the note-context design (tool `notes`), the named
 // notes of the context-management design (tool `context_notes`), the history
-// of notebook revisions, and the notes-staleness status line.
+// of notebook revisions, and the notes-staleness status line. What it takes
+// from those designs is summarised in docs/spec-notes.md.
 //
 // The package stores nothing. Notes live in the session journal as `custom`
 // entries, and every function here takes the branch it works on as a path of
@@ -48,7 +49,7 @@ const (
 	NotebookVersion = 1                    // the "version" written in notebook records
 )
 
-// Notebook limits (§3.1 of the note-context design).
+// Notebook limits (docs/spec-notes.md, "Notebook limits").
 const (
 	MaxSections        = 8     // sections per notebook
 	MaxSectionNameLen  = 32    // characters in a section name

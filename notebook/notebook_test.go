@@ -203,8 +203,9 @@ func TestWriteFirstRevisionAndReviewMarker(t *testing.T) {
 	if want := `{"version":1,"revision":1,"sections":{"Task":"t"},"reviewedThrough":"00000002","reviewedTokens":null}`; string(got) != want {
 		t.Errorf("record JSON\n got %s\nwant %s", got, want)
 	}
-	// The marker is the assistant message that called (spec 000 §3.1): any
-	// other entry would count as reviewed what the model never read.
+	// The marker is the assistant message that called (docs/spec-notes.md,
+	// "The review marker"): any other entry would count as reviewed what the
+	// model never read.
 	var inv *InvalidError
 	if _, _, err := Write(p, WriteRequest{Sections: secs("Task", "t"), ReviewedThrough: "00000001"}, Limits{}); !errors.As(err, &inv) || inv.Field != "reviewedThrough" {
 		t.Errorf("a user message as the marker: %v, want an InvalidError on reviewedThrough", err)

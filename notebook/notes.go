@@ -13,7 +13,8 @@ import (
 )
 
 // Named-note record format and limits (context_notes of the
-// context-management design). Characters are Unicode code points.
+// context-management design; docs/spec-notes.md, "Named notes"). Characters
+// are Unicode code points.
 const (
 	NoteType        = "note-context/note" // customType of named-note records
 	NoteVersion     = 1                   // the "version" written in named-note records

@@ -8,7 +8,7 @@ import (
 	"github.com/pi-history/pi-history/journal"
 )
 
-// Status-line protocol strings (§4.1 of the note-context design). The line
+// Status-line protocol strings (docs/spec-notes.md, "The status line"). The line
 // never carries token, budget or window figures.
 const (
 	StatusPrefix       = "[note-context] "

@@ -191,7 +191,8 @@ func mix(k uint64) uint64 {
 // On the benchmark's million entries, format 3 took 317 bytes an entry
 // against 258 and cut the p99 of first pages of 3-5 and 6-12 character
 // needles 1.8 to 2.7 times; format 4 takes about 40 bytes more and cut
-// the texts read in vain by a quarter more (see docs/design.md).
+// the texts read in vain by a quarter more (see "Two bits per 4-gram" in
+// docs/measurements/2026-11-30-sketch-formats.md).
 const (
 	sketchHashes    = 2 // bits each trigram sets; also format 2's byte
 	formatSplit     = 3 // the last byte of a format-3 sketch
