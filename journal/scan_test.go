@@ -62,7 +62,7 @@ func sameResult(h1, h2 *Header, e1, e2 *Entry, err1, err2 error) bool {
 func fixtureLines(t testing.TB) []string {
 	var out []string
 	dirs := []string{"testdata", "../export/testdata/journals", "../notebook/testdata",
-		"../rollover/testdata/journals", "../webui/testdata", filepath.Join("..", "..", "shared", "fixtures", "pi")}
+		"../rollover/testdata/journals", "../webui/testdata", "testdata/pi16", filepath.Join("..", "..", "shared", "fixtures", "pi")}
 	for _, dir := range dirs {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 		for _, file := range files {
