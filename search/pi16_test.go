@@ -112,6 +112,16 @@ func TestPi16EntriesListReadAndSearchByTheirClass(t *testing.T) {
 		}
 	}
 
+	// Filters: context edits can be searched for by type; the system role never has searchable text.
+	res, err := e.eng.Search(ctx, &Request{Needle: "elided", Scope: ScopeSession, Session: tree, Types: []string{"context_edit"}})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].Entry != id["ce2"] {
+		t.Errorf("types=context_edit: %v %+v", err, res)
+	}
+	if _, err := e.eng.Search(ctx, &Request{Needle: "Answer", Scope: ScopeSession, Session: tree, Roles: []string{"system"}}); err == nil ||
+		!strings.Contains(err.Error(), "never has searchable text") {
+		t.Errorf("roles=system must be refused as never searchable, got %v", err)
+	}
+
 	// The windows of the real run: the rollover boundary (an extension's) and Pi's compaction each open one.
 	_, ws, err := e.eng.Windows(ctx, agent, "")
 	if err != nil {
