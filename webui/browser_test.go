@@ -535,6 +535,7 @@ func TestBrowser(t *testing.T) {
 		if strings.Contains(w2, "unknown type") {
 			t.Error("a Pi 1.6 entry is shown as of an unknown type")
 		}
+		e.shot(t, "pi16-window2.png")
 		e.run(t, "open window 3", chromedp.Navigate(e.base+"/#/s/"+hdr.ID+"?w=3"),
 			waitJS(win("3")+` && `+win("3")+`.querySelectorAll('article.entry').length > 1`))
 		w3 := e.str(t, win("3")+`.textContent`)
