@@ -358,6 +358,11 @@ func fieldOf(names []string, key []byte, plain bool) int {
 		}
 	}
 	for i, n := range names {
+		// A plain key is ASCII: it folds to an (ASCII) name only at the
+		// same length; a key with other bytes may fold at another (ſ, K).
+		if plain && len(n) != len(key) {
+			continue
+		}
 		if bytes.EqualFold(key, []byte(n)) {
 			return i
 		}
