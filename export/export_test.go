@@ -50,6 +50,11 @@ func journals(t *testing.T) []journalFile {
 	if len(out) == 0 {
 		t.Fatal("no journals in testdata/journals")
 	}
+	// Journals the real Pi 1.6.0 wrote (journal/testdata/pi16gen).
+	pi16, _ := filepath.Glob("../journal/testdata/pi16/*.jsonl")
+	for _, p := range pi16 {
+		out = append(out, journalFile{"pi16-" + strings.TrimSuffix(filepath.Base(p), ".jsonl"), p})
+	}
 	if d := sharedFixtures(); d != "" {
 		fx, _ := filepath.Glob(filepath.Join(d, "*.jsonl"))
 		for _, p := range fx {

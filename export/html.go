@@ -160,7 +160,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`
 {{else if eq .Kind "call"}}<div class="call">
 <div class="callhead">Tool call <code>{{.Label}}</code>{{if .CallID}} <span class="when">{{.CallID}}</span>{{end}}</div>
 {{template "code" .ArgsPart}}
-{{if .Answered}}<div class="result{{if .Error}} error{{end}}"><div class="callhead">{{if .Error}}Error{{else}}Result{{end}}</div>
+{{if .Answered}}<div class="result{{if .Error}} error{{end}}"><div class="callhead">{{if .Error}}Error{{else}}Result{{end}}{{if .Took}} <span class="when">· {{.Took}}</span>{{end}}</div>
 {{range .Result}}{{template "part" .}}{{end}}</div>
 {{else}}<p class="note">No result on this branch.</p>
 {{end}}</div>

@@ -127,11 +127,17 @@ func (r *mdRenderer) part(p part, indent string) {
 			r.printf(" (%s)", mdCode(p.CallID))
 		}
 		r.printf("\n\n%s\n", fence(p.Args, "json"))
+		took := ""
+		if p.Took != "" {
+			took = ", " + p.Took
+		}
 		switch {
 		case !p.Answered:
 			r.printf("\n*No result on this branch.*\n")
 		case p.Error:
-			r.printf("\n**Result (error):**\n")
+			r.printf("\n**Result (error%s):**\n", took)
+		case took != "":
+			r.printf("\n**Result (%s):**\n", took[2:])
 		default:
 			r.printf("\n**Result:**\n")
 		}

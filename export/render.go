@@ -23,6 +23,7 @@ type item struct {
 	Title string
 	Sub   string // a detail after the title: model, tool, custom type
 	Meta  bool   // a one-line entry (model change, label, extension state, …)
+	Took  string // a tool result: how long the tool ran ("" when not recorded)
 	Parts []part
 }
 
@@ -36,6 +37,7 @@ type part struct {
 	Result   []part // call: the paired result's parts (code and image)
 	Error    bool   // code, call: the tool failed
 	Answered bool   // call: a result was found on the branch
+	Took     string // call: how long the tool ran, when its result says
 }
 
 // long reports whether a code part should be collapsed in HTML.
@@ -228,6 +230,10 @@ func (x *Export) renderSection(r renderer, s section) error {
 	}
 	paired := map[int]bool{}
 	cur := -1
+	// The first system message from a branch's root declares the whole
+	// prompt; a section that starts further on (another branch, a window)
+	// shows changes only.
+	declared := s.other || len(s.entries) > 0 && s.entries[0].ParentID != ""
 	for i, e := range s.entries {
 		if s.windows[i] != cur {
 			cur = s.windows[i]
@@ -257,6 +263,9 @@ func (x *Export) renderSection(r renderer, s section) error {
 			return err
 		}
 		it := buildItem(e, raw)
+		if it.Kind == "system" && !declared {
+			it.Title, declared = "System prompt", true
+		}
 		// Pair tool calls with their results.
 		for pi := range it.Parts {
 			p := &it.Parts[pi]
@@ -272,7 +281,7 @@ func (x *Export) renderSection(r renderer, s section) error {
 				return err
 			}
 			res := buildItem(s.entries[j], rr)
-			p.Result, p.Answered, p.Error = res.Parts, true, s.entries[j].IsError
+			p.Result, p.Answered, p.Error, p.Took = res.Parts, true, s.entries[j].IsError, res.Took
 			paired[j] = true
 		}
 		if err := r.item(it); err != nil {
@@ -308,6 +317,13 @@ type rLine struct {
 	Provider         string          `json:"provider"`
 	ModelID          string          `json:"modelId"`
 	ThinkingLevel    string          `json:"thinkingLevel"`
+	// Pi 1.6
+	SystemMessage json.RawMessage `json:"systemMessage"`
+	Usage         *rUsage         `json:"usage"`
+	Kind          string          `json:"kind"`
+	Model         string          `json:"model"`
+	Note          string          `json:"note"`
+	Replacement   json.RawMessage `json:"replacement"`
 }
 
 type rMessage struct {
@@ -330,6 +346,8 @@ type rMessage struct {
 	CustomType         string          `json:"customType"`
 	Display            *bool           `json:"display"`
 	Summary            string          `json:"summary"`
+	ThinkingLevel      string          `json:"thinkingLevel"`
+	DurationMs         *float64        `json:"durationMs"`
 }
 
 type rBlock struct {
@@ -359,6 +377,10 @@ func buildItem(e *journal.Entry, raw []byte) *item {
 		if m.Role == "hookMessage" {
 			m.Role = "custom"
 		}
+		if m.Role == "system" {
+			systemItem(it, l.Message)
+			return it
+		}
 		messageItem(it, &m)
 	case "compaction":
 		it.Kind, it.Title = "compaction", "Compaction"
@@ -369,11 +391,21 @@ func buildItem(e *journal.Entry, raw []byte) *item {
 		if l.TokensBefore != nil {
 			notes = append(notes, fmt.Sprintf("%d tokens before", *l.TokensBefore))
 		}
-		if e.FirstKeptEntryID != "" {
+		switch e.FirstKeptEntryID {
+		case "":
+		case e.ID:
+			notes = append(notes, "keeps no earlier entry")
+		default:
 			notes = append(notes, "kept from entry "+e.FirstKeptEntryID)
+		}
+		if l.Usage != nil {
+			notes = append(notes, "the summary used "+l.Usage.String())
 		}
 		if len(notes) > 0 {
 			it.Parts = append(it.Parts, part{Kind: "note", Text: strings.Join(notes, " · ")})
+		}
+		if p, ok := checkpointNote(l.SystemMessage); ok {
+			it.Parts = append(it.Parts, p)
 		}
 		if l.Summary != nil {
 			it.Parts = append(it.Parts, part{Kind: "summary", Text: *l.Summary})
@@ -427,6 +459,17 @@ func buildItem(e *journal.Entry, raw []byte) *item {
 		it.Kind, it.Meta, it.Title = "meta", true, "Model: "+joinNonEmpty("/", l.Provider, l.ModelID)
 	case "thinking_level_change":
 		it.Kind, it.Meta, it.Title = "meta", true, "Thinking level: "+l.ThinkingLevel
+	case "usage":
+		it.Kind, it.Meta, it.Title = "meta", true, "Usage outside the conversation ("+l.Kind+")"
+		if l.Usage != nil {
+			it.Title += ": " + l.Usage.String()
+		}
+		it.Sub = joinNonEmpty("/", l.Provider, l.Model)
+		if l.Note != "" {
+			it.Title += " · " + l.Note
+		}
+	case "context_edit":
+		contextEditItem(it, l.TargetID, l.Replacement)
 	default:
 		it.Kind, it.Meta, it.Title = "unknown", true, "Entry of type "+strconv.Quote(l.Type)
 	}
@@ -441,6 +484,9 @@ func messageItem(it *item, m *rMessage) {
 	case "assistant":
 		it.Kind, it.Title = "assistant", "Assistant"
 		it.Sub = m.Model
+		if m.ThinkingLevel != "" {
+			it.Sub = joinNonEmpty(", ", m.Model, "thinking "+m.ThinkingLevel)
+		}
 		it.Parts = assistantParts(m.Content)
 		if m.StopReason == "error" || m.StopReason == "aborted" || m.ErrorMessage != "" {
 			msg := "stopped: " + m.StopReason
@@ -451,6 +497,9 @@ func messageItem(it *item, m *rMessage) {
 		}
 	case "toolResult":
 		it.Kind, it.Title, it.Sub = "tool", "Tool result", m.ToolName
+		if m.DurationMs != nil {
+			it.Took = formatMs(*m.DurationMs)
+		}
 		if m.IsError {
 			it.Title = "Tool error"
 		}

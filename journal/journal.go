@@ -25,7 +25,8 @@ import (
 	"time"
 )
 
-// CurrentVersion is the newest journal format Pi 0.73.1 writes.
+// CurrentVersion is the newest journal format Pi writes (0.73.1 and 1.6
+// both write version 3; 1.6 adds entry types and fields, see pi16.go).
 const CurrentVersion = 3
 
 // Header is the first line of a journal: the session's identity.
@@ -52,9 +53,12 @@ type Entry struct {
 	ToolCallID string // toolResult: the call it answers
 	IsError    bool   // toolResult: the tool failed
 
+	ThinkingLevel string  // assistant (Pi 1.6): the thinking level Pi asked for; "" when not recorded
+	DurationMs    float64 // assistant and toolResult (Pi 1.6): how long the response or the tool took; 0 when not recorded
+
 	FirstKeptEntryID string // compaction: where the kept tail starts (migrated from v1's index)
 	FromHook         bool   // compaction and branch_summary: written by an extension
-	TargetID         string // label: the entry labelled
+	TargetID         string // label: the entry labelled; context_edit: the entry whose context it edits
 	Label            string // label: the label ("" clears it)
 	Name             string // session_info: the session name ("" clears it)
 	HasName          bool   // session_info: the name field is present
@@ -119,6 +123,8 @@ type Message struct {
 	Output             string          `json:"output"`
 	ExcludeFromContext bool            `json:"excludeFromContext"`
 	Summary            string          `json:"summary"`
+	ThinkingLevel      json.RawMessage `json:"thinkingLevel"` // a string; read leniently
+	DurationMs         json.RawMessage `json:"durationMs"`    // a number; read leniently
 }
 
 // Block is one content block of a message.
@@ -237,6 +243,7 @@ func fillContent(e *Entry, r *lineFields) error {
 		if m.customType != "" {
 			e.CustomType = m.customType
 		}
+		e.ThinkingLevel, e.DurationMs = rawString(m.thinkingLevel), rawNumber(m.durationMs)
 		e.Text, e.Searchable = messageText(m)
 	case "custom_message":
 		e.Text, e.Searchable = contentText(r.content), true
@@ -248,6 +255,12 @@ func fillContent(e *Entry, r *lineFields) error {
 		if r.customType == NotebookType {
 			e.Text, e.Searchable = notebookContent(r.data)
 		}
+	case "context_edit":
+		// What the model reads in the target's place from here on; an
+		// omission (replacement null) has no text of its own.
+		if c := replacementContent(r.replacement); len(c) > 0 && (c[0] == '"' || c[0] == '[') {
+			e.Text, e.Searchable = assistantContent(c), true
+		}
 	}
 	return nil
 }
@@ -256,7 +269,7 @@ func fillContent(e *Entry, r *lineFields) error {
 // that can have searchable text (see messageText and the cases above): a
 // search filtered on anything else could never match.
 var (
-	SearchableTypes = []string{"message", "custom_message", "compaction", "branch_summary", "custom"}
+	SearchableTypes = []string{"message", "custom_message", "compaction", "branch_summary", "custom", "context_edit"}
 	SearchableRoles = []string{"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
 )
 

@@ -40,6 +40,7 @@ type rawEntry struct {
 	TargetID            string          `json:"targetId"`
 	Label               *string         `json:"label"`
 	Name                *string         `json:"name"`
+	Replacement         json.RawMessage `json:"replacement"`
 }
 
 // Line parses one line as Parser.Line did before scan.go, with
@@ -131,6 +132,8 @@ func refFillContent(e *Entry, r *rawEntry) error {
 		if m.CustomType != "" {
 			e.CustomType = m.CustomType
 		}
+		_ = json.Unmarshal(m.ThinkingLevel, &e.ThinkingLevel)
+		_ = json.Unmarshal(m.DurationMs, &e.DurationMs)
 		e.Text, e.Searchable = refMessageText(&m)
 	case "custom_message":
 		e.Text, e.Searchable = ContentText(r.Content), true
@@ -141,6 +144,15 @@ func refFillContent(e *Entry, r *rawEntry) error {
 	case "custom":
 		if r.CustomType == NotebookType {
 			e.Text, e.Searchable = refNotebookText(r.Data)
+		}
+	case "context_edit":
+		var rep struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if len(r.Replacement) > 0 && r.Replacement[0] == '{' && json.Unmarshal(r.Replacement, &rep) == nil {
+			if c := rep.Content; len(c) > 0 && (c[0] == '"' || c[0] == '[') {
+				e.Text, e.Searchable = refAssistantText(c), true
+			}
 		}
 	}
 	return nil

@@ -358,6 +358,11 @@ func fieldOf(names []string, key []byte, plain bool) int {
 		}
 	}
 	for i, n := range names {
+		// A plain key is ASCII: it folds to an (ASCII) name only at the
+		// same length; a key with other bytes may fold at another (ſ, K).
+		if plain && len(n) != len(key) {
+			continue
+		}
 		if bytes.EqualFold(key, []byte(n)) {
 			return i
 		}
@@ -539,7 +544,7 @@ type lineFields struct {
 	id, parentID, summary, label, name                       optStr
 	version, firstKeptIndex                                  optInt
 	fromHook                                                 bool
-	timestamp, message, content, data                        []byte
+	timestamp, message, content, data, replacement           []byte
 	msg                                                      msgFields
 	typeErr                                                  error
 }
@@ -548,16 +553,16 @@ type lineFields struct {
 type msgFields struct {
 	role, customType, toolName, toolCallID, command, output, summary string
 	isError, excludeFromContext                                      bool
-	content                                                          []byte
+	content, thinkingLevel, durationMs                               []byte
 	typeErr                                                          error
 }
 
 var lineNames = []string{"type", "id", "parentId", "timestamp", "version", "cwd", "parentSession",
 	"message", "customType", "content", "data", "summary", "firstKeptEntryId", "firstKeptEntryIndex",
-	"fromHook", "targetId", "label", "name"}
+	"fromHook", "targetId", "label", "name", "replacement"}
 
 var msgNames = []string{"role", "content", "customType", "toolName", "toolCallId", "isError",
-	"command", "output", "excludeFromContext", "summary"}
+	"command", "output", "excludeFromContext", "summary", "thinkingLevel", "durationMs"}
 
 // parse reads a whole line. A syntax error is returned at once; a value of
 // the wrong type is kept in f.typeErr (or f.msg.typeErr inside the message)
@@ -642,13 +647,17 @@ func (f *lineFields) field(s *scanner, key []byte, plain bool) error {
 		return s.optStrField(&f.label, "label", t)
 	case 17:
 		return s.optStrField(&f.name, "name", t)
+	case 18:
+		var err error
+		f.replacement, err = s.span()
+		return err
 	}
 	return s.value()
 }
 
 func (m *msgFields) field(s *scanner, key []byte, plain bool) error {
 	t := &m.typeErr
-	switch fieldOf(msgNames, key, plain) {
+	switch k := fieldOf(msgNames, key, plain); k {
 	case 0:
 		return s.strField(&m.role, "role", t)
 	case 1:
@@ -671,6 +680,16 @@ func (m *msgFields) field(s *scanner, key []byte, plain bool) error {
 		return s.boolField(&m.excludeFromContext, "excludeFromContext", t)
 	case 9:
 		return s.strField(&m.summary, "summary", t)
+	case 10, 11:
+		// Pi 1.6 fields read leniently: a value of another kind is ignored,
+		// never a reason to refuse the line.
+		raw, err := s.span()
+		if k == 10 {
+			m.thinkingLevel = raw
+		} else {
+			m.durationMs = raw
+		}
+		return err
 	}
 	return s.value()
 }
@@ -901,4 +920,38 @@ func notebookContent(data []byte) (string, bool) {
 		return nil
 	})
 	return string(b), true
+}
+
+// replacementContent returns the content of a checked context_edit
+// replacement: the value of its "content" member (the last one, keys
+// matched as encoding/json matches them) when the replacement is an object;
+// nil otherwise (absent, null, or another kind).
+func replacementContent(raw []byte) []byte {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var content []byte
+	s := &scanner{b: raw}
+	_ = s.object(func(key []byte, plain bool) error {
+		if fieldOf([]string{"content"}, key, plain) == 0 {
+			var err error
+			content, err = s.span()
+			return err
+		}
+		return s.value()
+	})
+	return content
+}
+
+// rawNumber decodes a checked JSON number; 0 for any other value or one a
+// float64 cannot hold.
+func rawNumber(raw []byte) float64 {
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return 0
+	}
+	return f
 }

@@ -62,7 +62,7 @@ func sameResult(h1, h2 *Header, e1, e2 *Entry, err1, err2 error) bool {
 func fixtureLines(t testing.TB) []string {
 	var out []string
 	dirs := []string{"testdata", "../export/testdata/journals", "../notebook/testdata",
-		"../rollover/testdata/journals", "../webui/testdata", filepath.Join("..", "..", "shared", "fixtures", "pi")}
+		"../rollover/testdata/journals", "../webui/testdata", "testdata/pi16", filepath.Join("..", "..", "shared", "fixtures", "pi")}
 	for _, dir := range dirs {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 		for _, file := range files {
@@ -96,6 +96,17 @@ var trickyLines = []string{
 	`{"type":"message","id":"a","message":"first","message":{"role":"user","content":"second wins"}}`,
 	`{"type":"message","id":"a","message":{"role":1},"message":{"role":"user","content":"second wins"}}`,
 	`{"type":"message","id":"a","message":{"role":"user","content":"x"},"message":null}`,
+	// Pi 1.6 additions: replacements of every shape, lenient numbers and strings
+	`{"type":"context_edit","id":"a","targetId":"b","replacement":{"Content":"x","content":null}}`,
+	`{"type":"context_edit","id":"a","targetId":"b","replacement":{"content":"first","CONTENT":[{"type":"text","text":"folded later wins"}]}}`,
+	`{"type":"context_edit","id":"a","targetId":"b","replacement":[]}`,
+	`{"type":"context_edit","id":"a","targetId":"b","replacement":"x"}`,
+	`{"type":"context_edit","id":"a","targetId":"b","replacement":{"content":[{"type":"text","text":1}]}}`,
+	`{"type":"context_edit","id":"a","targetId":"b","replacement":{"content":{"type":"text"}}}`,
+	`{"type":"message","id":"a","message":{"role":"toolResult","content":"x","durationMs":1e400,"thinkingLevel":null}}`,
+	`{"type":"message","id":"a","message":{"role":"assistant","content":"x","durationMs":-0,"DurationMs":12.5,"thinkinglevel":"\u0068igh"}}`,
+	`{"type":"message","id":"a","message":{"role":"assistant","content":"x","durationMs":[1],"thinkingLevel":{"a":"b"}}}`,
+	`{"type":"message","id":"a","message":{"role":"system","content":"p","sections":{"a":null}}}`,
 	// values of the wrong type
 	`{"type":"message","id":"a","cwd":1}`,
 	`{"type":"message","id":1}`,

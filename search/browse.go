@@ -236,7 +236,7 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 		return nil, notFoundf("entry", "no entry %q in session %q", req.Entry, req.Session)
 	}
 	m := t.Metas[i]
-	if req.Allowlisted && !m.Searchable() {
+	if req.Allowlisted && journal.Classify(m.Entry()) == journal.Hidden {
 		return nil, badf("entry", "entry %q (%s) is outside the history that can be read back: it holds no searchable text (a command excluded from context, another extension's data, a setting change)", req.Entry, m.Type)
 	}
 	labels := t.Labels()
@@ -264,6 +264,14 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 		if err != nil {
 			return nil, err
 		}
+		if full == "" && journal.Classify(m.Entry()) == journal.Listed {
+			// A system message has no searchable text; a read shows it rendered.
+			raw, err := e.st.Raw(m.Seq)
+			if err != nil {
+				return nil, err
+			}
+			full = journal.ListedText(m.Entry(), "", raw)
+		}
 		if length == 0 {
 			length = 20000
 		}
@@ -286,7 +294,7 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 			}
 			// For the allowlisted history, neighbours outside it are left
 			// out: a preview shows a !! command and its output too.
-			take := func(m *store.Meta) bool { return !req.Allowlisted || m.Searchable() }
+			take := func(m *store.Meta) bool { return !req.Allowlisted || journal.Classify(m.Entry()) != journal.Hidden }
 			for j := max(0, k-req.Context); j < k; j++ {
 				if m := t.MetaOf(path[j].ID); take(m) {
 					resp.Before = append(resp.Before, item(m))
@@ -481,6 +489,14 @@ func Preview(e *journal.Entry, raw []byte) string {
 		}
 		_ = json.Unmarshal(raw, &r)
 		s = "model_change(" + r.Provider + "/" + r.Model + ")"
+	case "usage":
+		s = usagePreview(raw)
+	case "context_edit":
+		if e.Searchable {
+			s = "context_edit(" + e.TargetID + "): " + contextEditText(raw)
+		} else {
+			s = "context_edit(" + e.TargetID + "): omitted from the model's context"
+		}
 	case "label":
 		s = "label(" + e.TargetID + "): " + e.Label
 	case "session_info":
@@ -538,6 +554,8 @@ func messagePreview(e *journal.Entry, raw []byte) string {
 		return "bashExecution: $ " + m.Command + " → " + m.Output
 	case "user":
 		return "user: " + journal.ContentText(m.Content)
+	case "system":
+		return systemPreview(raw)
 	case "custom":
 		return "custom(" + m.CustomType + "): " + journal.ContentText(m.Content)
 	case "":

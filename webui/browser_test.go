@@ -2,6 +2,7 @@ package webui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -62,6 +63,7 @@ type browserEnv struct {
 	logins *Logins
 	svc    *service.Service
 	shop   string // path of the shop journal copy (appended to by the live test)
+	pi16   string // path of the Pi 1.6.0 journal copy
 	shots  string
 	ctx    context.Context
 	// hold, when set, runs before the server answers each /ui/ request: a
@@ -97,6 +99,16 @@ func startBrowserEnv(t *testing.T) *browserEnv {
 			env.shop = p
 		}
 	}
+	// A journal the real Pi 1.6.0 wrote (journal/testdata/pi16gen).
+	b, err := os.ReadFile(filepath.Join("..", "journal", "testdata", "pi16", "agent.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.pi16 = filepath.Join(dir, "pi16-agent.jsonl")
+	if err := os.WriteFile(env.pi16, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	importFile(t, svc.Store, env.pi16)
 	big := filepath.Join(dir, "big.jsonl")
 	writeBig(t, big, 10000)
 	importFile(t, svc.Store, big)
@@ -492,6 +504,53 @@ func TestBrowser(t *testing.T) {
 		}
 		e.run(t, "scroll", chromedp.ScrollIntoView(chromedp.CSS(`section.window[data-window="1"] .tool`)))
 		e.shot(t, "window.png")
+	})
+
+	t.Run("Pi 1.6 entries show what they are", func(t *testing.T) {
+		var hdr struct {
+			ID string `json:"id"`
+		}
+		raw, err := os.ReadFile(e.pi16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _, _ := strings.Cut(string(raw), "\n")
+		if err := json.Unmarshal([]byte(line), &hdr); err != nil {
+			t.Fatal(err)
+		}
+		win := func(n string) string { return `document.querySelector('section.window[data-window="` + n + `"]')` }
+		e.run(t, "open window 2", chromedp.Navigate(e.base+"/#/s/"+hdr.ID+"?w=2"),
+			waitJS(win("2")+` && `+win("2")+`.querySelectorAll('article.entry').length > 5`))
+		w2 := e.str(t, win("2")+`.textContent`)
+		for _, want := range []string{"system prompt", "− bash", "+ bash", "context edit", "replaces", "the model reads this in place of that entry",
+			"[build.log: 40 steps, all ok; elided by the fixture extension]", "usage outside the conversation (cache_warm): faux/faux-1, 2,401 tokens (2,400 cache read) · fixture",
+			"thinking low", "rollover summary"} {
+			if !strings.Contains(w2, want) {
+				t.Errorf("window 2 lacks %q", want)
+			}
+		}
+		if n := e.num(t, win("2")+`.querySelectorAll('.result .tag').length`); n < 2 {
+			t.Errorf("%v tool results show their duration, want every one (2)", n)
+		}
+		if strings.Contains(w2, "unknown type") {
+			t.Error("a Pi 1.6 entry is shown as of an unknown type")
+		}
+		e.shot(t, "pi16-window2.png")
+		e.run(t, "open window 3", chromedp.Navigate(e.base+"/#/s/"+hdr.ID+"?w=3"),
+			waitJS(win("3")+` && `+win("3")+`.querySelectorAll('article.entry').length > 1`))
+		w3 := e.str(t, win("3")+`.textContent`)
+		for _, want := range []string{"system prompt checkpoint: the window starts from it", "summary: ", "compaction summary"} {
+			if !strings.Contains(w3, want) {
+				t.Errorf("window 3 lacks %q", want)
+			}
+		}
+		if n := e.num(t, win("3")+`.querySelectorAll('details.checkpoint:not([open])').length`); n != 1 {
+			t.Errorf("%v folded system checkpoints in window 3, want 1", n)
+		}
+		pwnedCheck(t)
+		// Back where the tests that follow begin: the shop session, window 1 open.
+		e.run(t, "back to the shop", chromedp.Navigate(e.base+"/#/s/"+shopID+"?w=1"),
+			waitJS(`document.querySelectorAll('section.window[data-window="1"] article.entry').length > 5`))
 	})
 
 	t.Run("search and follow a hit", func(t *testing.T) {

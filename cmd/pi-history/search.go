@@ -30,8 +30,9 @@ func init() {
 no normalisation, spaces and any Unicode allowed. Searchable text is user and
 assistant text, tool calls (name and string arguments), tool results (except
 the history tool's), user shell commands (but those run with !!, which Pi
-keeps out of the model's context), custom messages, summaries and
-notebooks. Exit status, as with grep: 0 when something matched, 1 when
+keeps out of the model's context), custom messages, summaries, notebooks
+and the text a context edit (Pi 1.6) gives the model in place of an entry;
+never the system prompt. Exit status, as with grep: 0 when something matched, 1 when
 nothing did, 2 on an error (a bad flag, an unknown session, a window the
 branch does not have). Printed to a terminal, control characters from the
 sessions (a tool's colour codes, say) show as visible stand-ins (ESC as ␛);

@@ -192,6 +192,10 @@ function fmtTime(ts) {
   return d.toLocaleString();
 }
 
+function fmtMs(ms) {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
+}
+
 function argPreview(args) {
   if (args == null) return '';
   if (typeof args !== 'object') return clip(String(args), 120);
@@ -225,6 +229,34 @@ function toolCall(b, ctx) {
   return box;
 }
 
+// systemBody renders a system message (or a compaction's checkpoint):
+// its prompt text and sections, folded when long, and the tools it adds
+// and removes.
+function systemBody(m) {
+  const out = [];
+  const text = contentText(m.content);
+  if (text) out.push(preBlock(text, '', { lines: 6, chars: 600, label: 'prompt' }));
+  const secs = m.sections && typeof m.sections === 'object' ? Object.entries(m.sections) : [];
+  for (const [name, v] of secs) {
+    if (v == null) out.push(h('div', { class: 'muted', text: `section ${name} removed` }));
+    else out.push(h('div', { class: 'nbsec' }, h('div', { class: 'mdh', text: name }), preBlock(String(v), '', { lines: 6, chars: 600, label: name })));
+  }
+  const names = (l) => (Array.isArray(l) ? l.map((t) => String(t?.name ?? '?')) : []);
+  const added = names(m.toolsAdded), removed = names(m.toolsRemoved);
+  if (added.length || removed.length) {
+    out.push(h('div', null, added.map((n) => tag('+ ' + n, 'dim')), removed.map((n) => tag('− ' + n, 'warn'))));
+  }
+  return out;
+}
+
+// tokens describes a usage record: its total and, when any, its cache reads.
+function tokens(u) {
+  if (!u || typeof u !== 'object') return '? tokens';
+  let s = `${Number(u.totalTokens ?? 0).toLocaleString('en-US')} tokens`;
+  if (u.cacheRead) s += ` (${Number(u.cacheRead).toLocaleString('en-US')} cache read)`;
+  return s;
+}
+
 function toolResultNode(msg, item) {
   const err = !!(msg.isError || item.isError);
   const kids = [];
@@ -240,7 +272,8 @@ function toolResultNode(msg, item) {
   if (msg.details && typeof msg.details.diff === 'string') kids.push(preBlock(msg.details.diff, 'diff', { label: 'diff' }));
   return h('div', { class: 'result' + (err ? ' error' : ''), dataset: { entry: item.entry } },
     h('div', { class: 'reshead' }, h('span', { class: err ? 'badge err' : 'badge ok', text: err ? 'error' : 'result' }), ' ',
-      h('span', { class: 'tname', text: String(msg.toolName ?? item.toolName ?? '') }), ' ', timeEl(item.timestamp)),
+      h('span', { class: 'tname', text: String(msg.toolName ?? item.toolName ?? '') }), ' ',
+      typeof msg.durationMs === 'number' ? [tag(fmtMs(msg.durationMs), 'dim'), ' '] : null, timeEl(item.timestamp)),
     kids);
 }
 
@@ -300,6 +333,7 @@ export function entry(item, ctx) {
           body.push(h('div', { class: 'errmsg', text: (m.stopReason === 'aborted' ? 'aborted' : 'error') + (m.errorMessage ? ': ' + m.errorMessage : '') }));
         }
         if (m.model) extra.push(tag(String(m.model), 'dim'));
+        if (typeof m.thinkingLevel === 'string') extra.push(tag('thinking ' + m.thinkingLevel, 'dim'));
         break;
       }
       case 'toolResult': {
@@ -336,6 +370,10 @@ export function entry(item, ctx) {
       case 'compactionSummary':
         body.push(renderText(m.summary ?? contentText(m.content)));
         break;
+      case 'system':
+        badge = 'system prompt';
+        body.push(...systemBody(m));
+        break;
       default:
         body.push(...content(m.content));
     }
@@ -345,7 +383,31 @@ export function entry(item, ctx) {
         cls.push('opening');
         badge = raw.fromHook ? 'rollover summary' : 'compaction summary';
         if (raw.tokensBefore != null) extra.push(tag(`${raw.tokensBefore} tokens before`, 'dim'));
+        if (raw.firstKeptEntryId != null && raw.firstKeptEntryId === raw.id) extra.push(tag('keeps no earlier entry', 'dim'));
+        if (raw.usage && typeof raw.usage === 'object') extra.push(tag(`summary: ${tokens(raw.usage)}`, 'dim'));
         body.push(renderText(raw.summary ?? ''));
+        if (raw.systemMessage && typeof raw.systemMessage === 'object') {
+          body.push(h('details', { class: 'block checkpoint' },
+            h('summary', { text: 'system prompt checkpoint: the window starts from it' }), systemBody(raw.systemMessage)));
+        }
+        break;
+      }
+      case 'usage':
+        cls.push('meta');
+        body.push(`usage outside the conversation (${raw.kind ?? '?'}): ${raw.provider ?? '?'}/${raw.model ?? '?'}, ${tokens(raw.usage)}` +
+          (raw.note ? ` · ${raw.note}` : ''));
+        break;
+      case 'context_edit': {
+        const target = String(raw.targetId ?? '');
+        if (raw.replacement == null || typeof raw.replacement !== 'object') {
+          cls.push('meta');
+          body.push('context edit: ', ctx.link(target, target), ' is left out of the model’s context from here on');
+          break;
+        }
+        badge = 'context edit';
+        extra.push(h('span', { class: 'tag dim' }, 'replaces ', ctx.link(target, target)));
+        body.push(h('div', { class: 'muted', text: 'the model reads this in place of that entry from here on; the entry itself is unchanged' }));
+        body.push(...content(raw.replacement.content));
         break;
       }
       case 'branch_summary':
