@@ -19,7 +19,8 @@ func hiddenLines(sid string) []string {
 		`{"type":"model_change","id":"x3","parentId":"x2","timestamp":"2026-01-02T10:00:04.000Z","provider":"SECRET_PROVIDER","modelId":"SECRET_MODEL"}`,
 		`{"type":"thinking_level_change","id":"x4","parentId":"x3","timestamp":"2026-01-02T10:00:05.000Z","thinkingLevel":"SECRET_THINKING"}`,
 		`{"type":"message","id":"x5","parentId":"x4","timestamp":"2026-01-02T10:00:06.000Z","message":{"role":"toolResult","toolCallId":"h1","toolName":"history","content":[{"type":"text","text":"SECRET_HISTORY_ECHO"}],"isError":false}}`,
-		`{"type":"message","id":"v2","parentId":"x5","timestamp":"2026-01-02T10:00:07.000Z","message":{"role":"assistant","content":[{"type":"text","text":"visible answer"}]}}`,
+		`{"type":"message","id":"s1","parentId":"x5","timestamp":"2026-01-02T10:00:06.500Z","message":{"role":"system","content":"standing instructions","sections":{"tools":"use the tools"}}}`,
+		`{"type":"message","id":"v2","parentId":"s1","timestamp":"2026-01-02T10:00:07.000Z","message":{"role":"assistant","content":[{"type":"text","text":"visible answer"}]}}`,
 	}
 }
 
@@ -75,9 +76,14 @@ func TestModelFacingRoutesHideWhatTheAllowlistHides(t *testing.T) {
 			leak(t, path, w.Body.String())
 		})
 	}
-	// The visible entries are still there.
-	if w := h.do(req{Path: "/v1/sessions/hid/entries?allowlisted=true"}); !strings.Contains(w.Body.String(), `"v1"`) || !strings.Contains(w.Body.String(), `"v2"`) {
+	// The visible entries are still there, a Pi 1.6 system message (listed,
+	// not searched) among them.
+	if w := h.do(req{Path: "/v1/sessions/hid/entries?allowlisted=true"}); !strings.Contains(w.Body.String(), `"v1"`) || !strings.Contains(w.Body.String(), `"v2"`) ||
+		!strings.Contains(w.Body.String(), `"s1"`) {
 		t.Errorf("the allowlisted list lost the visible entries: %s", w.Body)
+	}
+	if w := h.do(req{Path: "/v1/sessions/hid/entries?allowlisted=true&roles=system"}); w.Code != 200 || !strings.Contains(w.Body.String(), `"s1"`) {
+		t.Errorf("an allowlisted list of system messages: %d %s", w.Code, w.Body)
 	}
 	refused := []string{
 		"/v1/sessions/hid/entries?allowlisted=true&types=model_change",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func (e *Engine) AllowlistedWindows(ctx context.Context, session, leaf string) (
 		w := &ws[i]
 		w.FirstEntry, w.LastEntry, w.Entries = "", "", 0
 		for _, en := range path[w.Start:w.End] {
-			if !en.Searchable {
+			if journal.Classify(en) == journal.Hidden {
 				continue
 			}
 			if w.FirstEntry == "" {
@@ -51,12 +52,17 @@ func (e *Engine) AllowlistedWindows(ctx context.Context, session, leaf string) (
 	return leaf, ws, nil
 }
 
+// allowlisted says whether the history allowlist shows m to the model:
+// searched entries and listed ones (Pi 1.6's system messages); see
+// journal.Classify. Every model-facing route asks it.
+func allowlisted(m *store.Meta) bool { return journal.Classify(m.Entry()) != journal.Hidden }
+
 // visibleParent is the nearest ancestor of m that the history allowlist
 // admits ("" for none): what an allowlisted item names as its parent, so
 // that no hidden entry is named.
 func visibleParent(t *store.SessionTree, m *store.Meta) string {
 	for p := t.MetaOf(m.ParentID); p != nil; p = t.MetaOf(p.ParentID) {
-		if p.Searchable() {
+		if allowlisted(p) {
 			return p.ID
 		}
 		if p.ParentID == "" {
@@ -99,7 +105,7 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 		if err := searchableOnly("types", "type", req.Types, journal.SearchableTypes); err != nil {
 			return nil, err
 		}
-		if err := searchableOnly("roles", "role", req.Roles, journal.SearchableRoles); err != nil {
+		if err := searchableOnly("roles", "role", req.Roles, append(slices.Clip(journal.SearchableRoles), "system")); err != nil {
 			return nil, err
 		}
 	}
@@ -145,7 +151,7 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 		if m.ID != en.ID {
 			continue
 		}
-		if f.match(m) && (!req.Allowlisted || m.Searchable()) {
+		if f.match(m) && (!req.Allowlisted || allowlisted(m)) {
 			sel = append(sel, m)
 		}
 	}
@@ -236,7 +242,7 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 		return nil, notFoundf("entry", "no entry %q in session %q", req.Entry, req.Session)
 	}
 	m := t.Metas[i]
-	if req.Allowlisted && journal.Classify(m.Entry()) == journal.Hidden {
+	if req.Allowlisted && !allowlisted(m) {
 		return nil, badf("entry", "entry %q (%s) is outside the history that can be read back: it holds no searchable text (a command excluded from context, another extension's data, a setting change)", req.Entry, m.Type)
 	}
 	labels := t.Labels()
@@ -294,7 +300,7 @@ func (e *Engine) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, err
 			}
 			// For the allowlisted history, neighbours outside it are left
 			// out: a preview shows a !! command and its output too.
-			take := func(m *store.Meta) bool { return !req.Allowlisted || journal.Classify(m.Entry()) != journal.Hidden }
+			take := func(m *store.Meta) bool { return !req.Allowlisted || allowlisted(m) }
 			for j := max(0, k-req.Context); j < k; j++ {
 				if m := t.MetaOf(path[j].ID); take(m) {
 					resp.Before = append(resp.Before, item(m))
