@@ -703,13 +703,16 @@ export default function piHistory(pi: ExtensionAPI) {
 		});
 	});
 
-	// A prompt typed while a rollover of this extension compacts (Pi 0.73.1,
-	// or a declined template handed to Pi on 1.6) waits until the new window
-	// is open, instead of being lost (0.73.1) or refused (1.6).
-	pi.on("input", async () => {
+	// A prompt typed while a rollover of this extension is decided or
+	// compacts (Pi 0.73.1, or a declined template handed to Pi on 1.6) waits
+	// until the new window is open, instead of being lost (0.73.1) or
+	// refused (1.6). Input typed during a run (a steer) is not held up: the
+	// host is busy then, and the run's end decides the rollover.
+	pi.on("input", async (_ev, ctx) => {
+		if (stale(ctx) || !ctx.isIdle()) return undefined;
 		promptsWaiting++;
 		try {
-			for (let i = 0; i < 600 && (S.running || S.ourCompaction || inflight > 0); i++) {
+			for (let i = 0; i < 600 && (S.running || S.ourCompaction); i++) {
 				if (S.ourCompaction && rolloverDone) await rolloverDone;
 				else await new Promise((r) => setTimeout(r, 50));
 			}
