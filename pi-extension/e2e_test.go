@@ -92,6 +92,7 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "fallback", script: "test/fallback.mjs", serve: true},
 		{name: "abort-tree", script: "test/abort-tree.mjs", serve: true},
 		{name: "next-prompt", script: "test/next-prompt.mjs", serve: true},
+		{name: "disabled", script: "test/disabled.mjs", serve: true},
 		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},

@@ -116,6 +116,10 @@ export default function piHistory(pi: ExtensionAPI) {
 	// for it in the input hook.
 	let rolloverDone: Promise<void> | undefined;
 	let promptsWaiting = 0;
+	// Non-empty (the configuration file's path) while the configuration says
+	// enabled: false; toolsRemoved are the tools that took out of the active set.
+	let disabled = "";
+	let toolsRemoved: string[] = [];
 
 	// Hook work in flight, so tests (and shutdown) can wait for it.
 	let inflight = 0;
@@ -235,11 +239,35 @@ export default function piHistory(pi: ExtensionAPI) {
 		return m ? `${m.provider}/${m.id}` : "";
 	}
 
-	async function loadConfig() {
-		if (S.configLoaded) return;
+	/** Reads the service's configuration once per session, or again when fresh (at the start of each run: the service re-reads its file when it changes). */
+	async function loadConfig(fresh = false) {
+		if (S.configLoaded && !fresh) return;
 		const c = await svc.request("GET", "/v1/context/config");
 		S.externalModels = c?.config?.externalCompactionModels ?? [];
+		disabled = c?.config?.enabled === false ? c.path || "the configuration" : "";
 		S.configLoaded = true;
+	}
+
+	/**
+	 * With enabled: false the extension steps aside entirely: no guidance,
+	 * no trailers, no status line, and its tools leave the active set (they
+	 * come back when it is turned on again).
+	 */
+	function applyEnabled() {
+		try {
+			const active = pi.getActiveTools();
+			if (disabled) {
+				const mine = active.filter((n) => OUR_TOOLS.has(n));
+				if (mine.length === 0) return;
+				toolsRemoved = mine;
+				pi.setActiveTools(active.filter((n) => !OUR_TOOLS.has(n)));
+			} else if (toolsRemoved.length > 0) {
+				pi.setActiveTools([...active, ...toolsRemoved.filter((n) => !active.includes(n))]);
+				toolsRemoved = [];
+			}
+		} catch {
+			// a host without tool selection: the tools refuse instead
+		}
 	}
 
 	/** Reports one state-machine event and returns the decision. */
@@ -394,6 +422,7 @@ export default function piHistory(pi: ExtensionAPI) {
 	async function tool(fn: () => Promise<any>): Promise<any> {
 		return track(async () => {
 			try {
+				if (disabled) throw new Error(`pi-history's notes, new_context and history are turned off (enabled: false in ${disabled}).`);
 				return await fn();
 			} catch (e) {
 				const msg = e instanceof Error ? e.message : String(e);
@@ -685,6 +714,9 @@ export default function piHistory(pi: ExtensionAPI) {
 	// the journal, patched in place, the prompt cache kept); on 0.73.1
 	// appended to the prompt.
 	pi.on("before_agent_start", async (ev: any) => {
+		await quietly(() => loadConfig(true));
+		applyEnabled();
+		if (disabled) return undefined;
 		const sections = ev.systemPromptOptions?.sections;
 		if (sections && typeof sections === "object") {
 			caps.sections = true;
@@ -724,7 +756,7 @@ export default function piHistory(pi: ExtensionAPI) {
 
 	// Entry-id trailers; stale maintenance messages shown as done.
 	pi.on("context", async (ev, ctx) => {
-		if (svc.knownDown() || stale(ctx)) return undefined; // ids nobody can read back
+		if (svc.knownDown() || disabled || stale(ctx)) return undefined; // ids nobody can read back
 		const ids = new Map<string, string>();
 		for (const e of ctx.sessionManager.getBranch() as any[]) {
 			if (e.type === "message") {
@@ -758,7 +790,7 @@ export default function piHistory(pi: ExtensionAPI) {
 
 	// The staleness line on other tools' successful results.
 	pi.on("tool_result", async (ev, ctx) => {
-		if (OUR_TOOLS.has(ev.toolName) || ev.isError || stale(ctx)) return undefined;
+		if (OUR_TOOLS.has(ev.toolName) || ev.isError || disabled || stale(ctx)) return undefined;
 		const content = ev.content as any[];
 		const last = lastTextIndex(content);
 		if (last < 0) return undefined; // no text part: the tick stays armed
