@@ -93,6 +93,7 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "abort-tree", script: "test/abort-tree.mjs", serve: true},
 		{name: "next-prompt", script: "test/next-prompt.mjs", serve: true},
 		{name: "disabled", script: "test/disabled.mjs", serve: true},
+		{name: "structured", script: "test/structured.mjs", serve: true},
 		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},

@@ -49,7 +49,7 @@ export function makeFiles(dir, files) {
  * decides each reply from the request context (a function), after the
  * extension's hook work has settled.
  */
-export async function startSession(root, { contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"] }) {
+export async function startSession(root, { contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"], before = [], after = [] }) {
 	const cwd = join(root, "work");
 	const agentDir = join(root, "agent");
 	const sessionsDir = process.env.PI_SESSIONS_DIR || join(root, "sessions");
@@ -77,7 +77,8 @@ export async function startSession(root, { contextWindow = 60000, compaction = {
 		cwd,
 		agentDir,
 		settingsManager,
-		additionalExtensionPaths: [extensionPath],
+		// before/after: test-only extensions loaded around this one.
+		additionalExtensionPaths: [...before, extensionPath, ...after],
 		noSkills: true,
 		noPromptTemplates: true,
 		noThemes: true,
