@@ -94,6 +94,10 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "next-prompt", script: "test/next-prompt.mjs", serve: true},
 		{name: "disabled", script: "test/disabled.mjs", serve: true},
 		{name: "structured", script: "test/structured.mjs", serve: true},
+		// Another extension owns compaction (seed A §12), loaded before
+		// this one and after it.
+		{name: "owner", label: "owner/loaded-before", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=before"}},
+		{name: "owner", label: "owner/loaded-after", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=after"}},
 		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},

@@ -338,13 +338,20 @@ export default function piHistory(pi: ExtensionAPI) {
 	 * with a continuation message as entries of this boundary, continue:
 	 * true, so Pi writes both inside the run and makes the next request on
 	 * the new window. Nothing is returned when another handler already
-	 * proposes a compaction here (it satisfies the schedule) or when the
-	 * template is declined (the schedule is handed to agent_settled).
+	 * proposes a compaction here (it satisfies the schedule), when another
+	 * extension owns compaction for the model, or when the template is
+	 * declined (the schedule is then handed to agent_settled).
 	 */
 	async function boundaryRollover(ctx: ExtensionContext, reason: string, ev: any): Promise<any> {
 		const proposal: any[] = Array.isArray(ev.entries) ? ev.entries : [];
 		if (proposal.some((e) => e?.type === "compaction")) {
 			await event(ctx, { kind: "rollover_failed", why: "other_compaction" });
+			return undefined;
+		}
+		// Another extension owns compaction for this model (§5.1): Pi's
+		// compaction runs, at agent_settled, and the owner writes the summary.
+		if (S.externalModels.includes(modelId(ctx)) && reason !== "fallback") {
+			S.handOff = reason;
 			return undefined;
 		}
 		await push(ctx);
@@ -883,8 +890,9 @@ export default function piHistory(pi: ExtensionAPI) {
 	});
 
 	// Pi 1.6: the run is over for good. An aborted run reports its abort here
-	// (a model or host schedule is cancelled); a schedule whose template the
-	// boundary declined goes to Pi's compaction, as on 0.73.1.
+	// (a model or host schedule is cancelled); a schedule the boundary handed
+	// on (declined template, external owner) goes to Pi's compaction, as on
+	// 0.73.1, and the handler waits for it.
 	pi.on("agent_settled" as any, async (ev: any, ctx: ExtensionContext) => {
 		if (stale(ctx)) return;
 		await quietly(async () => {
@@ -896,7 +904,13 @@ export default function piHistory(pi: ExtensionAPI) {
 				handOff = r.decision.rollOver;
 			}
 			S.running = false;
-			if (handOff) rollOver(ctx, handOff);
+			if (!handOff) return;
+			rollOver(ctx, handOff);
+			// Pi 1.6 defers a prompt sent while agent_settled handlers run,
+			// and refuses one sent while a compaction runs: holding this
+			// handler until the compaction is over turns the second into
+			// the first.
+			await rolloverDone;
 		});
 		S.running = false;
 	});
