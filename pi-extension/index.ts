@@ -941,6 +941,14 @@ export default function piHistory(pi: ExtensionAPI) {
 	pi.on("session_compact", async (ev: any, ctx) => {
 		if (stale(ctx)) return;
 		S.lastCompaction = lastCompactionOf(ctx);
+		// Seed A §5.1: a compaction that carries both this extension's
+		// details and a remote compaction's means two extensions acted.
+		const d = ev?.compactionEntry?.details;
+		if (d && d.remoteCompaction !== undefined && d.windowNumber !== undefined) {
+			const msg = "pi-history: this compaction holds both pi-history's rollover summary and another extension's remote compaction (details.remoteCompaction); list the model in externalCompactionModels so only one of them compacts.";
+			if (ctx.hasUI) ctx.ui.notify(msg, "warning");
+			else console.warn(msg);
+		}
 		await quietly(() => event(ctx, { kind: "compaction" }));
 	});
 
