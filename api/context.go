@@ -979,6 +979,10 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 		}
 	case rollover.EvCompaction:
 		rows = append(rows, rolloverRowsOf(sid, path, rnb)...)
+	case rollover.EvTurnEnd:
+		if row, ok := rollover.FollowUpRow(sid, path); ok {
+			rows = append(rows, row)
+		}
 	}
 	c.ledger(rows...)
 	text := ""

@@ -88,5 +88,9 @@ check(s.requests.every((c) => c.messages.every((m) => m.role !== "assistant" || 
 const rows = await ledger("rollover", s.session.sessionManager.getSessionId());
 check(rows.length === 2 && rows.every((r) => r.reason === "host"), `ledger rollover rows: ${JSON.stringify(rows)}`);
 check(toolResults(journal, "history").length === 1, "history result missing");
+// The first rollover's five follow-up turns held the one history call (the
+// second rollover came before its fifth turn).
+const follow = await ledger("rollover_followup", s.session.sessionManager.getSessionId());
+check(follow.length === 1 && follow[0].window === 2 && follow[0].calls === 1, `rollover_followup rows: ${JSON.stringify(follow)}`);
 s.dispose();
 console.log("long-session: ok");
