@@ -80,6 +80,12 @@ const firstUser = journal.find((e) => e.type === "message" && e.message.role ===
 check(comps[1].summary.includes(`w1 [history entry=${firstUser.id}] Please survey big1.txt`), `index lacks the first user message:\n${comps[1].summary}`);
 const conts = journal.filter((e) => e.type === "custom_message" && e.customType === "note-context/continue");
 check(conts.length === 2, `continuations: ${conts.length}`);
+// Each continuation promises the index of earlier user messages only when its summary holds one.
+for (const [i, c] of conts.entries()) {
+	const text = typeof c.content === "string" ? c.content : c.content.map((b) => b.text ?? "").join("");
+	const has = comps[i].summary.includes("## Earlier user messages");
+	check(text.includes("an index of earlier user messages") === has, `continuation ${i + 1} (summary ${has ? "with" : "without"} an index): ${text}`);
+}
 // Entry-id trailers are never persisted.
 check(!/this-message-id=[0-9a-f]{8}/.test(JSON.stringify(journal)), "a trailer reached the journal");
 // ... but the model saw them.
