@@ -350,8 +350,10 @@ export default function piHistory(pi: ExtensionAPI) {
 		}
 		// Another extension owns compaction for this model (§5.1): Pi's
 		// compaction runs, at agent_settled, and the owner writes the summary.
-		if (S.externalModels.includes(modelId(ctx)) && reason !== "fallback") {
-			S.handOff = reason;
+		// The fallback stays on ctx.compact() at this turn_end (design §5).
+		if (S.externalModels.includes(modelId(ctx))) {
+			if (reason === "fallback") rollOver(ctx, reason);
+			else S.handOff = reason;
 			return undefined;
 		}
 		await push(ctx);
