@@ -744,11 +744,12 @@ export default function piHistory(pi: ExtensionAPI) {
 		});
 	});
 
-	// A prompt typed while a rollover of this extension is decided or
-	// compacts (Pi 0.73.1, or a declined template handed to Pi on 1.6) waits
-	// until the new window is open, instead of being lost (0.73.1) or
-	// refused (1.6). Input typed during a run (a steer) is not held up: the
-	// host is busy then, and the run's end decides the rollover.
+	// Pi 0.73.1: a prompt typed while a rollover of this extension is decided
+	// or compacts waits until the new window is open, instead of being lost
+	// (Pi disconnects the agent while it compacts). Input typed during a run
+	// (a steer) is not held up: the run's end decides the rollover. (Pi 1.6
+	// refuses a prompt during a compaction before this hook runs; there
+	// agent_settled holds instead, see below.)
 	pi.on("input", async (_ev, ctx) => {
 		if (stale(ctx) || !ctx.isIdle()) return undefined;
 		promptsWaiting++;
