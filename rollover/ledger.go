@@ -67,6 +67,7 @@ type Row struct {
 	CacheReadTokens  int     `json:"cacheReadTokens,omitempty"`
 	UncachedTokens   int     `json:"uncachedInputTokens,omitempty"` // input not read from the cache: plain input plus cache writes
 	CacheWriteTokens int     `json:"cacheWriteTokens,omitempty"`    // the part of uncachedInputTokens written to the cache
+	PinnedHits       int     `json:"pinnedHits,omitempty"`          // a rollover_followup row: history calls that named or returned a pinned entry
 }
 
 var (

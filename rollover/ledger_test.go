@@ -121,9 +121,15 @@ func TestConfig(t *testing.T) {
 				t.Errorf("%+v %v %v", c, probs, err)
 			}
 		}},
-		{name: "documented example", doc: `{"enabled":true,"notebookMaxBytes":16384,"notebookMaxTokens":4096,"leadTokens":24000,"fallbackBufferTokens":12000,"minReclaimTokens":20000,"pinnedMessageMaxChars":600,"pinnedTotalMaxTokens":4096,"sessionIndexMaxTokens":3072,"externalCompactionModels":["local-responses/gpt-5.6-sol"],"userVisibleNotebook":true}`,
+		{name: "documented example", doc: `{"enabled":true,"notebookMaxBytes":16384,"notebookMaxTokens":4096,"leadTokens":24000,"fallbackBufferTokens":12000,"minReclaimTokens":20000,"pinnedMessageMaxChars":600,"pinnedTotalMaxTokens":4096,"sessionIndexMaxTokens":3072,"externalCompactionModels":["local-responses/gpt-5.6-sol"]}`,
 			check: func(t *testing.T, c Config, probs []ConfigProblem, err error) {
 				if err != nil || len(probs) != 0 || !c.ExternalOwner("local-responses/gpt-5.6-sol") || c.ExternalOwner("other") {
+					t.Errorf("%+v %v %v", c, probs, err)
+				}
+			}},
+		{name: "the removed userVisibleNotebook is reported, not used", doc: `{"userVisibleNotebook":false}`,
+			check: func(t *testing.T, c Config, probs []ConfigProblem, err error) {
+				if err != nil || len(probs) != 1 || probs[0].Key != "userVisibleNotebook" || !reflect.DeepEqual(c, DefaultConfig()) {
 					t.Errorf("%+v %v %v", c, probs, err)
 				}
 			}},

@@ -83,8 +83,16 @@ const (
 )
 
 // Why a rollover's compaction failed (EvRolloverFailed), as the ledger's
-// rollover_failed rows name it.
-var FailureWhys = []string{"cancelled", "already_compacted", "nothing_to_compact", "no_model", "other"}
+// rollover_failed rows name it. boundary_rejected: the compaction returned
+// as a boundary entry (Pi ≥ 1.6) never reached the branch.
+var FailureWhys = []string{"cancelled", "already_compacted", "nothing_to_compact", "no_model", "other", "boundary_rejected", WhyOtherCompaction}
+
+// WhyOtherCompaction is reported (EvRolloverFailed) when another handler
+// already proposes a compaction at the boundary a rollover was due at: that
+// compaction opens the new window, so the schedule is cancelled (a
+// rollover_cancelled row), not failed, and no second compaction is stacked
+// on it (design §5).
+const WhyOtherCompaction = "other_compaction"
 
 // Event is one event. Only the fields of its kind are read.
 type Event struct {
@@ -337,16 +345,24 @@ func Step(s State, ev Event, w World) (State, Decision) {
 		// The rollover asked for is dropped, so the next run does not ask
 		// for it again (and fail again). A failed fallback ends
 		// maintenance for the window: Pi's own compaction takes over.
+		var was Reason
 		switch {
 		case s.Stage == StageCheckpointed:
-			d.Failed = ReasonFallback
-			giveUp(&s, &d)
+			was = ReasonFallback
+			s.Stage, s.Active, s.NotesError, s.Checkpointed = StageIdle, 0, "", false
+			if ev.Why != WhyOtherCompaction {
+				giveUp(&s, &d)
+			}
 		case s.Pending != "":
-			d.Failed = s.Pending
+			was = s.Pending
 		default:
 			return s, d // nothing was under way (a late or repeated report)
 		}
-		d.FailedWhy = ev.Why
+		if ev.Why == WhyOtherCompaction {
+			d.Cancel, d.Cancelled = ev.Why, was
+		} else {
+			d.Failed, d.FailedWhy = was, ev.Why
+		}
 		s.Pending, s.Confirmed = "", false
 	}
 	return s, d

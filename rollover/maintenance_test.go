@@ -89,6 +89,31 @@ func TestStepTransitions(t *testing.T) {
 					t.Errorf("state %+v decision %+v", s, d)
 				}
 			}},
+		{name: "another handler's compaction at the boundary cancels the schedule instead of failing it", state: State{Window: 1, Pending: ReasonHost},
+			ev: Event{Kind: EvRolloverFailed, Why: WhyOtherCompaction}, world: world(usageLow),
+			want: func(t *testing.T, s State, d Decision) {
+				if s.Pending != "" || d.Failed != "" || d.Cancel != WhyOtherCompaction || d.Cancelled != ReasonHost {
+					t.Errorf("state %+v decision %+v", s, d)
+				}
+				rows := DecisionRows("s", s, d)
+				if len(rows) != 1 || rows[0].Kind != RowRolloverCancelled || rows[0].Why != WhyOtherCompaction || rows[0].Reason != ReasonHost {
+					t.Errorf("ledger rows %+v, want one rollover_cancelled row", rows)
+				}
+			}},
+		{name: "another handler's compaction at the checkpoint's boundary ends maintenance without giving up", state: State{Window: 1, Stage: StageCheckpointed, Attempt: 4, Active: 4},
+			ev: Event{Kind: EvRolloverFailed, Why: WhyOtherCompaction}, world: world(usageFallback),
+			want: func(t *testing.T, s State, d Decision) {
+				if s.Stage != StageIdle || s.Active != 0 || s.Exhausted || d.GiveUp || d.Cancelled != ReasonFallback {
+					t.Errorf("state %+v decision %+v", s, d)
+				}
+			}},
+		{name: "a boundary entry Pi rejected drops the schedule as failed", state: State{Window: 1, Pending: ReasonUser},
+			ev: Event{Kind: EvRolloverFailed, Why: "boundary_rejected"}, world: world(usageLow),
+			want: func(t *testing.T, s State, d Decision) {
+				if s.Pending != "" || d.Failed != ReasonUser || d.FailedWhy != "boundary_rejected" {
+					t.Errorf("state %+v decision %+v", s, d)
+				}
+			}},
 		{name: "a session start drops what the session held before", state: State{Window: 1, Pending: ReasonModel, Confirmed: true, Stage: StageRequested, Attempt: 4, Active: 4, Blocked: 2},
 			ev: Event{Kind: EvSessionStart}, world: world(usageLow),
 			want: func(t *testing.T, s State, d Decision) {

@@ -33,7 +33,7 @@ s = await startSession(root, {
 	contextWindow: 60000,
 	model: script.model,
 });
-makeFiles(s.cwd, { "big1.txt": { tokens: 11000 }, "big2.txt": { tokens: 11000 }, "big3.txt": { tokens: 11000 }, "small.txt": { tokens: 50 } });
+makeFiles(s.cwd, { "big1.txt": { tokens: 12000 }, "big2.txt": { tokens: 12000 }, "big3.txt": { tokens: 12000 }, "small.txt": { tokens: 50 } });
 await s.prompt("Read the big files.");
 await settle(s.session);
 const sid = s.session.sessionManager.getSessionId();

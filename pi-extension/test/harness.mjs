@@ -2,18 +2,15 @@
 // offline faux model with the extension loaded, talking to the pi-history
 // service whose data directory is PI_HISTORY_DATA (started by the Go test).
 
-import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
-import {
-	AuthStorage,
-	createAgentSession,
-	DefaultResourceLoader,
-	ModelRegistry,
-	SessionManager,
-	SettingsManager,
-} from "@mariozechner/pi-coding-agent";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+
+// PI_TEST_PI=1.6 runs them on Pi 1.6.0 (test/pi16, under Node 22); the
+// default is Pi 0.73.1 (the extension's own devDependencies, Node 20).
+export const piVersion = process.env.PI_TEST_PI === "1.6" ? "1.6" : "0.73";
+const pi = piVersion === "1.6" ? await import("./pi16/pi.mjs") : await import("./pi073.mjs");
+export const { fauxAssistantMessage, fauxText, fauxToolCall } = pi;
 
 export const extensionPath = join(dirname(fileURLToPath(import.meta.url)), "..", "index.ts");
 export const ext = () => globalThis[Symbol.for("pi-history.extension")];
@@ -52,7 +49,7 @@ export function makeFiles(dir, files) {
  * decides each reply from the request context (a function), after the
  * extension's hook work has settled.
  */
-export async function startSession(root, { contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"] }) {
+export async function startSession(root, { contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"], before = [], after = [] }) {
 	const cwd = join(root, "work");
 	const agentDir = join(root, "agent");
 	const sessionsDir = process.env.PI_SESSIONS_DIR || join(root, "sessions");
@@ -64,39 +61,52 @@ export async function startSession(root, { contextWindow = 60000, compaction = {
 	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(settings));
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 
-	const faux = registerFauxProvider({ models: [{ id: "faux-1", contextWindow, maxTokens: 4096 }] });
+	const models = [{ id: "faux-1", contextWindow, maxTokens: 4096 }];
 	const requests = [];
 	let session;
 	const step = async (context) => {
 		await quiesce(session);
-		requests.push(context);
-		return model(context, requests.length);
+		// Pi 1.6 sends the system prompt (and its patches) as system
+		// messages; the scripts read the conversation, as on 0.73.1.
+		const view = { ...context, messages: context.messages.filter((m) => m.role !== "system"), system: context.messages.filter((m) => m.role === "system") };
+		requests.push(view);
+		return model(view, requests.length);
 	};
-	faux.setResponses(Array.from({ length: 200 }, () => step));
-
-	const authStorage = AuthStorage.inMemory();
-	authStorage.setRuntimeApiKey("faux", "offline");
-	const modelRegistry = ModelRegistry.inMemory(authStorage);
-	const settingsManager = SettingsManager.create(cwd, agentDir);
-	const resourceLoader = new DefaultResourceLoader({
+	const settingsManager = pi.SettingsManager.create(cwd, agentDir);
+	const resourceLoader = new pi.DefaultResourceLoader({
 		cwd,
 		agentDir,
 		settingsManager,
-		additionalExtensionPaths: [extensionPath],
+		// before/after: test-only extensions loaded around this one.
+		additionalExtensionPaths: [...before, extensionPath, ...after],
 		noSkills: true,
 		noPromptTemplates: true,
 		noThemes: true,
 		noContextFiles: true,
 	});
 	await resourceLoader.reload();
-	const sessionManager = SessionManager.create(cwd, sessionsDir);
+	const sessionManager = pi.SessionManager.create(cwd, sessionsDir);
 	const errors = [];
-	const created = await createAgentSession({
+	let faux, runtime;
+	if (piVersion === "1.6") {
+		// Pi 1.6: a ModelRuntime with the faux provider registered natively.
+		faux = pi.fauxProvider({ models });
+		runtime = { modelRuntime: await pi.ModelRuntime.create({ authPath: join(agentDir, "auth.json"), modelsPath: null }) };
+		runtime.modelRuntime.registerNativeProvider(faux.provider);
+		await runtime.modelRuntime.setRuntimeApiKey(faux.provider.id, "offline");
+		faux.unregister = () => {};
+	} else {
+		faux = pi.registerFauxProvider({ models });
+		const authStorage = pi.AuthStorage.inMemory();
+		authStorage.setRuntimeApiKey("faux", "offline");
+		runtime = { authStorage, modelRegistry: pi.ModelRegistry.inMemory(authStorage) };
+	}
+	faux.setResponses(Array.from({ length: 200 }, () => step));
+	const created = await pi.createAgentSession({
 		cwd,
 		agentDir,
 		model: faux.getModel(),
-		authStorage,
-		modelRegistry,
+		...runtime,
 		settingsManager,
 		resourceLoader,
 		sessionManager,

@@ -53,12 +53,12 @@ const s = await startSession(root, {
 	model: script.model,
 });
 makeFiles(s.cwd, {
-	"big1.txt": { tokens: 11000, marker: "MARKER_ALPHA sits here" },
-	"big2.txt": { tokens: 11000 },
-	"big3.txt": { tokens: 11000 },
-	"big4.txt": { tokens: 11000 },
-	"big5.txt": { tokens: 11000 },
-	"big6.txt": { tokens: 11000 },
+	"big1.txt": { tokens: 12000, marker: "MARKER_ALPHA sits here" },
+	"big2.txt": { tokens: 12000 },
+	"big3.txt": { tokens: 12000 },
+	"big4.txt": { tokens: 12000 },
+	"big5.txt": { tokens: 12000 },
+	"big6.txt": { tokens: 12000 },
 });
 
 await s.prompt("Please survey big1.txt to big3.txt and tell me where MARKER_ALPHA is.");
@@ -80,13 +80,23 @@ const firstUser = journal.find((e) => e.type === "message" && e.message.role ===
 check(comps[1].summary.includes(`w1 [history entry=${firstUser.id}] Please survey big1.txt`), `index lacks the first user message:\n${comps[1].summary}`);
 const conts = journal.filter((e) => e.type === "custom_message" && e.customType === "note-context/continue");
 check(conts.length === 2, `continuations: ${conts.length}`);
+// Each continuation promises the index of earlier user messages only when its summary holds one.
+for (const [i, c] of conts.entries()) {
+	const text = typeof c.content === "string" ? c.content : c.content.map((b) => b.text ?? "").join("");
+	const has = comps[i].summary.includes("## Earlier user messages");
+	check(text.includes("an index of earlier user messages") === has, `continuation ${i + 1} (summary ${has ? "with" : "without"} an index): ${text}`);
+}
 // Entry-id trailers are never persisted.
-check(!JSON.stringify(journal).includes("this-message-id="), "a trailer reached the journal");
+check(!/this-message-id=[0-9a-f]{8}/.test(JSON.stringify(journal)), "a trailer reached the journal");
 // ... but the model saw them.
 check(s.requests.some((c) => c.messages.some((m) => m.role === "toolResult" && msgText(m).includes("[note-context: this-message-id="))), "no trailer reached the model");
 check(s.requests.every((c) => c.messages.every((m) => m.role !== "assistant" || !msgText(m).includes("this-message-id"))), "an assistant message got a trailer");
 const rows = await ledger("rollover", s.session.sessionManager.getSessionId());
 check(rows.length === 2 && rows.every((r) => r.reason === "host"), `ledger rollover rows: ${JSON.stringify(rows)}`);
 check(toolResults(journal, "history").length === 1, "history result missing");
+// The first rollover's five follow-up turns held the one history call (the
+// second rollover came before its fifth turn).
+const follow = await ledger("rollover_followup", s.session.sessionManager.getSessionId());
+check(follow.length === 1 && follow[0].window === 2 && follow[0].calls === 1, `rollover_followup rows: ${JSON.stringify(follow)}`);
 s.dispose();
 console.log("long-session: ok");

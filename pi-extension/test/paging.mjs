@@ -2,7 +2,7 @@
 // with every message, and a cursor alone must still bring the next page.
 // Two notes writes in one message both land.
 
-import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "./harness.mjs";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -39,6 +39,8 @@ const plan = [
 const script = scripted(plan);
 const s = await startSession(root, {
 	contextWindow: 60000,
+	// Pi 1.6 compacts only when something falls before the kept tail.
+	compaction: { keepRecentTokens: 20 },
 	model: script.model,
 });
 makeFiles(s.cwd, { "a.txt": { tokens: 10, marker: "hello" } });
