@@ -99,7 +99,15 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, req *search.Requ
 	if err != nil {
 		return err
 	}
+	for i := range resp.Hits {
+		s.link(&resp.Hits[i])
+	}
 	return writeJSON(w, resp)
+}
+
+// link gives a hit the address of its entry's page in this server's web UI.
+func (s *Server) link(h *search.Hit) {
+	h.URL = client.EntryURL(URLFor(s.o.Addr), h.Session, h.Entry)
 }
 
 // searchEvery answers a search for every hit (all) as its pages come from
@@ -136,6 +144,7 @@ func (s *Server) searchEvery(w http.ResponseWriter, r *http.Request, req *search
 				}
 			}
 			n++
+			s.link(&h)
 			if err := enc.Encode(h); err != nil {
 				return err
 			}

@@ -76,7 +76,8 @@ type Hit struct {
 	Leaves          []string  `json:"leaves,omitempty"` // session/lineage scope: the leaves whose branch holds the entry
 	Matches         int       `json:"matches"`          // occurrences of the needle in the entry
 	Snippets        []Snippet `json:"snippets"`
-	Ref             string    `json:"ref"` // "[history entry=ID]"
+	Ref             string    `json:"ref"`           // "[history entry=ID]"
+	URL             string    `json:"url,omitempty"` // the entry's page in the web UI, when a server answered
 	Seq             uint64    `json:"seq"`
 }
 

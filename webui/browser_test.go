@@ -409,6 +409,20 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("login from 'pi-history open SESSION/ENTRY' lands on the entry", func(t *testing.T) {
+		if _, err := chromedp.Call(e.ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+			t.Fatal(err)
+		}
+		e.run(t, "login to an entry", chromedp.Navigate(LoginURLTo(e.base, e.logins.NewCode(), "/s/"+shopID+"?e=a0000005")),
+			waitJS(`document.querySelector('article.entry.focus') !== null`))
+		if id := e.str(t, `document.querySelector('article.entry.focus').dataset.entry`); id != "a0000005" {
+			t.Errorf("focused %q, want a0000005", id)
+		}
+		if h := e.str(t, `location.hash`); !strings.HasPrefix(h, "#/s/"+shopID) || strings.Contains(h, "key=") {
+			t.Errorf("after login the address is %q: want the session's page, without the key", h)
+		}
+	})
+
 	t.Run("open a session", func(t *testing.T) {
 		e.run(t, "home", chromedp.Navigate(e.base+"/#/"), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
 		e.run(t, "open", chromedp.Click(chromedp.CSS(`tr.srow[data-session="`+shopID+`"] a.sname`)),

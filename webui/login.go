@@ -101,6 +101,32 @@ func LoginURL(base, code string) string {
 	return strings.TrimRight(base, "/") + "/ui/login?code=" + url.QueryEscape(code)
 }
 
+// LoginURLTo is LoginURL for a browser to be shown the page at route (a
+// route of the page's fragment, such as /s/ID?e=ENTRY) once logged in.
+func LoginURLTo(base, code, route string) string {
+	u := LoginURL(base, code)
+	if route != "" {
+		u += "&" + url.Values{ToParam: {route}}.Encode()
+	}
+	return u
+}
+
+// ToParam names the page route a login goes on to (see LoginURLTo).
+const ToParam = "to"
+
+// pageRoute returns route when it is one of the page's own routes of a
+// session or a search (what 'pi-history open' asks for), else "": a login
+// link cannot send the page anywhere else.
+func pageRoute(route string) string {
+	if len(route) > 2048 || strings.ContainsAny(route, "#\x00\r\n") {
+		return ""
+	}
+	if strings.HasPrefix(route, "/s/") || strings.HasPrefix(route, "/search?") {
+		return route
+	}
+	return ""
+}
+
 // LoginPageFile is the page, in the data directory, that takes a browser
 // to a login URL (see WriteLoginPage).
 const LoginPageFile = "open-login.html"
@@ -259,15 +285,19 @@ func (u *ui) loginCode(w http.ResponseWriter, r *http.Request) {
 			"Run 'pi-history open' for a new one.\n"))
 		return
 	}
-	u.loggedIn(w, r, v, key)
+	u.loggedIn(w, r, v, key, pageRoute(r.URL.Query().Get(ToParam)))
 }
 
 // loggedIn sets the session cookie and sends the browser to the page with
 // the session's key in the URL's fragment, which no request carries: the
 // page moves it to its localStorage and out of the address bar.
-func (u *ui) loggedIn(w http.ResponseWriter, r *http.Request, cookie, key string) {
+func (u *ui) loggedIn(w http.ResponseWriter, r *http.Request, cookie, key, route string) {
 	u.setSessionCookie(w, cookie)
-	http.Redirect(w, r, "/#"+KeyParam+"="+key, http.StatusSeeOther)
+	to := "/#" + KeyParam + "=" + key
+	if route != "" {
+		to += "&" + ToParam + "=" + url.QueryEscape(route)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // sameOrigin reports whether a state-changing request comes from this
@@ -298,7 +328,7 @@ func (u *ui) loginToken(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	v, key := l.newSessionLocked(l.now())
 	l.mu.Unlock()
-	u.loggedIn(w, r, v, key)
+	u.loggedIn(w, r, v, key, "")
 }
 
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) {

@@ -596,3 +596,31 @@ func TestPagesStopShortOfLargeLines(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginGoesOnToTheAskedPageOnly: a login link naming a session or
+// search page sends the browser there with its key; any other route (a
+// scheme, another host, a fragment of its own) is dropped and the browser
+// lands on the list.
+func TestLoginGoesOnToTheAskedPageOnly(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct{ route, want string }{
+		{"/s/s1?e=m1", "&to=" + url.QueryEscape("/s/s1?e=m1")},
+		{"/s/a%2Fb", "&to=" + url.QueryEscape("/s/a%2Fb")},
+		{"/search?q=x", "&to=" + url.QueryEscape("/search?q=x")},
+		{"", ""},
+		{"javascript:alert(1)", ""},
+		{"//evil.example/s/x", ""},
+		{"/s/x#key=stolen", ""},
+		{"/login", ""},
+	} {
+		rec := f.do(httptest.NewRequest("GET", LoginURLTo("", f.logins.NewCode(), c.route), nil))
+		loc := rec.Header().Get("Location")
+		rest, ok := strings.CutPrefix(loc, "/#"+KeyParam+"=")
+		if rec.Code != http.StatusSeeOther || !ok {
+			t.Fatalf("route %q: status %d, Location %q", c.route, rec.Code, loc)
+		}
+		if _, to, _ := strings.Cut(rest, "&"); "&"+to != c.want && !(to == "" && c.want == "") {
+			t.Errorf("route %q: Location %q; want it to end %q", c.route, loc, c.want)
+		}
+	}
+}

@@ -64,6 +64,18 @@ func (p painter) paint(code, s string) {
 
 func (p painter) plain(s string) { io.WriteString(p.text, s) }
 
+// link writes the address u, dimmed and as a terminal hyperlink (OSC 8,
+// which terminals without it ignore) when colouring.
+func (p painter) link(u string) {
+	if !p.on {
+		p.plain(u)
+		return
+	}
+	fmt.Fprintf(p.raw, "\x1b]8;;%s\x1b\\", u)
+	p.paint(sgrDim, u)
+	io.WriteString(p.raw, "\x1b]8;;\x1b\\")
+}
+
 // markerPairs are the brackets that show a match without colour, tried in
 // turn: the first pair whose characters the snippet does not hold is used,
 // so a bracket in the text is never read as a match's edge.

@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/webui"
 )
 
@@ -20,8 +22,8 @@ var openPrint bool
 func init() {
 	register(&command{
 		name:    "open",
-		usage:   "[--print]",
-		summary: "log in to the web UI of the running server (opens a browser)",
+		usage:   "[--print] [SESSION[/ENTRY]]",
+		summary: "log in to the web UI of the running server (opens a browser), at a session or entry if given",
 		help: `Asks the running 'pi-history serve' (found through <data>/server.json, with
 the token in <data>/api-token) for a one-time login code, prints the login
 URL and opens it in your browser (xdg-open, or open on macOS) when stdout
@@ -38,8 +40,14 @@ it can log in as you: do not paste it anywhere shared.
 With --print the URL is only printed (for a browser on another machine
 reached through an SSH tunnel, say).
 
+Given a session (its id or a unique prefix, as 'show' takes it) the browser
+lands on that session's page; given SESSION/ENTRY, scrolled to the entry
+(the address 'search' prints beside each hit while a server runs).
+
 Examples:
   pi-history open
+  pi-history open 01a2286a               # that session's page
+  pi-history open 01a2286a/3f9c2e10      # that entry, highlighted
   pi-history open --print
   ssh -L 7314:127.0.0.1:7314 devbox pi-history open --print   # then open the URL locally`,
 		flags: func(fs *flag.FlagSet, g *globals) {
@@ -66,8 +74,8 @@ var browserOpener = func() string {
 var stdoutIsTerminal = isTerminal
 
 func runOpen(g *globals, args []string) error {
-	if len(args) > 0 {
-		return usagef("open takes no arguments")
+	if len(args) > 1 {
+		return usagef("open takes at most one SESSION or SESSION/ENTRY")
 	}
 	c, err := g.runningServer()
 	if err != nil {
@@ -75,11 +83,17 @@ func runOpen(g *globals, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	route := ""
+	if len(args) == 1 {
+		if route, err = openRoute(ctx, &remoteBackend{c: c}, args[0]); err != nil {
+			return err
+		}
+	}
 	lc, err := c.LoginCode(ctx)
 	if err != nil {
 		return fmt.Errorf("ask the server at %s for a login code: %w", c.BaseURL(), err)
 	}
-	u := webui.LoginURL(c.BaseURL(), lc.Code)
+	u := webui.LoginURLTo(c.BaseURL(), lc.Code, route)
 	fmt.Fprintln(g.stdout, u)
 	if openPrint || !stdoutIsTerminal(g.stdout) {
 		return nil
@@ -134,4 +148,28 @@ func (g *globals) runningServer() (*client.Client, error) {
 			dir, si.URL, si.PID, err)
 	}
 	return c, nil
+}
+
+// openRoute is the web UI's route of the page for arg, SESSION or
+// SESSION/ENTRY (the session as an id or a unique prefix of it); an
+// unknown session or entry is an error here, not a blank page there.
+func openRoute(ctx context.Context, b backend, arg string) (string, error) {
+	sid, entry, _ := strings.Cut(arg, "/")
+	if sid == "" {
+		return "", usagef("open %q: give SESSION or SESSION/ENTRY", arg)
+	}
+	sid, err := sessionArg(ctx, b, sid)
+	if err != nil {
+		return "", err
+	}
+	if _, err := b.Session(ctx, sid); err != nil {
+		return "", err
+	}
+	if entry == "" {
+		return strings.TrimPrefix(client.SessionURL("", sid), "/#"), nil
+	}
+	if _, err := b.Read(ctx, &search.ReadRequest{Session: sid, Entry: entry, Length: 1}); err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(client.EntryURL("", sid, entry), "/#"), nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,42 @@ func TestOpenWithoutServer(t *testing.T) {
 	_, errOut, code = e.cli("open")
 	if code != 1 || !strings.Contains(errOut, "does not answer") || !strings.Contains(errOut, "pi-history serve") {
 		t.Errorf("open with a dead server: exit %d, %q", code, errOut)
+	}
+}
+
+// TestHitsLinkToTheirPageAndOpenGoesThere: while a server runs, every hit
+// carries its entry's web UI address (text and --json), and 'open
+// SESSION/ENTRY' logs in on the way to that page; an unknown session or
+// entry is an error. Without a server, hits carry no address.
+func TestHitsLinkToTheirPageAndOpenGoesThere(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("--p--", "s1-aaaa", `{"type":"session","version":3,"id":"s1-aaaa","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p"}`,
+		srvLine("a1", "", "hello LinkMarker"))
+	e.mustCLI("import")
+	if out := e.mustCLI("search", "--json", "LinkMarker"); strings.Contains(out, `"url"`) {
+		t.Errorf("a hit found without a server has an address: %s", out)
+	}
+	e.serve()
+	want := e.url + "/#/s/s1-aaaa?e=a1"
+	if out := e.mustCLI("search", "--json", "LinkMarker"); !strings.Contains(out, `"url":"`+want+`"`) {
+		t.Errorf("--json hit lacks its address %s: %s", want, out)
+	}
+	if out := e.mustCLI("search", "LinkMarker"); !strings.Contains(out, "  "+want+"\n") {
+		t.Errorf("hit line lacks its address %s: %s", want, out)
+	}
+	for _, c := range []struct{ arg, route string }{
+		{"s1-aaaa", "/s/s1-aaaa"},
+		{"s1", "/s/s1-aaaa"}, // a unique prefix
+		{"s1/a1", "/s/s1-aaaa?e=a1"},
+	} {
+		out := strings.TrimSpace(e.mustCLI("open", "--print", c.arg))
+		if !strings.HasPrefix(out, e.url+"/ui/login?code=") || !strings.HasSuffix(out, "&to="+url.QueryEscape(c.route)) {
+			t.Errorf("open --print %s: %q; want a login URL going on to %s", c.arg, out, c.route)
+		}
+	}
+	for _, arg := range []string{"nosuch", "s1-aaaa/nosuch", "/a1"} {
+		if _, stderr, code := e.cli("open", "--print", arg); code == 0 || stderr == "" {
+			t.Errorf("open --print %s: exit %d, %q; want an error", arg, code, stderr)
+		}
 	}
 }

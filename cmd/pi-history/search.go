@@ -218,6 +218,12 @@ func printHits(p painter, resp *search.Response, asJSON bool) {
 		if about := hitAbout(h); about != "" {
 			p.plain("  " + about)
 		}
+		if h.URL != "" {
+			// A server answered: the entry's page in its web UI, a
+			// hyperlink on a colour terminal, the address otherwise.
+			p.plain("  ")
+			p.link(h.URL)
+		}
 		p.plain("\n")
 		for _, s := range h.Snippets {
 			flat := func(t string) string { return strings.ReplaceAll(t, "\n", "⏎") }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -137,6 +138,9 @@ func TestSearchCommand(t *testing.T) {
 // ourColours removes the SGR codes search colours its output with.
 var ourColours = strings.NewReplacer("\x1b["+sgrMatch+"m", "", "\x1b["+sgrPath+"m", "", "\x1b["+sgrDim+"m", "", "\x1b[0m", "")
 
+// ourLinks matches the hyperlinks search writes around a hit's address.
+var ourLinks = regexp.MustCompile("\x1b]8;;[^\x1b]*\x1b\\\\")
+
 // TestSearchOnATerminalShowsControlCharacters: a tool's escape sequences
 // stored in a session reach a terminal as visible stand-ins, never as
 // commands to it (colours, an OSC 52 clipboard write, an 8-bit CSI); to a
@@ -157,7 +161,7 @@ func TestSearchOnATerminalShowsControlCharacters(t *testing.T) {
 					}
 					// Our own colour codes are the only escapes a
 					// terminal may get; the session's are stand-ins.
-					out = ourColours.Replace(out)
+					out = ourColours.Replace(ourLinks.ReplaceAllString(out, ""))
 					raw := strings.ContainsAny(out, "\x1b\x07\u009b")
 					shown := strings.Contains(out, "␛[31mred␛[0m") && strings.Contains(out, "␛]52;c;ZXZpbA==␇") && strings.Contains(out, "<U+009B>2J")
 					if tty && (raw || !shown) {

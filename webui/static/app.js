@@ -28,9 +28,18 @@ const KEY_STORE = 'pi-history-key';
 async function takeKey() {
   let stored = '';
   try { stored = localStorage.getItem(KEY_STORE) || ''; } catch { /* storage off */ }
-  const m = /^#key=([A-Za-z0-9_-]{20,200})$/.exec(location.hash);
+  const m = /^#key=([A-Za-z0-9_-]{20,200})(?:&to=([^&#]{1,4000}))?$/.exec(location.hash);
   if (!m) return stored;
-  history.replaceState(null, '', location.pathname + location.search + '#/');
+  // A login from 'pi-history open SESSION/ENTRY' goes on to that page; only
+  // the page's own session and search routes are followed.
+  let to = '/';
+  if (m[2]) {
+    try {
+      const r = decodeURIComponent(m[2]);
+      if (/^\/(s\/|search\?)/.test(r)) to = r;
+    } catch { /* a malformed route: the list */ }
+  }
+  history.replaceState(null, '', location.pathname + location.search + '#' + to);
   // Any site can send the browser to /#key=…: a key is kept only when it
   // makes a session with this browser's cookie, or a wrong one would log
   // every tab out.
