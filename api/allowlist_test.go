@@ -107,3 +107,18 @@ func TestModelFacingRoutesHideWhatTheAllowlistHides(t *testing.T) {
 		t.Errorf("the unfiltered list hides entries from people: %s", w.Body)
 	}
 }
+
+// TestSearchTakesTheWebUIsNameForTheNeedle: GET /v1/search?q= answers as
+// ?needle= does (the web UI's addresses say q); both at once must agree.
+func TestSearchTakesTheWebUIsNameForTheNeedle(t *testing.T) {
+	h := newHarness(t)
+	a := h.do(req{Path: "/v1/search?needle=ErrCartEmpty&scope=all"})
+	b := h.do(req{Path: "/v1/search?q=ErrCartEmpty&scope=all"})
+	strip := func(s string) string { return s[:strings.Index(s, `"stats"`)] }
+	if a.Code != 200 || b.Code != 200 || strip(a.Body.String()) != strip(b.Body.String()) {
+		t.Errorf("needle and q differ:\n%d %s\n%d %s", a.Code, a.Body, b.Code, b.Body)
+	}
+	if w := h.do(req{Path: "/v1/search?q=x&needle=y"}); w.Code != 400 || !strings.Contains(w.Body.String(), `"param":"q"`) {
+		t.Errorf("q and needle both: %d %s", w.Code, w.Body)
+	}
+}

@@ -194,11 +194,13 @@ func (s *Server) routes() chi.Router {
 	r.Get("/healthz", s.h(s.handleHealth))
 	r.With(s.auth.Middleware).Get("/metrics", s.metrics.handler.ServeHTTP)
 
+	// The API's description holds no history: it needs no token (but
+	// passes the same Host and Origin guards as every route).
+	r.Get("/v1/openapi.json", s.handleOpenAPI)
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.auth.Middleware)
 		r.NotFound(s.notFound)
 		r.MethodNotAllowed(s.methodNotAllowed)
-		r.Get("/openapi.json", s.handleOpenAPI)
 		r.Get("/search", s.h(s.handleSearchGet))
 		r.Post("/search", s.h(s.handleSearchPost))
 		r.Get("/sessions", s.h(s.handleSessions))

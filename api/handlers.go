@@ -69,6 +69,14 @@ func searchRequestFromQuery(r *http.Request) (*search.Request, error) {
 		Count:       q.bool("count", false),
 		Budget:      q.int("budget", 0),
 	}
+	// q is the web UI's name for the needle in its addresses (#/search?q=):
+	// a URL copied from there works here too.
+	if alias := q.str("q"); alias != "" {
+		if req.Needle != "" && req.Needle != alias {
+			return nil, badParam("q", "give the needle once: as needle or as q (the web UI's name), not both")
+		}
+		req.Needle = alias
+	}
 	return req, q.done()
 }
 

@@ -151,8 +151,11 @@ func runServe(g *globals, args []string) error {
 	}
 
 	ln, err := net.Listen("tcp", serveFlags.addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on %s: the address is in use by another program (another pi-history serve for another data directory?); give another with --addr, e.g. --addr 127.0.0.1:7315", serveFlags.addr)
+	}
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", serveFlags.addr, err)
+		return fmt.Errorf("listen on %s: %w; give another address with --addr HOST:PORT", serveFlags.addr, err)
 	}
 	addr := ln.Addr().String()
 	if !api.IsLoopback(addr) {
