@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
@@ -340,11 +341,7 @@ func (s *Server) indexStatus() client.IndexStatus {
 	// Read the mark before the last seq: a lag is never negative.
 	through := s.svc.Index.IndexedThrough()
 	last := s.svc.Store.LastSeq()
-	is := client.IndexStatus{LastSeq: last, IndexedThrough: through}
-	if last > through {
-		is.Lag = last - through
-	}
-	return is
+	return client.IndexStatus{LastSeq: last, IndexedThrough: through, Lag: index.Lag(through, last)}
 }
 
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) error {

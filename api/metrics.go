@@ -99,7 +99,7 @@ func (m *metrics) seriesFor(route, method string, code int) *observers {
 type storeCollector struct{ s *Server }
 
 var (
-	descIndexLag    = prometheus.NewDesc("pi_history_index_lag_entries", "Entries stored but not yet in the search index (search scans them).", nil, nil)
+	descIndexLag    = prometheus.NewDesc("pi_history_index_lag_entries", "Entries the search index has still to take in (search scans them meanwhile); 0 once it has caught up.", nil, nil)
 	descLastSeq     = prometheus.NewDesc("pi_history_store_last_seq", "Highest sequence number stored.", nil, nil)
 	descIngestLag   = prometheus.NewDesc("pi_history_ingest_lag_bytes", "Bytes of known journal files not read into the store yet.", nil, nil)
 	descStoreBytes  = prometheus.NewDesc("pi_history_store_bytes", "Size of the store on disk.", nil, nil)

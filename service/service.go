@@ -309,11 +309,7 @@ func (s *Service) Stats() (Stats, error) {
 	st.IndexBytes = dirSize(filepath.Join(s.Dir, "index"))
 	st.LastSeq = s.Store.LastSeq()
 	st.IndexedThrough = s.Index.IndexedThrough()
-	// The newest entries, less than a block, are searched by scanning; they
-	// are not lag.
-	if t := index.Target(st.LastSeq); t > st.IndexedThrough {
-		st.IndexLag = t - st.IndexedThrough
-	}
+	st.IndexLag = index.Lag(st.IndexedThrough, st.LastSeq)
 	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
 	st.IndexFormat = s.Index.Format()
 	st.IndexOutdated = st.IndexFormat != index.AnalyzerName

@@ -210,7 +210,10 @@ type WatcherStatus struct {
 type IndexStatus struct {
 	LastSeq        uint64 `json:"lastSeq"`
 	IndexedThrough uint64 `json:"indexedThrough"`
-	Lag            uint64 `json:"lag"` // entries stored but not yet indexed (search scans them)
+	// Lag is the entries the index has still to take in: 0 once it has
+	// caught up (the newest entries, less than a block, are searched by
+	// scanning and are not lag).
+	Lag uint64 `json:"lag"`
 }
 
 // IngestStatus is GET /v1/ingest/status.
