@@ -22,7 +22,11 @@ type FileBatch struct {
 	Header  *journal.Header  // set when the header line is part of this batch
 	Entries []*journal.Entry // in file order
 	State   FileState        // the file's read position after this batch
-	Replace bool             // the file was rewritten: its session's old entries are dropped first
+	// Replace: the file was rewritten. If its header still names the
+	// session it held, that session's old entries are dropped first; if
+	// it names another, the session it held ends (its entries stay, as
+	// history) and the header is placed as a new file's.
+	Replace bool
 }
 
 // Result says what a write did.
@@ -66,18 +70,38 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			return Result{}, fmt.Errorf("store: file %s names session %q: %w", fb.Path, prev.Session, err)
 		}
 	case fb.Header != nil:
-		idPrev := prev
+		idPrev, replace := prev, fb.Replace
+		var ended *SessionInfo // the session the file held before it began another
 		if prev != nil && fb.Replace {
-			// A rewritten copy (read before as a copy of a session whose
-			// own journal is another file) must not replace that session:
-			// it is placed afresh, as a new file would be.
-			if own, err := s.Session(prev.Session); err == nil && own.File != "" && own.File != fb.Path {
+			own, err := s.Session(prev.Session)
+			switch {
+			case err != nil:
+			case own.File != "" && own.File != fb.Path:
+				// A rewritten copy (read before as a copy of a session whose
+				// own journal is another file) must not replace that session:
+				// it is placed afresh, as a new file would be.
 				idPrev = nil
+			case headerID(own.Header) != fb.Header.ID:
+				// The file now begins another session (another journal
+				// copied over it): the session it held ends here. Its
+				// entries stay, as history, and it no longer names the
+				// file; the new header is placed as a new file's would be.
+				idPrev, replace = nil, false
+				if own.File == fb.Path {
+					own.File = ""
+					ended = own
+				}
 			}
 		}
 		sid, copied, err := s.sessionIDFor(fb.Header, fb.Path, idPrev, fb.Entries)
 		if err != nil {
 			return Result{}, err
+		}
+		if ended != nil && ended.ID != sid {
+			sib, _ := json.Marshal(ended)
+			if err := b.Set(sessionKey(tagSession, ended.ID), sib, nil); err != nil {
+				return Result{}, err
+			}
 		}
 		old, err := s.Session(sid)
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -90,7 +114,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			si = old
 			break
 		}
-		if old != nil && (fb.Replace || old.File != "" && old.File != fb.Path) {
+		if old != nil && (replace || old.File != "" && old.File != fb.Path) {
 			n, err := s.dropSession(b, sid, false)
 			if err != nil {
 				return Result{}, err
@@ -201,6 +225,18 @@ func (si *SessionInfo) applyHeader(h *journal.Header) {
 	if si.LastActivity == "" {
 		si.LastActivity = h.Timestamp
 	}
+}
+
+// headerID is the session id a stored header line names ("" if it names
+// none).
+func headerID(raw string) string {
+	var h struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal([]byte(raw), &h) != nil {
+		return ""
+	}
+	return h.ID
 }
 
 // sessionIDFor picks the session key for a header read from path: the
