@@ -304,6 +304,10 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if s.o.Watcher != nil {
+		n := s.o.Watcher.SkippedPaths()
+		st.SkippedPaths = &n
+	}
 	return writeJSON(w, st)
 }
 
@@ -332,7 +336,10 @@ func (s *Server) handleIngestStatus(w http.ResponseWriter, r *http.Request) erro
 	if s.o.Watcher != nil {
 		ws := s.o.Watcher.Status()
 		out.Watcher = &client.WatcherStatus{Running: ws.Running, Dirs: ws.Dirs, WatchedDirs: ws.WatchedDirs, Ingests: ws.Ingests,
-			Errors: ws.Errors, LastError: ws.LastError, LastRescan: ws.LastRescan}
+			Errors: ws.Errors, LastError: ws.LastError, LastRescan: ws.LastRescan, Polling: ws.Polling, Skips: ws.Skips}
+		for _, sk := range ws.Skipped {
+			out.Watcher.Skipped = append(out.Watcher.Skipped, client.WatcherSkip{Path: sk.Path, Line: sk.Line, Reason: sk.Reason, Since: sk.Since})
+		}
 	}
 	return writeJSON(w, out)
 }

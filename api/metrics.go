@@ -107,10 +107,11 @@ var (
 	descSkipped     = prometheus.NewDesc("pi_history_skipped_lines", "Journal lines skipped as unreadable, in total.", nil, nil)
 	descWatchIngest = prometheus.NewDesc("pi_history_watcher_reads_total", "Journal reads done by the live watcher.", nil, nil)
 	descWatchErrors = prometheus.NewDesc("pi_history_watcher_errors_total", "Failed journal reads and watch errors of the live watcher.", nil, nil)
+	descWatchSkips  = prometheus.NewDesc("pi_history_watcher_skips_total", "Files, directories and links the live watcher left out, and journals it skipped lines of: each path and cause once.", nil, nil)
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIndexLag, descLastSeq, descIngestLag, descStoreBytes, descFiles, descSkipped, descWatchIngest, descWatchErrors} {
+	for _, d := range []*prometheus.Desc{descIndexLag, descLastSeq, descIngestLag, descStoreBytes, descFiles, descSkipped, descWatchIngest, descWatchErrors, descWatchSkips} {
 		ch <- d
 	}
 }
@@ -138,5 +139,6 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ws := s.o.Watcher.Status()
 		ch <- prometheus.MustNewConstMetric(descWatchIngest, prometheus.CounterValue, float64(ws.Ingests))
 		ch <- prometheus.MustNewConstMetric(descWatchErrors, prometheus.CounterValue, float64(ws.Errors))
+		ch <- prometheus.MustNewConstMetric(descWatchSkips, prometheus.CounterValue, float64(ws.Skips))
 	}
 }

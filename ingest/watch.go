@@ -197,6 +197,17 @@ func (w *Watcher) Status() WatchStatus {
 		Polling: w.polling, Skipped: skipped, Skips: n}
 }
 
+// SkippedPaths is how many paths the watcher leaves out now, or lines of
+// which it skipped (Status lists them, up to a thousand).
+func (w *Watcher) SkippedPaths() int {
+	skipped, _ := w.skips.list()
+	paths := map[string]bool{}
+	for _, s := range skipped {
+		paths[s.Path] = true
+	}
+	return len(paths)
+}
+
 // Rescan asks for a full rescan now.
 func (w *Watcher) Rescan() {
 	select {

@@ -283,6 +283,10 @@ type Stats struct {
 	Files         int    `json:"files"`
 	SkippedLines  int    `json:"skippedLines"`
 	DataDir       string `json:"dataDir"`
+	// SkippedPaths is how many files, directories and links a server's
+	// live watcher leaves out now (its /v1/ingest/status lists them); nil
+	// without a watcher.
+	SkippedPaths *int `json:"skippedPaths,omitempty"`
 }
 
 // Stats counts what is stored.
