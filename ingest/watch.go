@@ -144,6 +144,9 @@ type fileSched struct {
 	queued  bool
 	running bool
 	again   bool
+	// gone: forgotten while a read was pending or running; the read's
+	// end forgets it, unless it was scheduled again meanwhile.
+	gone bool
 }
 
 type fileSig struct {
@@ -357,8 +360,12 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 func (w *Watcher) forget(p string) {
 	w.skips.drop(p, skipUnread, skipLines)
 	delete(w.seen, p)
-	if f := w.files[p]; f != nil && f.timer == nil && !f.queued && !f.running {
-		delete(w.files, p)
+	if f := w.files[p]; f != nil {
+		if f.timer == nil && !f.queued && !f.running {
+			delete(w.files, p)
+		} else {
+			f.gone = true
+		}
 	}
 }
 
@@ -583,6 +590,7 @@ func (w *Watcher) schedule(path string, live bool) {
 		f = &fileSched{}
 		w.files[path] = f
 	}
+	f.gone = false
 	switch {
 	case f.timer != nil || f.queued:
 		w.mu.Unlock()
@@ -664,6 +672,12 @@ func (w *Watcher) read(path string) {
 	f.running = false
 	again := f.again
 	f.again = false
+	if !again && (f.gone || errors.Is(statErr, fs.ErrNotExist)) {
+		// Gone before its read ended: a rescan or an event meanwhile
+		// could not forget it.
+		f.gone = false
+		w.forget(path)
+	}
 	w.mu.Unlock()
 	if again {
 		w.schedule(path, true)
