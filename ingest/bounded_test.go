@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,18 +91,20 @@ func TestWatcherStaysInsideTheSessionsDirectory(t *testing.T) {
 	waitStored(t, st, "s", "s0", 5*time.Second)
 	during := hostileLinks(t, root, "-late")
 
-	var worst time.Duration
+	// The median of five appends: one slow append on a loaded machine is
+	// not the watcher's doing; a watcher busy with the whole file system
+	// is slow on every one.
+	var took []time.Duration
 	parent := "s0"
 	for i := range 5 {
 		id := fmt.Sprintf("s%d", i+1)
 		appendLine(t, journal, userLine(id, parent, "appended beside hostile links"))
-		if d := waitStored(t, st, "s", id, 5*time.Second); d > worst {
-			worst = d
-		}
+		took = append(took, waitStored(t, st, "s", id, 5*time.Second))
 		parent = id
 	}
-	if worst > 100*time.Millisecond {
-		t.Errorf("an appended line took %v to be stored; want under 100ms", worst)
+	slices.Sort(took)
+	if took[2] > 100*time.Millisecond {
+		t.Errorf("appended lines took %v to be stored; want a median under 100ms", took)
 	}
 	if n := w.Status().WatchedDirs; n != 2 {
 		t.Errorf("%d directories watched; want 2, the sessions directory and its project", n)

@@ -99,3 +99,78 @@ func TestAJournalOverwrittenByAnotherSessionKeepsBoth(t *testing.T) {
 		})
 	}
 }
+
+// TestARewrittenJournalNeverDropsStoredEntries: a journal rewritten under
+// the same session header keeps every stored entry: those still in the
+// file take its bytes, in place; the others stay, as history. Only Pi's own
+// migration of a version 1 journal, whose entries come back under new ids,
+// replaces them, so that the session is not doubled.
+func TestARewrittenJournalNeverDropsStoredEntries(t *testing.T) {
+	v1Header := `{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`
+	v1Line := func(text string) string {
+		return `{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"` + text + `"}}`
+	}
+	cases := []struct {
+		name          string
+		before, after []string
+		entries       int               // stored afterwards
+		replaced      int               // entries dropped or given new bytes
+		texts         map[string]string // entry id: a text its stored line holds
+	}{
+		{"a backup put back, shorter",
+			[]string{header("s"), userLine("a1", "", "one"), userLine("a2", "a1", "two"), userLine("a3", "a2", "three")},
+			[]string{header("s"), userLine("a1", "", "one")},
+			3, 0, map[string]string{"a3": "three"}},
+		{"a line edited",
+			[]string{header("s"), userLine("a1", "", "one"), userLine("a2", "a1", "two")},
+			[]string{header("s"), userLine("a1", "", "one"), userLine("a2", "a1", "two, edited")},
+			2, 1, map[string]string{"a2": "two, edited"}},
+		{"other entries under the same header",
+			[]string{header("s"), userLine("a1", "", "one"), userLine("a2", "a1", "two")},
+			[]string{header("s"), userLine("b1", "", "another one")},
+			3, 0, map[string]string{"a1": "one", "b1": "another one"}},
+		{"Pi's migration of a version 1 journal",
+			[]string{v1Header, v1Line("one"), v1Line("two"), v1Line("three")},
+			[]string{header("s"), userLine("x1", "", "one"), userLine("x2", "x1", "two"), userLine("x3", "x2", "three")},
+			3, 3, map[string]string{"x3": "three"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := openStore(t)
+			p := filepath.Join(t.TempDir(), "s.jsonl")
+			for i, lines := range [][]string{c.before, c.after} {
+				if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				rep, err := File(st, p, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 1 && (!rep.Rewritten || rep.Replaced != c.replaced || rep.Session != "s") {
+					t.Errorf("the rewrite was read as %+v; want rewritten, %d replaced, session s", rep, c.replaced)
+				}
+			}
+			si, err := st.Session("s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			metas, err := st.SessionMetas("s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if si.Entries != c.entries || len(metas) != c.entries {
+				t.Errorf("after the rewrite: %d entries counted, %d stored; want %d", si.Entries, len(metas), c.entries)
+			}
+			for id, text := range c.texts {
+				seq, err := st.Lookup("s", id)
+				if err != nil {
+					t.Errorf("entry %s: %v", id, err)
+					continue
+				}
+				if raw, err := st.Raw(seq); err != nil || !strings.Contains(string(raw), text) {
+					t.Errorf("entry %s holds %s (%v); want %q in it", id, raw, err, text)
+				}
+			}
+		})
+	}
+}
