@@ -3,8 +3,9 @@
 // reads only complete lines (a half-written last line waits until Pi
 // finishes it), reports unreadable lines with their file and line number,
 // and notices a file rewritten in place (Pi migrates old files on open), in
-// which case that session's entries are replaced by the file's new content.
-// A session's identity comes from its header: a file rewritten to hold
+// which case it reads the file whole again: stored entries it still holds
+// take its bytes, the others stay stored (see store.FileBatch.Replace). A
+// session's identity comes from its header: a file rewritten to hold
 // another session (another journal copied over it) ends the one it held,
 // whose entries stay stored, and the new one is stored under its own id.
 package ingest
