@@ -49,9 +49,9 @@ func (b bounds) within(real string) bool {
 	return false
 }
 
-// refuse says why the walk must not enter the resolved path real (a link
-// to it was found at path), or "" if it may.
-func (b bounds) refuse(path, real string) string {
+// refuse says why a walk must not follow a link (or enter a directory) to
+// the resolved path real, or "" if it may.
+func (b bounds) refuse(real string) string {
 	if inKernelDir(real) {
 		return "a link into " + real + ", a kernel file system; not followed"
 	}

@@ -112,7 +112,7 @@ func WalkWithin(root string, o WalkOptions, fn func(path string, d fs.DirEntry) 
 				if err != nil {
 					continue // dangling
 				}
-				if why := b.refuse(p, r); why != "" {
+				if why := b.refuse(r); why != "" {
 					skipped(p, why)
 					continue
 				}
@@ -138,7 +138,7 @@ func WalkWithin(root string, o WalkOptions, fn func(path string, d fs.DirEntry) 
 		return nil
 	}
 	realRoot := resolve(root)
-	if why := b.refuse(root, realRoot); why != "" {
+	if why := b.refuse(realRoot); why != "" {
 		skipped(root, why)
 		return nil
 	}

@@ -486,7 +486,7 @@ func (w *Watcher) elsewhere(dir string) bool {
 // a sessions directory (see bounds); what is left out is noted as skipped.
 // The walk stops when the watcher does.
 func (w *Watcher) addTree(dir string) []string {
-	if why := newBounds(w.dirs).refuse(dir, resolve(dir)); why != "" {
+	if why := newBounds(w.dirs).refuse(resolve(dir)); why != "" {
 		w.skips.note(skipWalk, dir, 0, why)
 		return nil
 	}
@@ -695,7 +695,7 @@ func (w *Watcher) outside(path string) string {
 	if err != nil {
 		return "" // dangling: the read finds nothing
 	}
-	return newBounds(w.dirs).refuse(path, real)
+	return newBounds(w.dirs).refuse(real)
 }
 
 // noteProblems notes what a read of path skipped: the whole file, or
