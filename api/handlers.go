@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
@@ -325,6 +326,10 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if s.o.Watcher != nil {
+		n := s.o.Watcher.SkippedPaths()
+		st.SkippedPaths = &n
+	}
 	return writeJSON(w, st)
 }
 
@@ -353,7 +358,10 @@ func (s *Server) handleIngestStatus(w http.ResponseWriter, r *http.Request) erro
 	if s.o.Watcher != nil {
 		ws := s.o.Watcher.Status()
 		out.Watcher = &client.WatcherStatus{Running: ws.Running, Dirs: ws.Dirs, WatchedDirs: ws.WatchedDirs, Ingests: ws.Ingests,
-			Errors: ws.Errors, LastError: ws.LastError, LastRescan: ws.LastRescan}
+			Errors: ws.Errors, LastError: ws.LastError, LastRescan: ws.LastRescan, Polling: ws.Polling, Skips: ws.Skips}
+		for _, sk := range ws.Skipped {
+			out.Watcher.Skipped = append(out.Watcher.Skipped, client.WatcherSkip{Path: sk.Path, Line: sk.Line, Reason: sk.Reason, Since: sk.Since})
+		}
 	}
 	return writeJSON(w, out)
 }
@@ -362,11 +370,7 @@ func (s *Server) indexStatus() client.IndexStatus {
 	// Read the mark before the last seq: a lag is never negative.
 	through := s.svc.Index.IndexedThrough()
 	last := s.svc.Store.LastSeq()
-	is := client.IndexStatus{LastSeq: last, IndexedThrough: through}
-	if last > through {
-		is.Lag = last - through
-	}
-	return is
+	return client.IndexStatus{LastSeq: last, IndexedThrough: through, Lag: index.Lag(through, last)}
 }
 
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) error {

@@ -99,7 +99,7 @@ func (m *metrics) seriesFor(route, method string, code int) *observers {
 type storeCollector struct{ s *Server }
 
 var (
-	descIndexLag    = prometheus.NewDesc("pi_history_index_lag_entries", "Entries stored but not yet in the search index (search scans them).", nil, nil)
+	descIndexLag    = prometheus.NewDesc("pi_history_index_lag_entries", "Entries the search index has still to take in (search scans them meanwhile); 0 once it has caught up.", nil, nil)
 	descLastSeq     = prometheus.NewDesc("pi_history_store_last_seq", "Highest sequence number stored.", nil, nil)
 	descIngestLag   = prometheus.NewDesc("pi_history_ingest_lag_bytes", "Bytes of known journal files not read into the store yet.", nil, nil)
 	descStoreBytes  = prometheus.NewDesc("pi_history_store_bytes", "Size of the store on disk.", nil, nil)
@@ -107,10 +107,11 @@ var (
 	descSkipped     = prometheus.NewDesc("pi_history_skipped_lines", "Journal lines skipped as unreadable, in total.", nil, nil)
 	descWatchIngest = prometheus.NewDesc("pi_history_watcher_reads_total", "Journal reads done by the live watcher.", nil, nil)
 	descWatchErrors = prometheus.NewDesc("pi_history_watcher_errors_total", "Failed journal reads and watch errors of the live watcher.", nil, nil)
+	descWatchSkips  = prometheus.NewDesc("pi_history_watcher_skips_total", "Files, directories and links the live watcher left out, and journals it skipped lines of: each path and cause once.", nil, nil)
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIndexLag, descLastSeq, descIngestLag, descStoreBytes, descFiles, descSkipped, descWatchIngest, descWatchErrors} {
+	for _, d := range []*prometheus.Desc{descIndexLag, descLastSeq, descIngestLag, descStoreBytes, descFiles, descSkipped, descWatchIngest, descWatchErrors, descWatchSkips} {
 		ch <- d
 	}
 }
@@ -138,5 +139,6 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ws := s.o.Watcher.Status()
 		ch <- prometheus.MustNewConstMetric(descWatchIngest, prometheus.CounterValue, float64(ws.Ingests))
 		ch <- prometheus.MustNewConstMetric(descWatchErrors, prometheus.CounterValue, float64(ws.Errors))
+		ch <- prometheus.MustNewConstMetric(descWatchSkips, prometheus.CounterValue, float64(ws.Skips))
 	}
 }

@@ -430,6 +430,18 @@ func (x *Index) IndexedThrough() uint64 { return x.through.Load() }
 // whose last seq is last: the end of the last complete block.
 func Target(last uint64) uint64 { return last / BlockSize * BlockSize }
 
+// Lag is how many entries the index still has to take in, with its mark at
+// through and the store's last seq at last: the entries below Target(last)
+// it has not reached. The newest entries, less than a block, are searched
+// by scanning the store and are not lag, so that a caught-up index reports
+// 0 (every place that reports the lag reports this figure).
+func Lag(through, last uint64) uint64 {
+	if t := Target(last); t > through {
+		return t - through
+	}
+	return 0
+}
+
 // CommonTrigrams is how many trigrams the index has declared common (see
 // common.go).
 func (x *Index) CommonTrigrams() int { return len(x.common.Load().keys) }

@@ -3,7 +3,11 @@
 // reads only complete lines (a half-written last line waits until Pi
 // finishes it), reports unreadable lines with their file and line number,
 // and notices a file rewritten in place (Pi migrates old files on open), in
-// which case that session's entries are replaced by the file's new content.
+// which case it reads the file whole again: stored entries it still holds
+// take its bytes, the others stay stored (see store.FileBatch.Replace). A
+// session's identity comes from its header: a file rewritten to hold
+// another session (another journal copied over it) ends the one it held,
+// whose entries stay stored, and the new one is stored under its own id.
 package ingest
 
 import (
@@ -176,6 +180,7 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 	}
 	var line []byte
 	var err error
+	neverHeader := false // the unfinished first line can never become a session header
 	for {
 		line, err = readLine(r, line[:0])
 		if errors.Is(err, errLineTooLong) {
@@ -210,6 +215,7 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 			if !in.member || len(line) == 0 {
 				// A file's last line without its newline may be half written.
 				rep.Pending = int64(len(line))
+				neverHeader = !headerOK && !couldBeHeader(line)
 				break
 			}
 			last = true // the member is complete: a last line without its newline is still a line
@@ -267,11 +273,36 @@ func readLines(st *store.Store, r *bufio.Reader, in lines, rep *FileReport, prog
 		n := len(rep.Problems) - firstProblem
 		rep.Problems = append(rep.Problems[:firstProblem], Problem{File: in.key, Unread: true,
 			Reason: fmt.Sprintf("no Pi session header in %s: not a Pi journal; the %s is not read", firstLines(n), unit)})
+	} else if neverHeader && len(rep.Problems) == firstProblem {
+		// Nothing but an unfinished line that no writer of a journal would
+		// leave: said now, not kept waiting for a line end.
+		rep.Problems = append(rep.Problems, Problem{File: in.key, Unread: true,
+			Reason: fmt.Sprintf("no Pi session header: its first %d bytes, without a line end, are binary data or too long for one; not a Pi journal; the %s is not read", len(line), unit)})
 	}
 	return flush()
 }
 
 var errLineTooLong = errors.New("line too long")
+
+// maxHeaderBytes bounds a session header line: Pi's is a few hundred bytes
+// (an id, a time, a working directory).
+const maxHeaderBytes = 64 << 10
+
+// couldBeHeader reports whether an unfinished first line may still become
+// a session header once its writer finishes it: it is not too long for
+// one, and holds no byte JSON text cannot (a control character, invalid
+// UTF-8 aside, which is checked when the line is complete).
+func couldBeHeader(line []byte) bool {
+	if len(line) > maxHeaderBytes {
+		return false
+	}
+	for _, c := range line {
+		if c < 0x20 && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
 
 // readLine reads one '\n'-terminated line without its newline. At EOF it
 // returns the partial line and io.EOF.

@@ -10,14 +10,17 @@ import (
 	"time"
 )
 
-// TestWalkFollowsLinkedDirectories: a root that is a link, a linked
-// project directory and a linked journal are all walked, under the names
-// they have below the root; a link back up the tree and a second link to
-// one directory are entered once; a dangling link is skipped.
+// TestWalkFollowsLinkedDirectories: a root that is a link is walked; a
+// link is followed only while its target stays inside the directories
+// walked (a project on another disk is left out, and said so, unless that
+// disk's directory is one of them), under the name it has below the root;
+// a link back up the tree and a second link to one directory are entered
+// once; a dangling link is skipped.
 func TestWalkFollowsLinkedDirectories(t *testing.T) {
 	base := t.TempDir()
 	real := filepath.Join(base, "disk", "sessions")
-	other := filepath.Join(base, "elsewhere", "proj-b")
+	elsewhere := filepath.Join(base, "elsewhere")
+	other := filepath.Join(elsewhere, "proj-b")
 	for _, d := range []string{filepath.Join(real, "proj-a"), other} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -36,7 +39,7 @@ func TestWalkFollowsLinkedDirectories(t *testing.T) {
 		filepath.Join(real, "proj-b"):                   other,                              // a project on another disk
 		filepath.Join(real, "proj-b2"):                  other,                              // the same, twice
 		filepath.Join(real, "proj-a", "up"):             real,                               // a loop
-		filepath.Join(real, "proj-a", "linked.jsonl"):   filepath.Join(base, "loose.jsonl"), // one journal
+		filepath.Join(real, "proj-a", "linked.jsonl"):   filepath.Join(base, "loose.jsonl"), // one journal, outside
 		filepath.Join(real, "proj-a", "dangling.jsonl"): filepath.Join(base, "missing"),
 	}
 	for link, target := range links {
@@ -45,34 +48,61 @@ func TestWalkFollowsLinkedDirectories(t *testing.T) {
 		}
 	}
 	root := filepath.Join(base, "sessions")
-	var got []string
-	if err := Walk(root, func(p string, d fs.DirEntry) error {
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			rel += "/"
+	walk := func(within ...string) (got, skipped []string) {
+		o := WalkOptions{Within: within, Skipped: func(p, why string) {
+			rel, _ := filepath.Rel(root, p)
+			if !strings.Contains(why, "outside") {
+				t.Errorf("%s skipped for %q; want a link leading outside", rel, why)
+			}
+			skipped = append(skipped, rel)
+		}}
+		if err := WalkWithin(root, o, func(p string, d fs.DirEntry) error {
+			rel, _ := filepath.Rel(root, p)
+			if d.IsDir() {
+				rel += "/"
+			}
+			got = append(got, rel)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		got = append(got, rel)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+		slices.Sort(got)
+		slices.Sort(skipped)
+		return got, skipped
 	}
-	slices.Sort(got)
 	// proj-b2 (a second name for proj-b) and proj-a/up (the root again)
 	// are not shown: a watch under a second name would take its files.
-	want := []string{"proj-a/", "proj-a/a.jsonl", "proj-a/linked.jsonl", "proj-b/", "proj-b/b.jsonl"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("walked %q, want %q", got, want)
+	cases := []struct {
+		name          string
+		within        []string
+		want, skipped []string
+	}{
+		{"within the root", nil,
+			[]string{"proj-a/", "proj-a/a.jsonl"},
+			[]string{"proj-a/linked.jsonl", "proj-b", "proj-b2"}},
+		{"within the root and the other disk", []string{root, elsewhere},
+			[]string{"proj-a/", "proj-a/a.jsonl", "proj-b/", "proj-b/b.jsonl"},
+			[]string{"proj-a/linked.jsonl"}},
+	}
+	for _, c := range cases {
+		got, skipped := walk(c.within...)
+		if !slices.Equal(got, c.want) || !slices.Equal(skipped, c.skipped) {
+			t.Errorf("%s: walked %q, skipped %q; want %q, %q", c.name, got, skipped, c.want, c.skipped)
+		}
 	}
 
 	// The watcher over the linked root stores what is there and what is
 	// appended later.
 	st := openStore(t)
 	startWatcher(t, st, root)
-	for _, sid := range []string{"wa", "wb", "wl"} {
-		waitStored(t, st, sid, sid+"1", 10*time.Second)
+	waitStored(t, st, "wa", "wa1", 10*time.Second)
+	appendLine(t, filepath.Join(root, "proj-a", "a.jsonl"), userLine("wa2", "wa1", "appended through the linked root"))
+	waitStored(t, st, "wa", "wa2", 10*time.Second)
+	for _, sid := range []string{"wb", "wl"} {
+		if _, err := st.Session(sid); err == nil {
+			t.Errorf("session %s, reached only through a link leading outside, was read", sid)
+		}
 	}
-	appendLine(t, filepath.Join(root, "proj-b", "b.jsonl"), userLine("wb2", "wb1", "appended through the link"))
-	waitStored(t, st, "wb", "wb2", 10*time.Second)
 }
 
 // TestWalkKeepsADirectorysOwnName: a directory found under its own name

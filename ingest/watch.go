@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -73,6 +75,12 @@ type WatchOptions struct {
 	Rescan time.Duration
 	// Workers read files in parallel. Default 2.
 	Workers int
+	// MaxWatches bounds the directories watched. A tree with more (or one
+	// the system's limit on watches cannot cover) is polled instead: a
+	// rescan every Poll, with one warning. Default 8192.
+	MaxWatches int
+	// Poll is the rescan period once the watcher polls. Default 2s.
+	Poll time.Duration
 	// Serial is shared with other readers of the same files (the API's
 	// sync). Default: a new one.
 	Serial *Serial
@@ -90,6 +98,14 @@ type WatchStatus struct {
 	Errors      uint64
 	LastError   string
 	LastRescan  time.Time
+	// Polling: the tree is too large to watch (see WatchOptions.MaxWatches);
+	// it is rescanned every WatchOptions.Poll instead.
+	Polling bool
+	// Skipped is what the watcher leaves out now, with the reasons (at
+	// most maxSkips); Skips counts every skip noted since it started, each
+	// path and cause once.
+	Skipped []Skip
+	Skips   uint64
 }
 
 // Watcher follows Pi's sessions directories (each holds one --<cwd>--
@@ -112,6 +128,7 @@ type Watcher struct {
 	files    map[string]*fileSched
 	seen     map[string]fileSig // size and mtime at the last read
 	running  bool
+	polling  bool // too many directories to watch: rescanned every o.Poll
 	lastErr  string
 	lastScan time.Time
 	ctx      context.Context
@@ -119,6 +136,7 @@ type Watcher struct {
 	ingests atomic.Uint64
 	errs    atomic.Uint64
 	rescanC chan struct{}
+	skips   skips
 }
 
 type fileSched struct {
@@ -126,6 +144,9 @@ type fileSched struct {
 	queued  bool
 	running bool
 	again   bool
+	// gone: forgotten while a read was pending or running; the read's
+	// end forgets it, unless it was scheduled again meanwhile.
+	gone bool
 }
 
 type fileSig struct {
@@ -144,6 +165,12 @@ func NewWatcher(st *store.Store, dirs []string, o WatchOptions) *Watcher {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
+	if o.MaxWatches <= 0 {
+		o.MaxWatches = 8192
+	}
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
 	if o.Serial == nil {
 		o.Serial = NewSerial(st)
 	}
@@ -157,7 +184,7 @@ func NewWatcher(st *store.Store, dirs []string, o WatchOptions) *Watcher {
 	return &Watcher{serial: o.Serial, dirs: clean, o: o, log: o.Log,
 		live: make(chan string, 1024), bulk: make(chan string, 64),
 		watched: map[string]bool{}, byID: map[dirID]string{}, files: map[string]*fileSched{}, seen: map[string]fileSig{},
-		rescanC: make(chan struct{}, 1)}
+		rescanC: make(chan struct{}, 1), skips: skips{by: map[skipKey]*skipRec{}, log: o.Log}}
 }
 
 // Serial is the per-file serializer the watcher reads through.
@@ -165,10 +192,23 @@ func (w *Watcher) Serial() *Serial { return w.serial }
 
 // Status reports what the watcher is doing.
 func (w *Watcher) Status() WatchStatus {
+	skipped, n := w.skips.list()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return WatchStatus{Running: w.running, Dirs: append([]string(nil), w.dirs...), WatchedDirs: len(w.watched),
-		Ingests: w.ingests.Load(), Errors: w.errs.Load(), LastError: w.lastErr, LastRescan: w.lastScan}
+		Ingests: w.ingests.Load(), Errors: w.errs.Load(), LastError: w.lastErr, LastRescan: w.lastScan,
+		Polling: w.polling, Skipped: skipped, Skips: n}
+}
+
+// SkippedPaths is how many paths the watcher leaves out now, or lines of
+// which it skipped (Status lists them, up to a thousand).
+func (w *Watcher) SkippedPaths() int {
+	skipped, _ := w.skips.list()
+	paths := map[string]bool{}
+	for _, s := range skipped {
+		paths[s.Path] = true
+	}
+	return len(paths)
 }
 
 // Rescan asks for a full rescan now.
@@ -246,14 +286,21 @@ func (w *Watcher) eventLoop(ctx context.Context, fsw *fsnotify.Watcher) {
 }
 
 func (w *Watcher) rescanLoop(ctx context.Context) {
-	t := time.NewTicker(w.o.Rescan)
-	defer t.Stop()
 	for {
+		w.mu.Lock()
+		period := w.o.Rescan
+		if w.polling {
+			period = min(period, w.o.Poll)
+		}
+		w.mu.Unlock()
+		t := time.NewTimer(period)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 		case <-w.rescanC:
+			t.Stop()
 		}
 		w.rescan(ctx)
 	}
@@ -285,6 +332,7 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 			w.schedule(p, true)
 		}
 	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
+		w.skips.drop(p, skipWalk)
 		w.mu.Lock()
 		w.forget(p)
 		if w.watched[p] {
@@ -310,9 +358,14 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 // path ever seen. A file of that name that appears later is read as new
 // (the store still knows how far it got). w.mu is held.
 func (w *Watcher) forget(p string) {
+	w.skips.drop(p, skipUnread, skipLines)
 	delete(w.seen, p)
-	if f := w.files[p]; f != nil && f.timer == nil && !f.queued && !f.running {
-		delete(w.files, p)
+	if f := w.files[p]; f != nil {
+		if f.timer == nil && !f.queued && !f.running {
+			delete(w.files, p)
+		} else {
+			f.gone = true
+		}
 	}
 }
 
@@ -352,8 +405,16 @@ func (w *Watcher) addWatch(dir string) bool {
 	if w.watched[dir] || w.fsw == nil {
 		return w.watched[dir]
 	}
+	if len(w.watched) >= w.o.MaxWatches {
+		w.startPolling(fmt.Sprintf("more than %d directories to watch", w.o.MaxWatches))
+		return false
+	}
 	if err := w.fsw.Add(dir); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EMFILE):
+			// inotify's max_user_watches or max_user_instances.
+			w.startPolling(fmt.Sprintf("the system's limit on watches is reached at %d directories (%v)", len(w.watched), err))
+		case !errors.Is(err, fs.ErrNotExist):
 			w.lastErr = "watch " + dir + ": " + err.Error()
 			w.log.Warn("ingest: cannot watch directory; the periodic rescan still covers it", "dir", dir, "err", err)
 		}
@@ -366,6 +427,21 @@ func (w *Watcher) addWatch(dir string) bool {
 		}
 	}
 	return true
+}
+
+// startPolling turns to polling the tree, too large to watch, saying so
+// once: directories already watched stay so, the others are seen by a
+// rescan every o.Poll. w.mu is held.
+func (w *Watcher) startPolling(why string) {
+	if w.polling {
+		return
+	}
+	w.polling = true
+	w.log.Warn("ingest: too many directories to watch; polling them instead", "why", why, "watched", len(w.watched), "every", w.o.Poll)
+	select {
+	case w.rescanC <- struct{}{}: // the rescan loop takes the shorter period
+	default:
+	}
 }
 
 // elsewhere reports whether dir is a directory the watcher already watches
@@ -405,13 +481,28 @@ func (w *Watcher) elsewhere(dir string) bool {
 
 // addTree watches dir and every directory below it, returning the journals
 // found (they may have been written before the watch existed).
+//
+// dir and every link below it are followed only while they resolve inside
+// a sessions directory (see bounds); what is left out is noted as skipped.
+// The walk stops when the watcher does.
 func (w *Watcher) addTree(dir string) []string {
+	if why := newBounds(w.dirs).refuse(resolve(dir)); why != "" {
+		w.skips.note(skipWalk, dir, 0, why)
+		return nil
+	}
 	if w.elsewhere(dir) {
 		return nil
 	}
+	w.mu.Lock()
+	ctx := w.ctx
+	w.mu.Unlock()
 	var files []string
 	w.addWatch(dir)
-	Walk(dir, func(p string, d fs.DirEntry) error {
+	skipped := func(p, why string) { w.skips.note(skipWalk, p, 0, why) }
+	WalkWithin(dir, WalkOptions{Within: w.dirs, Skipped: skipped}, func(p string, d fs.DirEntry) error {
+		if ctx != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if d.IsDir() {
 			if w.elsewhere(p) {
 				return fs.SkipDir
@@ -430,6 +521,7 @@ func (w *Watcher) addTree(dir string) []string {
 // rescan walks every sessions directory, adds missing watches, and queues
 // the journals whose size or mtime changed since they were last read.
 func (w *Watcher) rescan(ctx context.Context) {
+	start := time.Now()
 	var changed []string
 	found, whole := map[string]bool{}, true
 	for _, d := range w.dirs {
@@ -468,6 +560,7 @@ func (w *Watcher) rescan(ctx context.Context) {
 			}
 		}
 		w.mu.Unlock()
+		w.skips.dropWalkBefore(start)
 	}
 	// A first scan stores every session: oldest first, across projects.
 	SortByStart(changed)
@@ -497,6 +590,7 @@ func (w *Watcher) schedule(path string, live bool) {
 		f = &fileSched{}
 		w.files[path] = f
 	}
+	f.gone = false
 	switch {
 	case f.timer != nil || f.queued:
 		w.mu.Unlock()
@@ -555,7 +649,9 @@ func (w *Watcher) read(path string) {
 	info, statErr := os.Stat(path)
 	var rep FileReport
 	var err error
-	if statErr == nil && info.Mode().IsRegular() {
+	if why := w.outside(path); why != "" {
+		w.skips.note(skipWalk, path, 0, why)
+	} else if statErr == nil && info.Mode().IsRegular() {
 		rep, err = w.serial.File(path, nil)
 		w.ingests.Add(1)
 		if err != nil {
@@ -565,9 +661,7 @@ func (w *Watcher) read(path string) {
 			w.mu.Lock()
 			w.seen[path] = fileSig{size: info.Size(), mtime: info.ModTime()}
 			w.mu.Unlock()
-			if len(rep.Problems) > 0 {
-				w.log.Debug("ingest: lines skipped", "file", path, "problems", len(rep.Problems))
-			}
+			w.noteProblems(path, rep)
 		}
 		if w.o.OnIngest != nil {
 			w.o.OnIngest(path, rep, err)
@@ -578,9 +672,46 @@ func (w *Watcher) read(path string) {
 	f.running = false
 	again := f.again
 	f.again = false
+	if !again && (f.gone || errors.Is(statErr, fs.ErrNotExist)) {
+		// Gone before its read ended: a rescan or an event meanwhile
+		// could not forget it.
+		f.gone = false
+		w.forget(path)
+	}
 	w.mu.Unlock()
 	if again {
 		w.schedule(path, true)
+	}
+}
+
+// outside says why the journal path must not be read, a link leading
+// outside the sessions directories, or "" if it may.
+func (w *Watcher) outside(path string) string {
+	li, err := os.Lstat(path)
+	if err != nil || li.Mode()&fs.ModeSymlink == 0 {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "" // dangling: the read finds nothing
+	}
+	return newBounds(w.dirs).refuse(real)
+}
+
+// noteProblems notes what a read of path skipped: the whole file, or
+// lines. A file read at last is no longer skipped.
+func (w *Watcher) noteProblems(path string, rep FileReport) {
+	unread := false
+	for _, p := range rep.Problems {
+		if p.Unread {
+			unread = true
+			w.skips.note(skipUnread, path, 0, p.Reason)
+		} else {
+			w.skips.note(skipLines, path, p.Line, p.Reason)
+		}
+	}
+	if !unread && rep.Session != "" {
+		w.skips.drop(path, skipUnread)
 	}
 }
 

@@ -320,6 +320,10 @@ type Stats struct {
 	Files         int    `json:"files"`
 	SkippedLines  int    `json:"skippedLines"`
 	DataDir       string `json:"dataDir"`
+	// SkippedPaths is how many files, directories and links a server's
+	// live watcher leaves out now (its /v1/ingest/status lists them); nil
+	// without a watcher.
+	SkippedPaths *int `json:"skippedPaths,omitempty"`
 }
 
 // Stats counts what is stored.
@@ -346,11 +350,7 @@ func (s *Service) Stats() (Stats, error) {
 	st.IndexBytes = dirSize(filepath.Join(s.Dir, "index"))
 	st.LastSeq = s.Store.LastSeq()
 	st.IndexedThrough = s.Index.IndexedThrough()
-	// The newest entries, less than a block, are searched by scanning; they
-	// are not lag.
-	if t := index.Target(st.LastSeq); t > st.IndexedThrough {
-		st.IndexLag = t - st.IndexedThrough
-	}
+	st.IndexLag = index.Lag(st.IndexedThrough, st.LastSeq)
 	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
 	st.IndexFormat = s.Index.Format()
 	st.IndexOutdated = st.IndexFormat != index.AnalyzerName
@@ -470,8 +470,15 @@ func (s *Service) ImportWatched(ctx context.Context, paths []string, watch func(
 // oldest session first (ingest.SortByStart), with their total size: in directories, every .jsonl file and
 // every session archive (.tar.zst or .tzst, see ingest.IsArchive) at any
 // depth; a file named directly is taken whatever its name. Missing paths
-// are errors.
+// are errors. Links are followed only inside the directory named (see
+// ingest.WalkWithin).
 func FindJournals(paths []string) ([]string, int64, error) {
+	return findJournals(paths, nil)
+}
+
+// findJournals is FindJournals telling skipped, if set, of each link not
+// followed and each directory not read.
+func findJournals(paths []string, skipped func(path, reason string)) ([]string, int64, error) {
 	var out []string
 	var total int64
 	seen := map[string]bool{}
@@ -492,9 +499,10 @@ func FindJournals(paths []string) ([]string, int64, error) {
 			}
 			continue
 		}
-		// Links to directories are followed (a sessions directory on another
-		// disk); vanished or unreadable directories are skipped.
-		err = ingest.Walk(abs, func(path string, d fs.DirEntry) error {
+		// Links are followed while they stay inside abs (a sessions
+		// directory that is a link to another disk is); vanished or
+		// unreadable directories are skipped.
+		err = ingest.WalkWithin(abs, ingest.WalkOptions{Skipped: skipped}, func(path string, d fs.DirEntry) error {
 			if !d.IsDir() && (strings.HasSuffix(path, ".jsonl") || ingest.IsArchive(path)) && !seen[path] {
 				if info, err := d.Info(); err == nil {
 					seen[path] = true
@@ -540,11 +548,14 @@ const CompactAfter = 100_000
 // nothing new.
 func (s *Service) Import(ctx context.Context, paths []string, progress ImportProgress) (ImportSummary, error) {
 	start := time.Now()
-	files, total, err := FindJournals(paths)
+	var left []ingest.Problem // links not followed, directories not read
+	files, total, err := findJournals(paths, func(path, reason string) {
+		left = append(left, ingest.Problem{File: path, Reason: reason, Unread: true})
+	})
 	if err != nil {
 		return ImportSummary{}, err
 	}
-	sum := ImportSummary{Files: len(files), Problems: []ingest.Problem{}}
+	sum := ImportSummary{Files: len(files), Problems: append([]ingest.Problem{}, left...)}
 	sessions := map[string]bool{}
 	var done int64
 	for i, f := range files {

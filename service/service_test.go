@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,5 +213,54 @@ func TestImportWaitsForOtherReadersOfAFile(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the import did not end once the other reader had")
+	}
+}
+
+// TestImportSaysWhatItLeavesOut: an import of a directory holding links
+// that lead out of it (to /, to a journal elsewhere) reads only the
+// directory's own journals, at once, and lists each link left out.
+func TestImportSaysWhatItLeavesOut(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	header := func(sid string) string {
+		return `{"type":"session","version":3,"id":"` + sid + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
+	}
+	for p, sid := range map[string]string{filepath.Join(root, "--p--", "a.jsonl"): "a", filepath.Join(outside, "o.jsonl"): "o"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(header(sid)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{"--slash--": "/", "linked.jsonl": filepath.Join(outside, "o.jsonl")}
+	for link, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc, err := Open(Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	sum, err := svc.Import(ctx, []string{root}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Files != 1 || sum.Sessions != 1 {
+		t.Errorf("imported %d files, %d sessions; want 1, 1 (the directory's own journal)", sum.Files, sum.Sessions)
+	}
+	listed := map[string]bool{}
+	for _, p := range sum.Problems {
+		if strings.Contains(p.Reason, "outside") {
+			listed[filepath.Base(p.File)] = true
+		}
+	}
+	for link := range links {
+		if !listed[link] {
+			t.Errorf("the link %s is not among the problems: %+v", link, sum.Problems)
+		}
 	}
 }

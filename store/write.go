@@ -22,7 +22,14 @@ type FileBatch struct {
 	Header  *journal.Header  // set when the header line is part of this batch
 	Entries []*journal.Entry // in file order
 	State   FileState        // the file's read position after this batch
-	Replace bool             // the file was rewritten: its session's old entries are dropped first
+	// Replace: the file was rewritten, and this batch begins its new
+	// content. Nothing stored is dropped for it, but in Pi's own migration
+	// of a version 1 journal (whose entries get new ids): if the header
+	// still names the session the file held, the entries still in the file
+	// take its bytes in place and the others stay, as history; if it names
+	// another session, the one the file held ends (its entries stay, it
+	// no longer names the file) and the header is placed as a new file's.
+	Replace bool
 }
 
 // Result says what a write did.
@@ -31,7 +38,7 @@ type Result struct {
 	Added      int    `json:"added"`      // new entries stored
 	Confirmed  int    `json:"confirmed"`  // pushed entries now also found in the file
 	Duplicates int    `json:"duplicates"` // entries already stored with the same bytes
-	Replaced   int    `json:"replaced"`   // old entries dropped by a rewrite
+	Replaced   int    `json:"replaced"`   // entries a rewrite dropped (a v1 journal migrated) or gave other bytes
 	LastSeq    uint64 `json:"lastSeq"`
 }
 
@@ -66,18 +73,48 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			return Result{}, fmt.Errorf("store: file %s names session %q: %w", fb.Path, prev.Session, err)
 		}
 	case fb.Header != nil:
-		idPrev := prev
+		idPrev, replace := prev, fb.Replace
+		var ended *SessionInfo // the session the file held before it began another
 		if prev != nil && fb.Replace {
-			// A rewritten copy (read before as a copy of a session whose
-			// own journal is another file) must not replace that session:
-			// it is placed afresh, as a new file would be.
-			if own, err := s.Session(prev.Session); err == nil && own.File != "" && own.File != fb.Path {
+			own, err := s.Session(prev.Session)
+			switch {
+			case err != nil:
+			case own.File != "" && own.File != fb.Path:
+				// A rewritten copy (read before as a copy of a session whose
+				// own journal is another file) must not replace that session:
+				// it is placed afresh, as a new file would be.
 				idPrev = nil
+			case headerID(own.Header) != fb.Header.ID:
+				// The file now begins another session (another journal
+				// copied over it): the session it held ends here. Its
+				// entries stay, as history, and it no longer names the
+				// file; the new header is placed as a new file's would be.
+				idPrev, replace = nil, false
+				if own.File == fb.Path {
+					own.File = ""
+					ended = own
+				}
+			case own.Version == 1 && fb.Header.Version > 1:
+				// Pi migrated the version 1 journal in place: the same
+				// entries, under new ids. Kept, the old ones would double
+				// the session; they are dropped for the new.
+			default:
+				// The same session rewritten (Pi's v2 to v3 migration, a
+				// backup put back, a line edited): nothing is dropped.
+				// addEntries gives the entries still in the file its
+				// bytes; those no longer in it stay, as history.
+				replace = false
 			}
 		}
 		sid, copied, err := s.sessionIDFor(fb.Header, fb.Path, idPrev, fb.Entries)
 		if err != nil {
 			return Result{}, err
+		}
+		if ended != nil && ended.ID != sid {
+			sib, _ := json.Marshal(ended)
+			if err := b.Set(sessionKey(tagSession, ended.ID), sib, nil); err != nil {
+				return Result{}, err
+			}
 		}
 		old, err := s.Session(sid)
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -90,7 +127,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			si = old
 			break
 		}
-		if old != nil && (fb.Replace || old.File != "" && old.File != fb.Path) {
+		if old != nil && (replace || old.File != "" && old.File != fb.Path) {
 			n, err := s.dropSession(b, sid, false)
 			if err != nil {
 				return Result{}, err
@@ -114,7 +151,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 	}
 	fb.State.Path, fb.State.Session = fb.Path, si.ID
 	res.Session = si.ID
-	if err := s.addEntries(b, si, fb.Entries, false, fresh, &res); err != nil {
+	if err := s.addEntries(b, si, fb.Path, fb.Entries, fresh, &res); err != nil {
 		return Result{}, err
 	}
 	fsb, _ := json.Marshal(&fb.State)
@@ -165,7 +202,7 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 	b := s.db.NewBatch()
 	defer b.Close()
 	res := Result{Session: sid}
-	if err := s.addEntries(b, si, entries, true, false, &res); err != nil {
+	if err := s.addEntries(b, si, "", entries, false, &res); err != nil {
 		return Result{}, err
 	}
 	if err := s.commit(b, si); err != nil {
@@ -201,6 +238,18 @@ func (si *SessionInfo) applyHeader(h *journal.Header) {
 	if si.LastActivity == "" {
 		si.LastActivity = h.Timestamp
 	}
+}
+
+// headerID is the session id a stored header line names ("" if it names
+// none).
+func headerID(raw string) string {
+	var h struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal([]byte(raw), &h) != nil {
+		return ""
+	}
+	return h.ID
 }
 
 // sessionIDFor picks the session key for a header read from path: the
@@ -302,10 +351,12 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 	return len(metas), nil
 }
 
-// addEntries adds entries to b. fresh means the session has no stored
-// entries, or they are being dropped in b, so nothing stored counts as
-// already present.
-func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.Entry, pushed, fresh bool, res *Result) error {
+// addEntries adds entries to b, read from the journal file path, or pushed
+// when path is "". fresh means the session has no stored entries, or they
+// are being dropped in b, so nothing stored counts as already present.
+func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entries []*journal.Entry, fresh bool, res *Result) error {
+	pushed := path == ""
+	ownFile := !pushed && si.File == path // the session's own journal, not a copy
 	batchIDs := map[string]*Meta{}
 	batchRaw := map[uint64][]byte{}
 	for _, e := range entries {
@@ -326,12 +377,11 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 			m.Line = 0
 		}
 		if old != nil {
-			sameBytes := false
-			if raw, ok := batchRaw[old.Seq]; ok {
-				sameBytes = bytes.Equal(raw, e.Raw)
-			} else if raw, err := s.Raw(old.Seq); err == nil {
-				sameBytes = bytes.Equal(raw, e.Raw)
+			oldRaw, ok := batchRaw[old.Seq]
+			if !ok {
+				oldRaw, _ = s.Raw(old.Seq)
 			}
+			sameBytes := bytes.Equal(oldRaw, e.Raw)
 			switch {
 			case pushed && sameBytes:
 				res.Duplicates++
@@ -354,6 +404,30 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, entries []*journal.
 				continue
 			case !pushed && sameBytes:
 				res.Duplicates++ // the same line twice in a file, or a rescan overlap
+				continue
+			case ownFile:
+				// The session's journal, rewritten, holds other bytes for
+				// the entry (Pi's v2 to v3 migration, an edited line): it
+				// keeps its seq (and place) and takes the file's bytes.
+				m.Seq = old.Seq
+				if err := s.putEntry(b, m, e); err != nil {
+					return err
+				}
+				if err := b.Set(seqKey(tagDeleted, m.Seq), nil, nil); err != nil {
+					return err
+				}
+				s.deletes = true
+				batchIDs[e.ID] = m
+				batchRaw[m.Seq] = e.Raw
+				res.Replaced++
+				si.Bytes += int64(len(e.Raw) - len(oldRaw))
+				if old.Searchable() != m.Searchable() {
+					if m.Searchable() {
+						si.Searchable++
+					} else {
+						si.Searchable--
+					}
+				}
 				continue
 			}
 		}

@@ -204,13 +204,32 @@ type WatcherStatus struct {
 	Errors      uint64    `json:"errors"`
 	LastError   string    `json:"lastError,omitempty"`
 	LastRescan  time.Time `json:"lastRescan,omitzero"`
+	// Polling: the tree is too large to watch; it is rescanned every few
+	// seconds instead.
+	Polling bool `json:"polling,omitempty"`
+	// Skips counts what the watcher left out since it started, each path
+	// and cause once; Skipped is what it leaves out now (at most 1,000).
+	Skips   uint64        `json:"skips"`
+	Skipped []WatcherSkip `json:"skipped,omitempty"`
+}
+
+// WatcherSkip is a file, directory or link the watcher leaves out, or
+// lines of a journal it skips, with the reason.
+type WatcherSkip struct {
+	Path   string    `json:"path"`
+	Line   int       `json:"line,omitempty"` // the last line skipped for this reason; 0 for a whole file or directory
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
 }
 
 // IndexStatus is how far the search index follows the store.
 type IndexStatus struct {
 	LastSeq        uint64 `json:"lastSeq"`
 	IndexedThrough uint64 `json:"indexedThrough"`
-	Lag            uint64 `json:"lag"` // entries stored but not yet indexed (search scans them)
+	// Lag is the entries the index has still to take in: 0 once it has
+	// caught up (the newest entries, less than a block, are searched by
+	// scanning and are not lag).
+	Lag uint64 `json:"lag"`
 }
 
 // IngestStatus is GET /v1/ingest/status.

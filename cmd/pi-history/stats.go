@@ -66,6 +66,14 @@ func printStats(w io.Writer, st service.Stats) {
 	fmt.Fprintf(w, "data:        %s\nsessions:    %d\nentries:     %d (%d searchable)\njournal:     %s in %s (%d lines skipped)\nstore:       %s\nindex:       %s, %s\n",
 		st.DataDir, st.Sessions, st.Entries, st.Searchable, size(st.Bytes), plural(st.Files, "file"), st.SkippedLines,
 		size(st.StoreBytes), size(st.IndexBytes), health)
+	if st.SkippedPaths != nil {
+		// Only a server's live watcher knows what it leaves out.
+		fmt.Fprintf(w, "watcher:     %s left out (not journals, unreadable, links leading outside, lines skipped)", plural(*st.SkippedPaths, "path"))
+		if *st.SkippedPaths > 0 {
+			fmt.Fprint(w, "; GET /v1/ingest/status lists them with the reasons")
+		}
+		fmt.Fprintln(w)
+	}
 	if st.IndexOutdated {
 		fmt.Fprintf(w, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it with half the postings (smaller, faster to build)\n", st.IndexFormat)
 	}
