@@ -377,6 +377,7 @@ type ImportSummary struct {
 	Files    int              `json:"files"`
 	Sessions int              `json:"sessions"`
 	Entries  int              `json:"entries"` // entries added
+	Stored   int              `json:"stored"`  // entries of the sessions read that were stored before
 	Dups     int              `json:"duplicates"`
 	Bytes    int64            `json:"bytes"` // journal bytes read
 	Skipped  int              `json:"skippedLines"`
@@ -609,6 +610,12 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 		}
 	}
 	sum.Sessions = len(sessions)
+	for sid := range sessions {
+		if si, err := s.Store.Session(sid); err == nil {
+			sum.Stored += si.Entries
+		}
+	}
+	sum.Stored = max(sum.Stored-sum.Entries, 0)
 	// Nothing is acknowledged before it is on disk: a bulk store holds
 	// its last commits in memory until a flush.
 	if err := s.Store.Persist(); err != nil {

@@ -288,7 +288,7 @@ func TestACompressedSessionExportImports(t *testing.T) {
 	want := e.mustCLI("export", "s1")
 
 	f := newTestEnv(t)
-	if out := f.mustCLI("import", zst); !strings.Contains(out, "1 sessions, 2 new entries") {
+	if out := f.mustCLI("import", zst); !strings.Contains(out, "1 session, 2 new entries") {
 		t.Fatalf("import of the compressed session: %s", out)
 	}
 	if got := f.mustCLI("export", "s1"); got != want {

@@ -192,8 +192,7 @@ func printImport(g *globals, sum service.ImportSummary) error {
 		for _, w := range sum.Waiting {
 			fmt.Fprintf(g.stderr, "waiting %s: its last %d bytes are a line without its newline (being written, or cut short); it is read once the line ends\n", w.File, w.Bytes)
 		}
-		fmt.Fprintf(g.stdout, "imported %s: %d sessions, %d new entries (%d already stored), %s, %d lines skipped, %.2fs\n",
-			plural(sum.Files, "file"), sum.Sessions, sum.Entries, sum.Dups, size(sum.Bytes), sum.Skipped, sum.Seconds)
+		fmt.Fprintln(g.stdout, importSummaryLine(sum, unread))
 	}
 	if unread > 0 {
 		what := "file (or archive member) was"
@@ -203,6 +202,22 @@ func printImport(g *globals, sum service.ImportSummary) error {
 		return fmt.Errorf("%d %s not read: see 'skipped' above; what could be read was imported", unread, what)
 	}
 	return nil
+}
+
+// importSummaryLine is an import's summary for people: the files read (and those
+// not), the sessions they hold, the entries added and those already
+// stored, the bytes, the lines skipped, the time.
+func importSummaryLine(sum service.ImportSummary, unread int) string {
+	files := plural(sum.Files-unread, "file")
+	if unread > 0 {
+		files += fmt.Sprintf(" (%d not read)", unread)
+	}
+	entries := fmt.Sprintf("%d new entries", sum.Entries)
+	if sum.Entries == 1 {
+		entries = "1 new entry"
+	}
+	return fmt.Sprintf("imported %s: %s, %s (%d already stored), %s, %s skipped, %.2fs",
+		files, plural(sum.Sessions, "session"), entries, sum.Stored, size(sum.Bytes), plural(sum.Skipped, "line"), sum.Seconds)
 }
 
 func pct(a, b int64) int64 {

@@ -79,3 +79,25 @@ func TestImportShowsProgressThroughTheServer(t *testing.T) {
 		t.Errorf("summaries differ or are wrong:\nlocal:  %q\nremote: %q", outs[0], outs[1])
 	}
 }
+
+// TestImportSummarySaysWhatIsStoredAndWhatWasNotRead: a re-import counts
+// the entries already stored (not 0), counts take their singular, and a
+// file that was not read is not counted as imported.
+func TestImportSummarySaysWhatIsStoredAndWhatWasNotRead(t *testing.T) {
+	e := newTestEnv(t)
+	j := e.journal("--p--", "s1", exportJournal("s1")...)
+	first := e.mustCLI("import", j)
+	if !strings.HasPrefix(first, "imported 1 file: 1 session, 5 new entries (0 already stored), ") || !strings.Contains(first, ", 0 lines skipped, ") {
+		t.Errorf("first import: %q", first)
+	}
+	again := e.mustCLI("import", j)
+	if !strings.HasPrefix(again, "imported 1 file: 1 session, 0 new entries (5 already stored), ") {
+		t.Errorf("import again: %q", again)
+	}
+	junk := filepath.Join(t.TempDir(), "junk.jsonl")
+	os.WriteFile(junk, []byte("\x00\x01 not a journal\n"), 0o644)
+	out, stderr, code := e.cli("import", junk)
+	if code == 0 || !strings.HasPrefix(out, "imported 0 files (1 not read): 0 sessions, 0 new entries (0 already stored), ") || !strings.Contains(stderr, "skipped "+junk) {
+		t.Errorf("import of a file that is not a journal: exit %d, %q, %q", code, out, stderr)
+	}
+}
