@@ -10,17 +10,18 @@ import (
 	"github.com/pi-history/pi-history/internal/jsontok"
 )
 
-// This file reads journal lines in one pass: a JSON scanner (the tokenizer
-// of internal/jsontok, which checks the syntax) that checks the whole line
-// as it goes and decodes only the fields pi-history keeps. It
-// replaces encoding/json on the import path (which checked each line, then
-// decoded it, then checked and decoded the message and its content again:
-// ~11% of an import's CPU) and accepts, refuses and decodes exactly what
-// encoding/json would for the same Go structs: keys match case-insensitively
-// (an exact match first), the last duplicate wins, a value of the wrong type
-// refuses the line, invalid UTF-8 and unpaired surrogates become U+FFFD, and
-// nesting deeper than 10,000 levels is refused. A differential fuzz test
-// holds it to that (reference_test.go).
+// This file reads journal lines in one pass: it walks the line with the
+// project's JSON tokenizer (internal/jsontok, which checks the syntax) and
+// decodes only the fields pi-history keeps. It replaces encoding/json on the
+// import path (which checked each line, then decoded it, then checked and
+// decoded the message and its content again: ~11% of an import's CPU) and
+// accepts, refuses and decodes exactly what encoding/json would for the
+// same Go structs: keys match case-insensitively (an exact match first),
+// the last duplicate wins, a value of the wrong type refuses the line,
+// invalid UTF-8 and unpaired surrogates become U+FFFD, and nesting deeper
+// than 10,000 levels is refused. A differential fuzz test holds it to that
+// (reference_test.go). The meaning of values is this file's; the syntax is
+// the tokenizer's.
 
 // scanner is the shared tokenizer (internal/jsontok) with the field
 // readers of this file as methods.
