@@ -146,3 +146,17 @@ func must(n int, ok bool) int {
 	}
 	return n
 }
+
+// BenchmarkJSStringifyLen measures an edit tool call's arguments, the
+// largest kind a session usually holds (MB/s of arguments).
+func BenchmarkJSStringifyLen(b *testing.B) {
+	body := strings.Repeat("\tif err != nil {\n\t\treturn fmt.Errorf(\"read %s: %w\", name, err) // é ✓\n\t}\n", 40)
+	args, _ := json.Marshal(map[string]any{"path": "/src/x.go", "edits": []map[string]string{
+		{"oldText": body, "newText": body + "\\ud800"}, {"oldText": "a", "newText": "b"}}, "limit": 12.5})
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, ok := jsStringifyLen(args); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
