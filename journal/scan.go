@@ -6,36 +6,29 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pi-history/pi-history/internal/jsontok"
 )
 
-// This file reads journal lines in one pass: a JSON scanner that checks the
-// whole line as it goes and decodes only the fields pi-history keeps. It
-// replaces encoding/json on the import path (which checked each line, then
-// decoded it, then checked and decoded the message and its content again:
-// ~11% of an import's CPU) and accepts, refuses and decodes exactly what
-// encoding/json would for the same Go structs: keys match case-insensitively
-// (an exact match first), the last duplicate wins, a value of the wrong type
-// refuses the line, invalid UTF-8 and unpaired surrogates become U+FFFD, and
-// nesting deeper than 10,000 levels is refused. A differential fuzz test
-// holds it to that (reference_test.go).
+// This file reads journal lines in one pass: it walks the line with the
+// project's JSON tokenizer (internal/jsontok, which checks the syntax) and
+// decodes only the fields pi-history keeps. It replaces encoding/json on the
+// import path (which checked each line, then decoded it, then checked and
+// decoded the message and its content again: ~11% of an import's CPU) and
+// accepts, refuses and decodes exactly what encoding/json would for the
+// same Go structs: keys match case-insensitively (an exact match first),
+// the last duplicate wins, a value of the wrong type refuses the line,
+// invalid UTF-8 and unpaired surrogates become U+FFFD, and nesting deeper
+// than 10,000 levels is refused. A differential fuzz test holds it to that
+// (reference_test.go). The meaning of values is this file's; the syntax is
+// the tokenizer's.
 
-// maxDepth is how deeply arrays and objects may nest, as in encoding/json.
-const maxDepth = 10000
+// scanner is the shared tokenizer (internal/jsontok) with the field
+// readers of this file as methods.
+type scanner struct{ jsontok.Scanner }
 
-// scanner reads the JSON text b, checking its syntax as it moves.
-type scanner struct {
-	b     []byte
-	i     int
-	depth int
-}
-
-// syntaxError is a line that is not JSON.
-type syntaxError struct {
-	msg string
-	off int
-}
-
-func (e *syntaxError) Error() string { return e.msg }
+// newScanner returns a scanner at the start of b.
+func newScanner(b []byte) *scanner { return &scanner{jsontok.Scanner{B: b}} }
 
 // typeError is a value of the wrong kind for a field pi-history reads.
 type typeError struct {
@@ -45,305 +38,6 @@ type typeError struct {
 func (e *typeError) Error() string {
 	return fmt.Sprintf("%q is %s, expected %s", e.field, e.got, e.want)
 }
-
-// strClass sorts the bytes of a string literal: 0 ordinary ASCII, 1 the
-// closing quote, 2 a backslash, 3 a control character (not allowed), 4 a
-// byte of a multi-byte (or invalid) UTF-8 sequence.
-var strClass = func() (t [256]uint8) {
-	for c := range 0x20 {
-		t[c] = 3
-	}
-	t['"'], t['\\'] = 1, 2
-	for c := 0x80; c < 0x100; c++ {
-		t[c] = 4
-	}
-	return t
-}()
-
-func (s *scanner) fail(msg string) error {
-	if s.i >= len(s.b) {
-		return &syntaxError{msg: "the line ends in the middle of a value (a half-written line?)", off: len(s.b)}
-	}
-	return &syntaxError{msg: fmt.Sprintf("unexpected %s at byte %d %s", charName(s.b[s.i]), s.i+1, msg), off: s.i}
-}
-
-func charName(c byte) string {
-	if c < 0x20 || c >= 0x7f {
-		return fmt.Sprintf("byte 0x%02x", c)
-	}
-	return strconv.QuoteRune(rune(c))
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// str reads the string literal at s.i and returns the bytes between its
-// quotes, and whether they can be used as they are (no escapes, ASCII).
-func (s *scanner) str() (raw []byte, plain bool, err error) {
-	b := s.b
-	start := s.i + 1
-	i := start
-	plain = true
-	for {
-		for i < len(b) && strClass[b[i]] == 0 {
-			i++
-		}
-		if i >= len(b) {
-			s.i = i
-			return nil, false, s.fail("")
-		}
-		switch strClass[b[i]] {
-		case 1:
-			s.i = i + 1
-			return b[start:i], plain, nil
-		case 2:
-			plain = false
-			i++
-			if i >= len(b) {
-				s.i = i
-				return nil, false, s.fail("")
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				for k := 1; k <= 4; k++ {
-					if i+k >= len(b) || !isHex(b[i+k]) {
-						s.i = min(i+k, len(b))
-						return nil, false, s.fail("in a \\u escape")
-					}
-				}
-				i += 5
-			default:
-				s.i = i
-				return nil, false, s.fail("after a backslash in a string")
-			}
-		case 3:
-			s.i = i
-			return nil, false, s.fail("in a string (control characters must be escaped)")
-		default:
-			plain = false
-			i++
-		}
-	}
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// value checks and skips the value at s.i.
-func (s *scanner) value() error {
-	if s.i >= len(s.b) {
-		return s.fail("")
-	}
-	switch c := s.b[s.i]; c {
-	case '"':
-		_, _, err := s.str()
-		return err
-	case '{':
-		return s.object(nil)
-	case '[':
-		return s.array(nil)
-	case 't':
-		return s.literal("true")
-	case 'f':
-		return s.literal("false")
-	case 'n':
-		return s.literal("null")
-	default:
-		if c == '-' || '0' <= c && c <= '9' {
-			return s.number()
-		}
-		return s.fail("where a value should start")
-	}
-}
-
-// span checks and skips the value at s.i and returns its bytes.
-func (s *scanner) span() ([]byte, error) {
-	start := s.i
-	if err := s.value(); err != nil {
-		return nil, err
-	}
-	return s.b[start:s.i], nil
-}
-
-func (s *scanner) literal(word string) error {
-	for k := 0; k < len(word); k++ {
-		if s.i >= len(s.b) || s.b[s.i] != word[k] {
-			return s.fail("in a literal (true, false or null)")
-		}
-		s.i++
-	}
-	return nil
-}
-
-func (s *scanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
-}
-
-// number checks a number as JSON writes them: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scanner) number() error {
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	if s.i >= len(s.b) {
-		return s.fail("")
-	}
-	switch c := s.b[s.i]; {
-	case c == '0':
-		s.i++
-	case '1' <= c && c <= '9':
-		s.digits()
-	default:
-		return s.fail("in a number")
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if !s.digits() {
-			return s.fail("after a decimal point")
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if !s.digits() {
-			return s.fail("in an exponent")
-		}
-	}
-	return nil
-}
-
-// open enters the array or object at s.i, reporting whether it is empty
-// (then it is read, closing bracket included).
-func (s *scanner) open(closer byte) (empty bool, err error) {
-	s.depth++
-	if s.depth > maxDepth {
-		return false, &syntaxError{msg: fmt.Sprintf("arrays and objects nest more than %d deep at byte %d", maxDepth, s.i+1), off: s.i}
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == closer {
-		s.i++
-		s.depth--
-		return true, nil
-	}
-	return false, nil
-}
-
-// more reads what follows a member or element: a comma (true: another
-// follows) or the closing bracket (false). what names the member for the
-// error.
-func (s *scanner) more(closer byte, what string) (bool, error) {
-	s.ws()
-	if s.i >= len(s.b) {
-		return false, s.fail("")
-	}
-	switch s.b[s.i] {
-	case ',':
-		s.i++
-		return true, nil
-	case closer:
-		s.i++
-		s.depth--
-		return false, nil
-	}
-	return false, s.fail(fmt.Sprintf("after %s (expected ',' or '%c')", what, closer))
-}
-
-// object reads the object at s.i. For each member, field is called with
-// the key's bytes (as written between the quotes) and must consume the
-// value; nil skips every value.
-func (s *scanner) object(field func(key []byte, plain bool) error) error {
-	empty, err := s.open('}')
-	for more := !empty; more && err == nil; more, err = s.more('}', "an object member") {
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
-			return s.fail("where a key (a string) should be")
-		}
-		key, plain, err := s.str()
-		if err != nil {
-			return err
-		}
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return s.fail("after a key (expected ':')")
-		}
-		s.i++
-		s.ws()
-		if field != nil {
-			err = field(key, plain)
-		} else {
-			err = s.value()
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return err
-}
-
-// array reads the array at s.i; elem, if not nil, must consume each element.
-func (s *scanner) array(elem func() error) error {
-	empty, err := s.open(']')
-	for more := !empty; more && err == nil; more, err = s.more(']', "an array element") {
-		s.ws()
-		if elem != nil {
-			err = elem()
-		} else {
-			err = s.value()
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return err
-}
-
-// end checks that nothing but whitespace follows the top-level value.
-func (s *scanner) end() error {
-	s.ws()
-	if s.i < len(s.b) {
-		return s.fail("after the end of the JSON value")
-	}
-	return nil
-}
-
-// kind names the kind of the value at s.i, for type errors.
-func (s *scanner) kind() string {
-	if s.i >= len(s.b) {
-		return "missing"
-	}
-	switch s.b[s.i] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-func (s *scanner) isNull() bool { return s.i < len(s.b) && s.b[s.i] == 'n' }
 
 // fieldOf returns the index in names of the field a key names: the exact
 // name, else one equal under Unicode case folding (as encoding/json
@@ -390,12 +84,12 @@ func unquote(dst, raw []byte) []byte {
 			case 't':
 				dst = append(dst, '\t')
 			case 'u':
-				r := hex4(raw[i+2:])
+				r := jsontok.Hex4(raw[i+2:])
 				i += 6
 				if utf16.IsSurrogate(r) {
 					r2 := rune(-1)
 					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						r2 = hex4(raw[i+2:])
+						r2 = jsontok.Hex4(raw[i+2:])
 					}
 					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 						dst = utf8.AppendRune(dst, d)
@@ -430,22 +124,6 @@ func unquote(dst, raw []byte) []byte {
 	return dst
 }
 
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r*16 + rune(c)
-	}
-	return r
-}
-
 // text returns the decoded string of a literal's inner bytes.
 func text(raw []byte, plain bool) string {
 	if plain || !needsDecoding(raw) {
@@ -461,8 +139,8 @@ func needsDecoding(raw []byte) bool {
 
 // strField reads a string-typed field: a string sets *dst, null leaves it.
 func (s *scanner) strField(dst *string, name string, terr *error) error {
-	if s.i < len(s.b) && s.b[s.i] == '"' {
-		raw, plain, err := s.str()
+	if s.I < len(s.B) && s.B[s.I] == '"' {
+		raw, plain, err := s.Str()
 		if err == nil {
 			*dst = text(raw, plain)
 		}
@@ -478,10 +156,10 @@ type optStr struct {
 }
 
 func (s *scanner) optStrField(dst *optStr, name string, terr *error) error {
-	if s.isNull() {
+	if s.IsNull() {
 		*dst = optStr{}
 	}
-	if s.i < len(s.b) && s.b[s.i] == '"' {
+	if s.I < len(s.B) && s.B[s.I] == '"' {
 		dst.set = true
 	}
 	return s.strField(&dst.v, name, terr)
@@ -494,28 +172,28 @@ type optInt struct {
 }
 
 func (s *scanner) intField(dst *optInt, name string, terr *error) error {
-	if s.i < len(s.b) && (s.b[s.i] == '-' || '0' <= s.b[s.i] && s.b[s.i] <= '9') {
-		start := s.i
-		if err := s.number(); err != nil {
+	if s.I < len(s.B) && (s.B[s.I] == '-' || '0' <= s.B[s.I] && s.B[s.I] <= '9') {
+		start := s.I
+		if err := s.Number(); err != nil {
 			return err
 		}
-		n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+		n, err := strconv.ParseInt(string(s.B[start:s.I]), 10, 64)
 		if err != nil && *terr == nil {
 			*terr = &typeError{field: name, got: "a number that is not a whole number of 64 bits", want: "an integer"}
 		}
 		*dst = optInt{v: int(n), set: true}
 		return nil
 	}
-	if s.isNull() {
+	if s.IsNull() {
 		*dst = optInt{}
 	}
 	return s.otherwise(name, "an integer", terr)
 }
 
 func (s *scanner) boolField(dst *bool, name string, terr *error) error {
-	if s.i < len(s.b) && (s.b[s.i] == 't' || s.b[s.i] == 'f') {
-		*dst = s.b[s.i] == 't'
-		return s.value()
+	if s.I < len(s.B) && (s.B[s.I] == 't' || s.B[s.I] == 'f') {
+		*dst = s.B[s.I] == 't'
+		return s.Value()
 	}
 	return s.otherwise(name, "true or false", terr)
 }
@@ -524,11 +202,11 @@ func (s *scanner) boolField(dst *bool, name string, terr *error) error {
 // anything else records a type error (the first one is kept).
 func (s *scanner) otherwise(name, want string, terr *error) error {
 	c := byte('n')
-	if s.i < len(s.b) {
-		c = s.b[s.i]
+	if s.I < len(s.B) {
+		c = s.B[s.I]
 	}
-	kind := s.kind()
-	if err := s.value(); err != nil {
+	kind := s.Kind()
+	if err := s.Value(); err != nil {
 		return err
 	}
 	if c != 'n' && *terr == nil {
@@ -568,28 +246,28 @@ var msgNames = []string{"role", "content", "customType", "toolName", "toolCallId
 // the wrong type is kept in f.typeErr (or f.msg.typeErr inside the message)
 // while the rest of the line is still checked, as encoding/json does.
 func (f *lineFields) parse(b []byte) error {
-	s := &scanner{b: b}
-	s.ws()
-	if s.i < len(b) && b[s.i] != '{' && b[s.i] != 'n' {
-		kind := s.kind()
-		if err := s.value(); err != nil {
+	s := newScanner(b)
+	s.WS()
+	if s.I < len(b) && b[s.I] != '{' && b[s.I] != 'n' {
+		kind := s.Kind()
+		if err := s.Value(); err != nil {
 			return err
 		}
-		if err := s.end(); err != nil {
+		if err := s.End(); err != nil {
 			return err
 		}
 		return &typeError{field: "line", got: kind, want: "an object"}
 	}
 	var err error
-	if s.isNull() {
-		err = s.literal("null")
+	if s.IsNull() {
+		err = s.Literal("null")
 	} else {
-		err = s.object(func(key []byte, plain bool) error { return f.field(s, key, plain) })
+		err = s.Object(func(key []byte, plain bool) error { return f.field(s, key, plain) })
 	}
 	if err != nil {
 		return err
 	}
-	return s.end()
+	return s.End()
 }
 
 func (f *lineFields) field(s *scanner, key []byte, plain bool) error {
@@ -603,7 +281,7 @@ func (f *lineFields) field(s *scanner, key []byte, plain bool) error {
 		return s.optStrField(&f.parentID, "parentId", t)
 	case 3:
 		var err error
-		f.timestamp, err = s.span()
+		f.timestamp, err = s.Span()
 		return err
 	case 4:
 		return s.intField(&f.version, "version", t)
@@ -612,21 +290,21 @@ func (f *lineFields) field(s *scanner, key []byte, plain bool) error {
 	case 6:
 		return s.strField(&f.parentSession, "parentSession", t)
 	case 7:
-		start := s.i
-		if s.i < len(s.b) && s.b[s.i] == '{' {
+		start := s.I
+		if s.I < len(s.B) && s.B[s.I] == '{' {
 			f.msg = msgFields{}
-			if err := s.object(func(key []byte, plain bool) error { return f.msg.field(s, key, plain) }); err != nil {
+			if err := s.Object(func(key []byte, plain bool) error { return f.msg.field(s, key, plain) }); err != nil {
 				return err
 			}
-		} else if err := s.value(); err != nil {
+		} else if err := s.Value(); err != nil {
 			return err
 		}
-		f.message = s.b[start:s.i]
+		f.message = s.B[start:s.I]
 		return nil
 	case 8:
 		return s.strField(&f.customType, "customType", t)
 	case 9, 10:
-		raw, err := s.span()
+		raw, err := s.Span()
 		if k == 9 {
 			f.content = raw
 		} else {
@@ -649,10 +327,10 @@ func (f *lineFields) field(s *scanner, key []byte, plain bool) error {
 		return s.optStrField(&f.name, "name", t)
 	case 18:
 		var err error
-		f.replacement, err = s.span()
+		f.replacement, err = s.Span()
 		return err
 	}
-	return s.value()
+	return s.Value()
 }
 
 func (m *msgFields) field(s *scanner, key []byte, plain bool) error {
@@ -662,7 +340,7 @@ func (m *msgFields) field(s *scanner, key []byte, plain bool) error {
 		return s.strField(&m.role, "role", t)
 	case 1:
 		var err error
-		m.content, err = s.span()
+		m.content, err = s.Span()
 		return err
 	case 2:
 		return s.strField(&m.customType, "customType", t)
@@ -683,7 +361,7 @@ func (m *msgFields) field(s *scanner, key []byte, plain bool) error {
 	case 10, 11:
 		// Pi 1.6 fields read leniently: a value of another kind is ignored,
 		// never a reason to refuse the line.
-		raw, err := s.span()
+		raw, err := s.Span()
 		if k == 10 {
 			m.thinkingLevel = raw
 		} else {
@@ -691,7 +369,7 @@ func (m *msgFields) field(s *scanner, key []byte, plain bool) error {
 		}
 		return err
 	}
-	return s.value()
+	return s.Value()
 }
 
 // rawString decodes raw if it is a string literal; "" otherwise.
@@ -699,8 +377,8 @@ func rawString(raw []byte) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
 	}
-	s := &scanner{b: raw}
-	inner, plain, err := s.str()
+	s := newScanner(raw)
+	inner, plain, err := s.Str()
 	if err != nil {
 		return ""
 	}
@@ -726,8 +404,8 @@ type strSpan struct {
 // spanField reads a string-typed field of a block as a span: a string
 // sets *dst, null leaves it.
 func (s *scanner) spanField(dst *strSpan, name string, terr *error) error {
-	if s.i < len(s.b) && s.b[s.i] == '"' {
-		raw, plain, err := s.str()
+	if s.I < len(s.B) && s.B[s.I] == '"' {
+		raw, plain, err := s.Str()
 		*dst = strSpan{raw, plain}
 		return err
 	}
@@ -742,8 +420,8 @@ func blocks(raw []byte, fn func(b *block)) bool {
 	if len(raw) == 0 {
 		return false // encoding/json: unexpected end of input
 	}
-	s := &scanner{b: raw}
-	if s.isNull() {
+	s := newScanner(raw)
+	if s.IsNull() {
 		return true
 	}
 	if raw[0] != '[' {
@@ -751,14 +429,14 @@ func blocks(raw []byte, fn func(b *block)) bool {
 	}
 	ok := true
 	var b block
-	_ = s.array(func() error {
-		if s.b[s.i] != '{' {
-			ok = ok && s.isNull()
-			return s.value()
+	_ = s.Array(func() error {
+		if s.B[s.I] != '{' {
+			ok = ok && s.IsNull()
+			return s.Value()
 		}
 		b = block{}
 		var terr error
-		err := s.object(func(key []byte, plain bool) error {
+		err := s.Object(func(key []byte, plain bool) error {
 			switch fieldOf(blockNames, key, plain) {
 			case 0:
 				return s.strField(&b.typ, "type", &terr)
@@ -768,13 +446,13 @@ func blocks(raw []byte, fn func(b *block)) bool {
 				return s.spanField(&b.name, "name", &terr)
 			case 5:
 				var err error
-				b.arguments, err = s.span()
+				b.arguments, err = s.Span()
 				return err
 			case 2, 4, 6, 7:
 				var sp strSpan
 				return s.spanField(&sp, "", &terr)
 			}
-			return s.value()
+			return s.Value()
 		})
 		ok = ok && terr == nil
 		if ok {
@@ -840,7 +518,7 @@ func assistantContent(raw []byte) string {
 			part()
 			out = appendText(out, b.name)
 			if len(b.arguments) > 0 {
-				walkStrings(&scanner{b: b.arguments}, func(sp strSpan) {
+				walkStrings(newScanner(b.arguments), func(sp strSpan) {
 					part()
 					out = appendText(out, sp)
 				})
@@ -854,23 +532,23 @@ func assistantContent(raw []byte) string {
 }
 
 // walkStrings calls fn for every string value (not key) of the checked
-// value at s.i, depth-first in written order.
+// value at s.I, depth-first in written order.
 func walkStrings(s *scanner, fn func(strSpan)) {
-	if s.i >= len(s.b) {
+	if s.I >= len(s.B) {
 		return
 	}
-	switch s.b[s.i] {
+	switch s.B[s.I] {
 	case '"':
-		raw, plain, err := s.str()
+		raw, plain, err := s.Str()
 		if err == nil {
 			fn(strSpan{raw, plain})
 		}
 	case '{':
-		_ = s.object(func([]byte, bool) error { walkStrings(s, fn); return nil })
+		_ = s.Object(func([]byte, bool) error { walkStrings(s, fn); return nil })
 	case '[':
-		_ = s.array(func() error { walkStrings(s, fn); return nil })
+		_ = s.Array(func() error { walkStrings(s, fn); return nil })
 	default:
-		_ = s.value()
+		_ = s.Value()
 	}
 }
 
@@ -880,33 +558,33 @@ func notebookContent(data []byte) (string, bool) {
 	if len(data) == 0 || data[0] != '{' {
 		return "", false // absent, null, or the wrong kind for a struct
 	}
-	s := &scanner{b: data}
+	s := newScanner(data)
 	var sections []byte
-	_ = s.object(func(key []byte, plain bool) error {
+	_ = s.Object(func(key []byte, plain bool) error {
 		if fieldOf([]string{"sections"}, key, plain) == 0 {
 			var err error
-			sections, err = s.span()
+			sections, err = s.Span()
 			return err
 		}
-		return s.value()
+		return s.Value()
 	})
 	if len(sections) == 0 || sections[0] != '{' {
 		return "", false
 	}
 	var b []byte
 	n := 0
-	s = &scanner{b: sections}
-	_ = s.object(func(key []byte, plain bool) error {
+	s = newScanner(sections)
+	_ = s.Object(func(key []byte, plain bool) error {
 		var body strSpan
-		if s.b[s.i] == '"' {
-			raw, p, err := s.str()
+		if s.B[s.I] == '"' {
+			raw, p, err := s.Str()
 			if err != nil {
 				return err
 			}
 			body = strSpan{raw, p}
-		} else if !s.isNull() {
-			return s.value() // not text: left out
-		} else if err := s.value(); err != nil {
+		} else if !s.IsNull() {
+			return s.Value() // not text: left out
+		} else if err := s.Value(); err != nil {
 			return err
 		}
 		if n > 0 {
@@ -931,14 +609,14 @@ func replacementContent(raw []byte) []byte {
 		return nil
 	}
 	var content []byte
-	s := &scanner{b: raw}
-	_ = s.object(func(key []byte, plain bool) error {
+	s := newScanner(raw)
+	_ = s.Object(func(key []byte, plain bool) error {
 		if fieldOf([]string{"content"}, key, plain) == 0 {
 			var err error
-			content, err = s.span()
+			content, err = s.Span()
 			return err
 		}
-		return s.value()
+		return s.Value()
 	})
 	return content
 }

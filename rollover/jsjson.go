@@ -6,24 +6,35 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pi-history/pi-history/internal/jsontok"
 )
 
 // This file measures JSON the way JavaScript sees it. Pi's estimateTokens
 // counts String.prototype.length (UTF-16 code units) and, for tool calls, the
 // length of JSON.stringify(arguments) after JSON.parse. Going through Go's
 // encoding/json would lose lone surrogates (they become U+FFFD) and duplicate
-// keys (JSON.parse keeps the last value), so these functions scan the raw
-// bytes instead. All of them run in time linear in the input.
+// keys (JSON.parse keeps the last value), so these functions read the raw
+// bytes with the project's tokenizer (internal/jsontok, which checks the
+// syntax JSON.parse checks) and give the values JavaScript's meaning
+// themselves. All of them run in time linear in the input.
 
 // jsStringLen returns the UTF-16 length of the JSON string literal raw
-// (quotes included in raw, not counted). It returns 0, false when raw is not
-// a string literal.
+// (quotes included in raw, not counted). It returns 0, false when raw does
+// not start with a string literal.
 func jsStringLen(raw []byte) (int, bool) {
-	units, ok := decodeJSString(raw, nil)
-	if !ok {
+	if len(raw) == 0 || raw[0] != '"' {
 		return 0, false
 	}
-	return len(units), true
+	s := jsontok.Scanner{B: raw}
+	inner, plain, err := s.Str()
+	if err != nil {
+		return 0, false
+	}
+	if plain {
+		return len(inner), true
+	}
+	return len(appendUTF16(nil, inner)), true
 }
 
 // jsUTF16Len is the UTF-16 length of a Go string. Invalid UTF-8 bytes count
@@ -42,34 +53,16 @@ func jsUTF16Len(s string) int {
 	return n
 }
 
-// decodeJSString decodes the string literal at the start of raw into UTF-16
-// code units, appending to dst. Lone surrogates written as \u escapes are
-// kept, as JavaScript keeps them.
-func decodeJSString(raw []byte, dst []uint16) ([]uint16, bool) {
-	s, _, ok := scanJSString(raw, 0, dst)
-	return s, ok
-}
-
-// scanJSString decodes the string literal starting at raw[i] (which must be
-// '"') and returns the code units and the index just past the closing quote.
-func scanJSString(raw []byte, i int, dst []uint16) ([]uint16, int, bool) {
-	if i >= len(raw) || raw[i] != '"' {
-		return dst, i, false
-	}
-	i++
-	for i < len(raw) {
+// appendUTF16 appends to dst the UTF-16 code units of the string whose
+// literal's inner bytes are raw (checked by jsontok.Scanner.Str), as
+// JSON.parse makes them: a \u escape gives its code unit as written, so a
+// lone surrogate is kept, and an invalid UTF-8 byte counts as one U+FFFD.
+func appendUTF16(dst []uint16, raw []byte) []uint16 {
+	for i := 0; i < len(raw); {
 		c := raw[i]
 		switch {
-		case c == '"':
-			return dst, i + 1, true
 		case c == '\\':
-			if i+1 >= len(raw) {
-				return dst, i, false
-			}
-			e := raw[i+1]
-			switch e {
-			case '"', '\\', '/':
-				dst = append(dst, uint16(e))
+			switch e := raw[i+1]; e {
 			case 'b':
 				dst = append(dst, '\b')
 			case 'f':
@@ -81,18 +74,11 @@ func scanJSString(raw []byte, i int, dst []uint16) ([]uint16, int, bool) {
 			case 't':
 				dst = append(dst, '\t')
 			case 'u':
-				if i+6 > len(raw) {
-					return dst, i, false
-				}
-				v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
-				if err != nil {
-					return dst, i, false
-				}
-				dst = append(dst, uint16(v))
+				dst = append(dst, uint16(jsontok.Hex4(raw[i+2:])))
 				i += 6
 				continue
-			default:
-				return dst, i, false
+			default: // '"', '\\', '/'
+				dst = append(dst, uint16(e))
 			}
 			i += 2
 		case c < utf8.RuneSelf:
@@ -109,7 +95,7 @@ func scanJSString(raw []byte, i int, dst []uint16) ([]uint16, int, bool) {
 			}
 		}
 	}
-	return dst, i, false
+	return dst
 }
 
 // jsQuotedLen is the length of JSON.stringify applied to the string whose
@@ -141,195 +127,102 @@ func jsQuotedLen(units []uint16) int {
 
 // jsStringifyLen returns the length of JSON.stringify(JSON.parse(raw)). An
 // empty or invalid raw returns 0, false (JavaScript would have thrown, or
-// the value was undefined).
+// the value was undefined). The syntax is jsontok's, which JSON.parse
+// shares but for nesting past jsontok.MaxDepth, which is refused here (a
+// journal line nested that deep is refused by package journal before its
+// arguments could reach this function).
 func jsStringifyLen(raw []byte) (int, bool) {
-	p := &jsParser{raw: raw}
-	p.skipWS()
-	n, ok := p.value()
-	if !ok {
-		return 0, false
-	}
-	p.skipWS()
-	if p.i != len(p.raw) {
+	m := &jsMeasure{s: jsontok.Scanner{B: raw}}
+	m.s.WS()
+	n, err := m.value()
+	if err != nil || m.s.End() != nil {
 		return 0, false
 	}
 	return n, true
 }
 
-type jsParser struct {
-	raw []byte
-	i   int
-	buf []uint16
+// jsMeasure measures the stringified length of the values it reads.
+type jsMeasure struct {
+	s   jsontok.Scanner
+	buf []uint16 // a string's code units, reused
 }
 
-func (p *jsParser) skipWS() {
-	for p.i < len(p.raw) {
-		switch p.raw[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
+// value returns the stringified length of the value at the scanner's
+// position and reads past it.
+func (m *jsMeasure) value() (int, error) {
+	s := &m.s
+	if s.I >= len(s.B) {
+		return 0, s.Fail("")
+	}
+	switch s.B[s.I] {
+	case '"':
+		inner, _, err := s.Str()
+		if err != nil {
+			return 0, err
 		}
-	}
-}
-
-// value returns the stringified length of the value at p.i. Nesting depth
-// is bounded by the recursion; journal lines come from JSON.parse in Pi,
-// which has its own limits, and callers pass single lines.
-func (p *jsParser) value() (int, bool) {
-	if p.i >= len(p.raw) {
-		return 0, false
-	}
-	switch c := p.raw[p.i]; {
-	case c == '"':
-		units, next, ok := scanJSString(p.raw, p.i, p.buf[:0])
-		p.buf = units
-		if !ok {
-			return 0, false
+		m.buf = appendUTF16(m.buf[:0], inner)
+		return jsQuotedLen(m.buf), nil
+	case '{':
+		return m.object()
+	case '[':
+		n, count := 2, 0
+		err := s.Array(func() error {
+			v, err := m.value()
+			n += v
+			count++
+			return err
+		})
+		if count > 1 {
+			n += count - 1 // the commas
 		}
-		p.i = next
-		return jsQuotedLen(units), true
-	case c == '{':
-		return p.object()
-	case c == '[':
-		return p.array()
-	case c == 't':
-		return p.literal("true")
-	case c == 'f':
-		return p.literal("false")
-	case c == 'n':
-		return p.literal("null")
-	default:
-		return p.number()
+		return n, err
 	}
-}
-
-func (p *jsParser) literal(word string) (int, bool) {
-	if !strings.HasPrefix(string(p.raw[p.i:min(len(p.raw), p.i+len(word))]), word) {
-		return 0, false
-	}
-	p.i += len(word)
-	return len(word), true
-}
-
-func (p *jsParser) number() (int, bool) {
-	start := p.i
-	for p.i < len(p.raw) {
-		c := p.raw[p.i]
-		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-			p.i++
-			continue
-		}
-		break
-	}
-	if p.i == start {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(p.raw[start:p.i]), 64)
+	lit, err := s.Span()
 	if err != nil {
-		// ParseFloat reports out-of-range values with ±Inf and an error;
-		// JSON.parse gives ±Infinity, which JSON.stringify writes as null.
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			if math.IsInf(f, 0) {
-				return 4, true
-			}
-			return jsNumberLen(f), true
-		}
-		return 0, false
+		return 0, err
 	}
-	return jsNumberLen(f), true
+	if c := lit[0]; c == 't' || c == 'f' || c == 'n' {
+		return len(lit), nil // true, false, null: written as read
+	}
+	return jsNumberLen(jsNumber(lit)), nil
 }
 
-func (p *jsParser) array() (int, bool) {
-	p.i++ // [
-	n, count := 2, 0
-	p.skipWS()
-	if p.i < len(p.raw) && p.raw[p.i] == ']' {
-		p.i++
-		return n, true
-	}
-	for {
-		p.skipWS()
-		v, ok := p.value()
-		if !ok {
-			return 0, false
-		}
-		n += v
-		count++
-		p.skipWS()
-		if p.i >= len(p.raw) {
-			return 0, false
-		}
-		switch p.raw[p.i] {
-		case ',':
-			p.i++
-			n++
-		case ']':
-			p.i++
-			return n, true
-		default:
-			return 0, false
-		}
-	}
+// jsNumber is the value JSON.parse gives the number literal lit (checked):
+// the nearest float64, ±Infinity past the largest.
+func jsNumber(lit []byte) float64 {
+	// ParseFloat reports a literal past the float64 range with ±Inf and
+	// ErrRange, which is JSON.parse's answer; the syntax is checked, so no
+	// other error can occur.
+	f, _ := strconv.ParseFloat(string(lit), 64)
+	return f
 }
 
 // object sums "key":value pairs. JSON.parse keeps the last value of a
 // duplicated key (at the key's first position, which does not change the
 // length), so later duplicates replace earlier ones.
-func (p *jsParser) object() (int, bool) {
-	p.i++ // {
-	p.skipWS()
-	if p.i < len(p.raw) && p.raw[p.i] == '}' {
-		p.i++
-		return 2, true
-	}
-	var pairs map[string]int // key → stringified pair length, when duplicates are possible
-	total, count := 0, 0
-	for {
-		p.skipWS()
-		units, next, ok := scanJSString(p.raw, p.i, p.buf[:0])
-		p.buf = units
-		if !ok {
-			return 0, false
-		}
-		p.i = next
-		keyLen := jsQuotedLen(units)
-		key := string(utf16Bytes(units))
-		p.skipWS()
-		if p.i >= len(p.raw) || p.raw[p.i] != ':' {
-			return 0, false
-		}
-		p.i++
-		p.skipWS()
-		v, ok := p.value()
-		if !ok {
-			return 0, false
+func (m *jsMeasure) object() (int, error) {
+	pairs := map[string]int{} // key (as UTF-16 bytes) → stringified pair length
+	total := 0
+	err := m.s.Object(func(inner []byte, _ bool) error {
+		m.buf = appendUTF16(m.buf[:0], inner)
+		keyLen := jsQuotedLen(m.buf)
+		key := string(utf16Bytes(m.buf))
+		v, err := m.value()
+		if err != nil {
+			return err
 		}
 		pair := keyLen + 1 + v
-		if pairs == nil {
-			pairs = map[string]int{}
-		}
-		if old, dup := pairs[key]; dup {
-			total += pair - old
-		} else {
-			total += pair
-			count++
-		}
+		total += pair - pairs[key]
 		pairs[key] = pair
-		p.skipWS()
-		if p.i >= len(p.raw) {
-			return 0, false
-		}
-		switch p.raw[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return 2 + total + count - 1, true
-		default:
-			return 0, false
-		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
+	if len(pairs) == 0 {
+		return 2, nil
+	}
+	return 2 + total + len(pairs) - 1, nil
 }
 
 func utf16Bytes(units []uint16) []byte {
