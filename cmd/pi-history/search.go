@@ -45,7 +45,9 @@ when the text has « or ».
 
 Scopes:
   all      every session (default without --session)
-  branch   the current branch of --session (or the branch ending at --leaf)
+  branch   the current branch of --session (or the branch ending at --leaf);
+           the default with --session (a search that finds nothing there
+           says how many hits the session's other branches hold)
   session  every branch of --session; hits say which leaves reach them
   lineage  --session with the sessions it was forked from (up the chain) and
            those forked from it (at any depth); not its siblings
@@ -187,9 +189,27 @@ func runSearch(g *globals, args []string) error {
 		}
 	}
 	if hits == 0 {
+		branchHint(g, b, req)
 		return exitError{1}
 	}
 	return nil
+}
+
+// branchHint tells, after a search of a session's branch that found
+// nothing, how many hits its other branches hold: without --scope a search
+// with --session covers only the current branch, which is easy to forget.
+func branchHint(g *globals, b backend, req *search.Request) {
+	if req.Session == "" || (req.Scope != "" && req.Scope != search.ScopeBranch) || sf.scope != "" {
+		return
+	}
+	all := *req
+	all.Scope, all.Leaf, all.Cursor, all.Limit, all.Count, all.All = search.ScopeSession, "", "", 1, true, false
+	resp, err := b.Search(context.Background(), &all)
+	if err != nil || resp.Total == nil || *resp.Total == 0 {
+		return
+	}
+	fmt.Fprintf(g.stderr, "pi-history search: nothing on the current branch of %s, but %s on its other branches: add --scope session\n",
+		req.Session, plural(*resp.Total, "hit"))
 }
 
 // printHits writes a page of hits: one JSON object a hit, or for people a

@@ -57,7 +57,7 @@ func TestSearchCommand(t *testing.T) {
 		{"finds every match in all scope", []string{"alpha"}, want{code: 0, has: []string{"s1/a1 ", "s1/a2 ", "«alpha»"}, lines: 2}},
 		{"is case-sensitive", []string{"Foo"}, want{code: 0, has: []string{"s1/a1 "}, hasNot: []string{"s1/a2 "}, lines: 1}},
 		{"nothing found is status 1 and silent", []string{"not in any entry"}, want{code: 1, lines: 0}},
-		{"branch scope leaves out an abandoned branch", []string{"--session", "s1", "AbandonedOnly"}, want{code: 1, lines: 0}},
+		{"branch scope leaves out an abandoned branch", []string{"--session", "s1", "AbandonedOnly"}, want{code: 1, lines: 0, errHas: "but 1 hit on its other branches"}},
 		{"session scope finds it, marked off the branch", []string{"--session", "s1", "--scope", "session", "AbandonedOnly"},
 			want{code: 0, has: []string{"s1/b1 ", "(off the current branch)"}, lines: 1}},
 		{"a limit pages", []string{"--limit", "5", "bulk"}, want{code: 0, has: []string{"s1/c001 ", "s1/c005 ", "(more hits"}, hasNot: []string{"s1/c006 "}, lines: 5}},
@@ -429,5 +429,40 @@ func TestSearchColoursMatchesLikeGrep(t *testing.T) {
 	}
 	if _, stderr, code := e.cli("search", "--color", "sometimes", "x"); code != 2 || !strings.Contains(stderr, "want auto, always or never") {
 		t.Errorf("--color sometimes: exit %d, %q", code, stderr)
+	}
+}
+
+// TestSearchOfABranchSaysWhatOtherBranchesHold: --session without --scope
+// searches the current branch; when that finds nothing and other branches
+// hold hits, stderr says how many and how to reach them. An explicit scope
+// gets no hint.
+func TestSearchOfABranchSaysWhatOtherBranchesHold(t *testing.T) {
+	e := newTestEnv(t)
+	searchJournal(e)
+	e.mustCLI("import")
+	_, stderr, code := e.cli("search", "--session", "s1", "AbandonedOnly")
+	if code != 1 || !strings.Contains(stderr, "nothing on the current branch of s1, but 1 hit on its other branches: add --scope session") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := e.cli("search", "--session", "s1", "--scope", "branch", "AbandonedOnly"); code != 1 || stderr != "" {
+		t.Errorf("explicit branch scope: exit %d, stderr %q; want 1 and no hint", code, stderr)
+	}
+	if _, stderr, code := e.cli("search", "--session", "s1", "NowhereAtAll"); code != 1 || stderr != "" {
+		t.Errorf("a needle no branch holds: exit %d, stderr %q; want 1 and no hint", code, stderr)
+	}
+}
+
+// TestShowSaysTheSessionHasOtherBranches: showing a session with more than
+// one branch ends (on stderr) by saying so and how to see the others.
+func TestShowSaysTheSessionHasOtherBranches(t *testing.T) {
+	e := newTestEnv(t)
+	searchJournal(e)
+	e.mustCLI("import")
+	_, stderr, code := e.cli("show", "s1")
+	if code != 0 || !strings.Contains(stderr, "the current branch of 2: --all-branches lists every entry") || !strings.Contains(stderr, "b1") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, _ := e.cli("show", "--all-branches", "s1"); stderr != "" {
+		t.Errorf("show --all-branches: stderr %q; want nothing", stderr)
 	}
 }

@@ -105,6 +105,14 @@ func runShow(g *globals, args []string) error {
 			// entries arrive, and a cursor of the old one would be refused.
 			fmt.Fprintf(g.stdout, "(%d entries in all; the next page: pi-history %s)\n", resp.Total, nextShowPage(sid, resp))
 		}
+		if !showFlags.branches && showFlags.leaf == "" && resp.Cursor == "" {
+			// The last page of the current branch: say whether the
+			// session holds others, as a tree view would show them.
+			if s, err := b.Session(ctx, sid); err == nil && len(s.Leaves) > 1 {
+				fmt.Fprintf(g.stderr, "(the current branch of %d: --all-branches lists every entry, --leaf LEAF one branch; leaves: %s)\n",
+					len(s.Leaves), strings.Join(clipAll(s.Leaves, 8), " "))
+			}
+		}
 		return nil
 	}
 	resp, err := b.Read(ctx, &search.ReadRequest{Session: sid, Entry: eid, Context: showFlags.context, Offset: showFlags.offset, Raw: showFlags.raw})
@@ -126,6 +134,14 @@ func runShow(g *globals, args []string) error {
 		fmt.Fprintf(g.stdout, "  %s  %s\n", it.Entry, it.Preview)
 	}
 	return nil
+}
+
+// clipAll returns the first n of ids, with "…" for the rest.
+func clipAll(ids []string, n int) []string {
+	if len(ids) <= n {
+		return ids
+	}
+	return append(ids[:n:n], fmt.Sprintf("… (%d more)", len(ids)-n))
 }
 
 // sessionNameWidth is the most characters of a session's name the
