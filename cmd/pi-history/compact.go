@@ -60,4 +60,9 @@ and indexed when it ends).`,
 func printCompacted(g *globals, seconds float64, storeBefore, storeAfter, indexBefore, indexAfter int64) {
 	fmt.Fprintf(g.stdout, "compacted in %.1fs: store %s → %s, index %s → %s\n", seconds,
 		size(storeBefore), size(storeAfter), size(indexBefore), size(indexAfter))
+	if grew := storeAfter + indexAfter - storeBefore - indexBefore; grew > 0 {
+		// Not a result to be pleased with: say so, and when it pays.
+		fmt.Fprintf(g.stderr, "note: that is %s more than before: there was nothing to reclaim, and rewriting the tables does not "+
+			"shrink them; compact pays after sessions were rewritten or removed, not after a plain import\n", size(grew))
+	}
 }
