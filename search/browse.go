@@ -385,7 +385,7 @@ func (e *Engine) Session(ctx context.Context, id string) (*SessionSummary, error
 
 func summary(si *store.SessionInfo, byFile map[string]string) SessionSummary {
 	s := SessionSummary{ID: si.ID, Name: si.Name, Cwd: si.Cwd, File: si.File, Created: si.Created, LastActivity: si.LastActivity,
-		Entries: si.Entries, Bytes: si.Bytes, Windows: max(si.LeafWindow, 1), Leaf: si.Leaf, ParentFile: si.ParentSession, Leaves: []string{}}
+		Entries: si.Entries, Bytes: si.Bytes, Windows: max(si.LeafWindow, 1), Leaf: si.Leaf, ParentFile: si.ParentSession}
 	if si.Entries == 0 {
 		s.Windows = 0
 	}

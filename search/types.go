@@ -182,20 +182,23 @@ type ReadResponse struct {
 
 // SessionSummary describes one session for lists.
 type SessionSummary struct {
-	ID            string   `json:"id"`
-	Title         string   `json:"title"` // Name, else the start of the first user message ("" when neither)
-	Name          string   `json:"name"`
-	Cwd           string   `json:"cwd"`
-	File          string   `json:"file"`
-	Created       string   `json:"created"`
-	LastActivity  string   `json:"lastActivity"`
-	Entries       int      `json:"entries"`
-	Bytes         int64    `json:"bytes"`
-	Windows       int      `json:"windows"` // on the current branch
-	Leaf          string   `json:"leaf"`
-	ParentSession string   `json:"parentSession,omitempty"` // id of the session this was forked from, when known
-	ParentFile    string   `json:"parentFile,omitempty"`    // as the header names it
-	Leaves        []string `json:"leaves"`
+	ID            string `json:"id"`
+	Title         string `json:"title"` // Name, else the start of the first user message ("" when neither)
+	Name          string `json:"name"`
+	Cwd           string `json:"cwd"`
+	File          string `json:"file"`
+	Created       string `json:"created"`
+	LastActivity  string `json:"lastActivity"`
+	Entries       int    `json:"entries"`
+	Bytes         int64  `json:"bytes"`
+	Windows       int    `json:"windows"` // on the current branch
+	Leaf          string `json:"leaf"`
+	ParentSession string `json:"parentSession,omitempty"` // id of the session this was forked from, when known
+	ParentFile    string `json:"parentFile,omitempty"`    // as the header names it
+	// Leaves are the session's branch ends: given for one session
+	// (GET /v1/sessions/{id}), left out of the list of every session,
+	// which would have to read every session's tree for them.
+	Leaves []string `json:"leaves,omitempty"`
 }
 
 // Error is a request the engine refuses; Param names the offending field.
