@@ -131,7 +131,7 @@ func printLedger(w io.Writer, rows []rollover.Row) error {
 	for _, r := range rows {
 		ts := r.Time
 		if t, err := time.Parse(time.RFC3339Nano, r.Time); err == nil {
-			ts = t.Local().Format("2006-01-02 15:04:05")
+			ts = t.UTC().Format("2006-01-02T15:04:05Z") // UTC, as every other command prints times
 		}
 		win := "-"
 		if r.Window > 0 {

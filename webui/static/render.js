@@ -189,7 +189,9 @@ function fmtTime(ts) {
   if (!ts) return '';
   const d = new Date(ts);
   if (isNaN(d)) return String(ts);
-  return d.toLocaleString();
+  // The browser's own time zone, named, so that it is not read as the UTC
+  // the CLI prints.
+  return d.toLocaleString(undefined, { timeZoneName: 'short' });
 }
 
 function fmtMs(ms) {
