@@ -362,6 +362,10 @@ func (s *Server) handleIngestStatus(w http.ResponseWriter, r *http.Request) erro
 		for _, sk := range ws.Skipped {
 			out.Watcher.Skipped = append(out.Watcher.Skipped, client.WatcherSkip{Path: sk.Path, Line: sk.Line, Reason: sk.Reason, Since: sk.Since})
 		}
+		if f := ws.FirstScan; f != nil {
+			out.Watcher.FirstScan = &client.FirstScan{Files: f.Files, FilesDone: f.FilesDone, Bytes: f.Bytes, BytesDone: f.BytesDone,
+				Entries: f.Entries, Done: f.Done, Seconds: f.Took.Seconds()}
+		}
 	}
 	return writeJSON(w, out)
 }

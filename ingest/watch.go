@@ -106,6 +106,8 @@ type WatchStatus struct {
 	// path and cause once.
 	Skipped []Skip
 	Skips   uint64
+	// FirstScan is how far the first scan is (nil before it began).
+	FirstScan *FirstScan
 }
 
 // Watcher follows Pi's sessions directories (each holds one --<cwd>--
@@ -117,6 +119,7 @@ type Watcher struct {
 	dirs   []string
 	o      WatchOptions
 	log    *slog.Logger
+	first  firstScan // the first scan's progress
 
 	live chan string // files changed by an event: read first
 	bulk chan string // files found by a rescan
@@ -193,11 +196,15 @@ func (w *Watcher) Serial() *Serial { return w.serial }
 // Status reports what the watcher is doing.
 func (w *Watcher) Status() WatchStatus {
 	skipped, n := w.skips.list()
+	var first *FirstScan
+	if fs, ok := w.FirstScan(); ok {
+		first = &fs
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return WatchStatus{Running: w.running, Dirs: append([]string(nil), w.dirs...), WatchedDirs: len(w.watched),
 		Ingests: w.ingests.Load(), Errors: w.errs.Load(), LastError: w.lastErr, LastRescan: w.lastScan,
-		Polling: w.polling, Skipped: skipped, Skips: n}
+		Polling: w.polling, Skipped: skipped, Skips: n, FirstScan: first}
 }
 
 // SkippedPaths is how many paths the watcher leaves out now, or lines of
@@ -362,6 +369,7 @@ func (w *Watcher) forget(p string) {
 	delete(w.seen, p)
 	if f := w.files[p]; f != nil {
 		if f.timer == nil && !f.queued && !f.running {
+			w.forgetFirst(p) // gone before its read: the first scan waits no more
 			delete(w.files, p)
 		} else {
 			f.gone = true
@@ -564,6 +572,7 @@ func (w *Watcher) rescan(ctx context.Context) {
 	}
 	// A first scan stores every session: oldest first, across projects.
 	SortByStart(changed)
+	w.beginFirstScan(changed)
 	for _, f := range changed {
 		if ctx.Err() != nil {
 			return
@@ -667,6 +676,7 @@ func (w *Watcher) read(path string) {
 			w.o.OnIngest(path, rep, err)
 		}
 	}
+	w.readFirst(path, rep.Added)
 
 	w.mu.Lock()
 	f.running = false

@@ -211,6 +211,21 @@ type WatcherStatus struct {
 	// and cause once; Skipped is what it leaves out now (at most 1,000).
 	Skips   uint64        `json:"skips"`
 	Skipped []WatcherSkip `json:"skipped,omitempty"`
+	// FirstScan is how far the watcher's first reading of the sessions
+	// directories is (absent before it began): searches and the session
+	// list are partial until it is done.
+	FirstScan *FirstScan `json:"firstScan,omitempty"`
+}
+
+// FirstScan is the progress of a watcher's first scan.
+type FirstScan struct {
+	Files     int     `json:"files"`     // journals to read
+	FilesDone int     `json:"filesDone"` // read so far
+	Bytes     int64   `json:"bytes"`     // their size
+	BytesDone int64   `json:"bytesDone"`
+	Entries   int     `json:"entries"` // entries stored from them
+	Done      bool    `json:"done"`
+	Seconds   float64 `json:"seconds"` // so far, or in all once done
 }
 
 // WatcherSkip is a file, directory or link the watcher leaves out, or

@@ -849,5 +849,53 @@ async function refreshSession(view) {
 
 window.addEventListener('hashchange', route);
 route();
+watchFirstScan();
+
+// ---- the server's first reading of Pi's sessions ---------------------------
+
+// While the server is still reading Pi's sessions for the first time (a new
+// data directory, or a long history), a banner says how far it is: the list
+// and searches hold only what is read so far. It goes when the reading ends,
+// and the list is shown again with everything.
+async function watchFirstScan() {
+  let shown = false;
+  for (;;) {
+    let fs = null;
+    try {
+      if (S.key || S.loggedIn) {
+        const st = await api('/v1/ingest/status');
+        if (!st.watcher) return; // a server that watches nothing reads nothing first
+        fs = st.watcher.firstScan || null;
+      }
+    } catch { /* not logged in yet, or the server went away: ask again */ }
+    if (fs && fs.done) {
+      if (shown) {
+        banner(null);
+        if (S.cur === null) route(); // the list, now whole
+      }
+      return;
+    }
+    if (fs) {
+      const pct = fs.bytes > 0 ? Math.floor(fs.bytesDone * 100 / fs.bytes) : 100;
+      banner(`Reading Pi's sessions: ${fs.filesDone.toLocaleString('en-US')} of ${fs.files.toLocaleString('en-US')} journals (${pct}%), ` +
+        `${fs.entries.toLocaleString('en-US')} entries so far. Sessions and search results are partial until this ends.`);
+      shown = true;
+    }
+    await new Promise((res) => setTimeout(res, 2000));
+  }
+}
+
+function banner(text) {
+  let el = document.getElementById('firstscan');
+  if (!text) {
+    if (el) el.remove();
+    return;
+  }
+  if (!el) {
+    el = h('p', { id: 'firstscan', class: 'banner', role: 'status' });
+    document.getElementById('top').after(el);
+  }
+  el.textContent = text;
+}
 
 export { preBlock };

@@ -1,0 +1,129 @@
+package ingest
+
+import (
+	"os"
+	"sync"
+	"time"
+)
+
+// FirstScan is how far a watcher's first scan is: the journals it found
+// changed since they were last read (every journal, for a new data
+// directory), read in the order their sessions began. A server answers
+// searches meanwhile over what is read so far.
+type FirstScan struct {
+	Files     int       // journals to read
+	FilesDone int       // read (or given up on)
+	Bytes     int64     // their size when found
+	BytesDone int64     // the size of those read
+	Entries   int       // entries stored from them
+	Started   time.Time // when the scan began
+	Done      bool      // every journal found was read
+	Took      time.Duration
+}
+
+// firstScan tracks the first scan's journals until each is read; it logs
+// when it starts, every progressEvery while it runs, and when it ends.
+type firstScan struct {
+	mu      sync.Mutex
+	begun   bool
+	st      FirstScan
+	pending map[string]int64 // path -> size when found
+	logged  time.Time
+	now     func() time.Time
+}
+
+// progressEvery is how often a long first scan logs how far it is.
+const progressEvery = 5 * time.Second
+
+// begin records the journals of the first scan; later scans are not
+// tracked. It says whether this was the first.
+func (w *Watcher) beginFirstScan(files []string) bool {
+	fs := &w.first
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.begun {
+		return false
+	}
+	fs.begun = true
+	if fs.now == nil {
+		fs.now = time.Now
+	}
+	fs.pending = make(map[string]int64, len(files))
+	for _, f := range files {
+		var size int64
+		if info, err := os.Stat(f); err == nil {
+			size = info.Size()
+		}
+		fs.pending[f] = size
+		fs.st.Bytes += size
+	}
+	fs.st.Files = len(files)
+	fs.st.Started = fs.now()
+	fs.logged = fs.st.Started
+	if len(files) == 0 {
+		fs.st.Done = true
+		return true
+	}
+	w.log.Info("reading Pi's sessions: the list and searches are partial until this ends", "journals", len(files), "MB", mb(fs.st.Bytes))
+	return true
+}
+
+// readFirst notes that path was read (added entries), if the first scan
+// waits for it.
+func (w *Watcher) readFirst(path string, added int) {
+	fs := &w.first
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	size, ok := fs.pending[path]
+	if !ok {
+		return
+	}
+	delete(fs.pending, path)
+	fs.st.FilesDone++
+	fs.st.BytesDone += size
+	fs.st.Entries += added
+	now := fs.now()
+	if len(fs.pending) == 0 {
+		fs.st.Done, fs.st.Took = true, now.Sub(fs.st.Started)
+		w.log.Info("read every journal of Pi's sessions", "journals", fs.st.Files, "entries", fs.st.Entries, "MB", mb(fs.st.Bytes),
+			"seconds", fs.st.Took.Round(10*time.Millisecond).Seconds(), "entriesPerSecond", rate(fs.st.Entries, fs.st.Took))
+		return
+	}
+	if now.Sub(fs.logged) >= progressEvery {
+		fs.logged = now
+		w.log.Info("reading Pi's sessions", "journals", fs.st.FilesDone, "of", fs.st.Files, "percent", pctOf(fs.st.BytesDone, fs.st.Bytes),
+			"entries", fs.st.Entries, "entriesPerSecond", rate(fs.st.Entries, now.Sub(fs.st.Started)))
+	}
+}
+
+// forgetFirst drops path from the first scan (gone before it was read).
+func (w *Watcher) forgetFirst(path string) { w.readFirst(path, 0) }
+
+// FirstScan is how far the watcher's first scan is; ok is false before it
+// began.
+func (w *Watcher) FirstScan() (st FirstScan, ok bool) {
+	fs := &w.first
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	st = fs.st
+	if !st.Done && fs.now != nil {
+		st.Took = fs.now().Sub(st.Started)
+	}
+	return st, fs.begun
+}
+
+func mb(b int64) float64 { return float64(b*10/1e6) / 10 }
+
+func pctOf(a, b int64) int {
+	if b <= 0 {
+		return 100
+	}
+	return int(a * 100 / b)
+}
+
+func rate(n int, d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(float64(n) / d.Seconds())
+}
