@@ -8,22 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-history/pi-history/internal/testutil"
 )
 
 // TestPiOpensBranchExports exports every branch of every test journal as
-// jsonl and has Pi's own SessionManager (testdata/picheck, under Node) open
+// jsonl and has Pi's own SessionManager (internal/testutil/pi073, under Node) open
 // it: the current leaf must be the exported leaf, the branch the original
 // path, and buildSessionContext what Pi computes for that leaf in the
 // original file. It skips when node or the npm package is missing (run
-// npm ci in testdata/picheck).
+// scripts/setup; internal/testutil/pi073 holds the script).
 func TestPiOpensBranchExports(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed")
-	}
-	if _, err := os.Stat("testdata/picheck/node_modules/@mariozechner/pi-coding-agent/package.json"); err != nil {
-		t.Skip("Pi not installed in testdata/picheck (run npm ci there)")
-	}
+	node, script := testutil.Pi073(t, "export-check.mjs")
 	type pcase struct {
 		Original string `json:"original"`
 		Export   string `json:"export"`
@@ -46,7 +42,7 @@ func TestPiOpensBranchExports(t *testing.T) {
 	in, _ := json.Marshal(cases)
 	casesFile := filepath.Join(dir, "cases.json")
 	os.WriteFile(casesFile, in, 0o644)
-	cmd := exec.Command(node, "testdata/picheck/check.mjs", casesFile)
+	cmd := exec.Command(node, script, casesFile)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	outb, err := cmd.Output()

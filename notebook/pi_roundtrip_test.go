@@ -19,7 +19,7 @@ import (
 	"github.com/pi-history/pi-history/store"
 )
 
-// piWriter drives testdata/picheck/append.mjs: Pi 0.73.1's own
+// piWriter drives internal/testutil/pi073/notebook-append.mjs: Pi 0.73.1's own
 // SessionManager appending to a real journal file, one command at a time.
 type piWriter struct {
 	t    *testing.T
@@ -44,11 +44,8 @@ type piAnswer struct {
 
 func startPiWriter(t *testing.T, cwd, sessions string) *piWriter {
 	t.Helper()
-	dir := filepath.Join("testdata", "picheck")
-	testutil.NodeModules(t, dir)
-	node, err := exec.LookPath("node")
-	testutil.NeedTool(t, err == nil, "node (Node 20)")
-	cmd := exec.Command(node, filepath.Join(dir, "append.mjs"), cwd, sessions)
+	node, script := testutil.Pi073(t, "notebook-append.mjs")
+	cmd := exec.Command(node, script, cwd, sessions)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	in, err := cmd.StdinPipe()

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
+
+	"github.com/pi-history/pi-history/internal/testutil"
 )
 
 // readJournal reads a journal file with package journal and returns the
@@ -46,7 +48,7 @@ func readJournal(t testing.TB, file string) []*journal.Entry {
 	return path
 }
 
-// piResult is what testdata/picheck/check.mjs prints for one journal.
+// piResult is what internal/testutil/pi073/rollover-check.mjs prints for one journal.
 type piResult struct {
 	File      string `json:"file"`
 	Empty     bool   `json:"empty"`
@@ -110,19 +112,13 @@ func picorpusJournals(t *testing.T) []string {
 }
 
 // TestPiCrossCheck runs Pi's own findCutPoint, estimateTokens and
-// buildSessionContext (testdata/picheck, under Node) and requires the Go
+// buildSessionContext (internal/testutil/pi073/rollover-check.mjs, under Node) and requires the Go
 // port to agree on every journal. It skips when node or the installed
-// package is missing; CI runs `npm ci` in testdata/picheck first.
+// package is missing (failing under PI_HISTORY_REQUIRE_TOOLS, as in CI).
 func TestPiCrossCheck(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed")
-	}
-	if _, err := os.Stat("testdata/picheck/node_modules/@mariozechner/pi-coding-agent/package.json"); err != nil {
-		t.Skip("Pi not installed in testdata/picheck (run npm ci there)")
-	}
+	node, script := testutil.Pi073(t, "rollover-check.mjs")
 	files := append(crossCheckJournals(t), picorpusJournals(t)...)
-	cmd := exec.Command(node, append([]string{"testdata/picheck/check.mjs"}, files...)...)
+	cmd := exec.Command(node, append([]string{script}, files...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

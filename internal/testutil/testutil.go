@@ -79,3 +79,18 @@ func NodeModules(t testing.TB, dir string) string {
 	NeedTool(t, err == nil, "node packages in "+dir)
 	return nm
 }
+
+// Pi073 returns the absolute path of a script of internal/testutil/pi073,
+// the one Node harness of Pi 0.73.1 that several packages' tests run (one
+// npm install serves them all), and the node binary to run it with. The
+// test is skipped, or failed under PI_HISTORY_REQUIRE_TOOLS, when node or
+// the packages are missing.
+func Pi073(t testing.TB, script string) (node, path string) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "pi073")
+	NodeModules(t, dir)
+	node, err := exec.LookPath("node")
+	NeedTool(t, err == nil, "node (Node 20 or later)")
+	return node, filepath.Join(dir, script)
+}
