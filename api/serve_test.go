@@ -337,7 +337,7 @@ func TestPanicsBecomeProblems(t *testing.T) {
 }
 
 func TestRequestLogsCarryNoContentOrToken(t *testing.T) {
-	var buf safeBuffer
+	var buf testutil.LogBuffer
 	h := newHarness(t, func(o *Options) {
 		o.Log = newTestLogger(&buf)
 	})
@@ -354,22 +354,6 @@ func TestRequestLogsCarryNoContentOrToken(t *testing.T) {
 	}
 }
 
-type safeBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestAProgramOnAnotherPortCannotBorrowTheProof: a program at the address
 // a client was given (the recorded port of a server that died, say), with

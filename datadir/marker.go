@@ -80,23 +80,35 @@ func (e *ForeignError) Is(target error) bool { return target == ErrForeign }
 // nil for one with the marker or one Prepare would adopt, else the error
 // Prepare would give (*NoHistoryError for a missing one).
 func Check(dir string) error {
-	info, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &NoHistoryError{Dir: dir}
-	}
-	if err != nil {
-		return fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("data directory %s is not a directory; give --data (or PI_HISTORY_DATA) a directory", dir)
-	}
-	if err := Mine(info, dir); err != nil {
+	_, marked, err := inspect(dir)
+	if err != nil || marked {
 		return err
 	}
-	if _, err := os.Lstat(filepath.Join(dir, Marker)); err == nil {
-		return nil
-	}
 	return adoptable(dir)
+}
+
+// inspect stats dir: its info, and whether it holds the marker. A missing
+// dir is a *NoHistoryError; one that is not a directory, or belongs to
+// another user, is refused.
+func inspect(dir string) (os.FileInfo, bool, error) {
+	info, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, &NoHistoryError{Dir: dir}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return nil, false, fmt.Errorf("data directory %s is not a directory; give --data (or PI_HISTORY_DATA) a directory", dir)
+	}
+	if err := Mine(info, dir); err != nil {
+		return nil, false, err
+	}
+	_, err = os.Lstat(filepath.Join(dir, Marker))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, fmt.Errorf("data directory %s: read its marker: %w", dir, err)
+	}
+	return info, err == nil, nil
 }
 
 // Prepare makes sure dir is a data directory of pi-history before anything
@@ -117,29 +129,18 @@ func Prepare(dir string, create bool) error { return prepare(dir, create, false)
 // to pass (with its marker, or one it would adopt) without the marker
 // written or modes changed.
 func prepare(dir string, create, readOnly bool) error {
-	info, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if !create {
-			return &NoHistoryError{Dir: dir}
-		}
+	info, marked, err := inspect(dir)
+	var missing *NoHistoryError
+	if errors.As(err, &missing) && create {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("create data directory %s: %w", dir, err)
 		}
 		return writeMarker(dir)
 	}
 	if err != nil {
-		return fmt.Errorf("data directory %s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("data directory %s is not a directory; give --data (or PI_HISTORY_DATA) a directory", dir)
-	}
-	if err := Mine(info, dir); err != nil {
 		return err
 	}
-	if _, err := os.Lstat(filepath.Join(dir, Marker)); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("data directory %s: read its marker: %w", dir, err)
-		}
+	if !marked {
 		if err := adoptable(dir); err != nil {
 			return err
 		}

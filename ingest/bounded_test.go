@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,10 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pi-history/pi-history/internal/testutil"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -130,7 +129,7 @@ func TestWatcherPollsATreeTooLargeToWatch(t *testing.T) {
 		appendLine(t, j, header(fmt.Sprintf("s%d", i)))
 		appendLine(t, j, userLine("a", "", "first"))
 	}
-	var logBuf syncBuffer
+	var logBuf testutil.LogBuffer
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	w := runWatcher(t, st, []string{root}, WatchOptions{Rescan: time.Hour, Poll: 20 * time.Millisecond, MaxWatches: 3, Log: log})
 	for i := range 6 {
@@ -158,20 +157,3 @@ func TestWatcherPollsATreeTooLargeToWatch(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

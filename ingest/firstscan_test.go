@@ -1,35 +1,17 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pi-history/pi-history/internal/testutil"
 )
-
-// lockedBuffer is a log sink the watcher's goroutines may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestFirstScanSaysHowFarItIsAndWhenItEnds: a watcher's first reading of
 // the sessions directories is logged when it starts and ends, and its
@@ -49,7 +31,7 @@ func TestFirstScanSaysHowFarItIsAndWhenItEnds(t *testing.T) {
 		info, _ := os.Stat(p)
 		total += info.Size()
 	}
-	var logs lockedBuffer
+	var logs testutil.LogBuffer
 	w := NewWatcher(st, []string{dir}, WatchOptions{Rescan: time.Hour, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if _, ok := w.FirstScan(); ok {
 		t.Error("a first scan is reported before the watcher ran")
@@ -93,7 +75,7 @@ func TestFirstScanSaysHowFarItIsAndWhenItEnds(t *testing.T) {
 // first scan that is done, and logs nothing about reading.
 func TestFirstScanOfNothingIsDoneAtOnce(t *testing.T) {
 	st := openStore(t)
-	var logs lockedBuffer
+	var logs testutil.LogBuffer
 	w := NewWatcher(st, []string{t.TempDir()}, WatchOptions{Rescan: time.Hour, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

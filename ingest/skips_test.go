@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pi-history/pi-history/internal/testutil"
 )
 
 // TestWatcherReportsEverySkip: each file or directory the watcher cannot
@@ -57,7 +59,7 @@ func TestWatcherReportsEverySkip(t *testing.T) {
 		t.Cleanup(func() { os.Chmod(locked, 0o755) })
 		want[locked] = "cannot read the directory"
 	}
-	var logBuf syncBuffer
+	var logBuf testutil.LogBuffer
 	w := runWatcher(t, st, []string{root}, WatchOptions{Rescan: time.Hour, Log: slog.New(slog.NewTextHandler(&logBuf, nil))})
 	waitStored(t, st, "deep", "d2", 5*time.Second)
 

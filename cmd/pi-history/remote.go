@@ -49,25 +49,23 @@ func (g *globals) remoteClient(openErr error) (*client.Client, error) {
 // an import), or returns a client for the server that owns it: exactly one
 // of svc and c is non-nil.
 func (g *globals) openOrRemote() (svc *service.Service, c *client.Client, err error) {
-	svc, err = g.openServiceWith(openHow{create: true, bulk: true})
-	if err == nil {
-		return svc, nil, nil
-	}
-	c, err = g.remoteClient(err)
-	if err != nil {
-		return nil, nil, err
-	}
-	return nil, c, nil
+	return g.orRemote(func() (*service.Service, error) { return g.openServiceWith(openHow{create: true, bulk: true}) })
 }
 
 // existingOrRemote is openOrRemote for a command that only reads: see
 // openExisting.
 func (g *globals) existingOrRemote() (svc *service.Service, c *client.Client, err error) {
-	svc, err = g.openExisting()
+	return g.orRemote(g.openExisting)
+}
+
+// orRemote opens the data directory with open, or when a server owns it
+// returns a client for that server.
+func (g *globals) orRemote(open func() (*service.Service, error)) (*service.Service, *client.Client, error) {
+	svc, err := open()
 	if err == nil {
 		return svc, nil, nil
 	}
-	c, err = g.remoteClient(err)
+	c, err := g.remoteClient(err)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,8 @@
 package testutil
 
 import (
+	"strings"
+	"sync"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,4 +95,23 @@ func Pi073(t testing.TB, script string) (node, path string) {
 	node, err := exec.LookPath("node")
 	NeedTool(t, err == nil, "node (Node 20 or later)")
 	return node, filepath.Join(dir, script)
+}
+
+// LogBuffer collects what a logger writes from many goroutines; String
+// returns it so far.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
