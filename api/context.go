@@ -385,16 +385,13 @@ func BranchPath(st *store.Store, sid, leaf string) ([]*journal.Entry, string, er
 	return out, leaf, nil
 }
 
-// rolloverNotebook converts a branch's notebook for the rollover package.
-func rolloverNotebook(s notebook.State) *rollover.Notebook {
+// rolloverNotebook is a branch's notebook as the rollover package takes it:
+// nil when the branch has none.
+func rolloverNotebook(s notebook.State) *notebook.State {
 	if !s.Exists() {
 		return nil
 	}
-	secs := make([]rollover.Section, len(s.Sections))
-	for i, x := range s.Sections {
-		secs[i] = rollover.Section{Name: x.Name, Text: x.Text}
-	}
-	return &rollover.Notebook{Revision: s.Revision, Sections: secs, ReviewedThrough: s.ReviewedThrough, EntryID: s.EntryID, Bytes: s.Bytes}
+	return &s
 }
 
 func windowOf(path []*journal.Entry) int {
@@ -987,7 +984,7 @@ func (c *ContextRoutes) postEvent(w http.ResponseWriter, r *http.Request) {
 	c.ledger(rows...)
 	text := ""
 	if rnb != nil {
-		text = rnb.Render()
+		text = rnb.Sections.Render()
 	}
 	contextJSON(w, EventResponse{Session: sid, Leaf: b.leaf, State: ns, Decision: d, Notebook: text})
 }
@@ -1005,7 +1002,7 @@ func contextTokens(path []*journal.Entry) int {
 // rolloverRowsOf are the ledger rows of the last compaction on path when
 // this plugin wrote it (fromHook, with our details): the rollover, and the
 // provider's cache figures of the window it ended.
-func rolloverRowsOf(sid string, path []*journal.Entry, nb *rollover.Notebook) []rollover.Row {
+func rolloverRowsOf(sid string, path []*journal.Entry, nb *notebook.State) []rollover.Row {
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
 		if e.Type != "compaction" {
