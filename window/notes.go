@@ -128,7 +128,7 @@ type NoteQuery struct {
 	Name   string // ReadNote: the note; exactly one of Name and Ref
 	Ref    string // ReadNote: context:<session>:<entry>
 	Offset int
-	Limit  int // ReadNote: characters to read; 0 for notebook's default
+	Limit  int // ReadNote: characters to read; 0 or less reads to the end
 }
 
 // Notes lists the named notes in scope.
