@@ -285,3 +285,82 @@ func TestCompactionReasonDefaultsToWhoAsked(t *testing.T) {
 		})
 	}
 }
+
+// writeNotebook validates a notebook write (or a review, without sections)
+// and appends its record, as the extension does.
+func (f *fixture) writeNotebook(sections notebook.Sections) {
+	f.t.Helper()
+	req := notebook.WriteRequest{Sections: sections, Reviewed: sections == nil}
+	out, err := f.svc.WriteNotebook(testSession, NotebookWriteRequest{WriteRequest: req})
+	if err != nil {
+		f.t.Fatalf("notebook write %v: %v", sections, err)
+	}
+	f.custom(out.Append.CustomType, out.Append.Data)
+}
+
+// When a compaction of ours reaches the branch, the compaction event
+// ledgers it with the notebook work of the window it ended (not of earlier
+// ones) and that window's cache figures. A compaction someone else wrote is
+// not ours to ledger.
+func TestCompactionEventLedgersTheWindowItEnded(t *testing.T) {
+	f := newFixture(t)
+	f.user("Task: port the parser.")
+	kept := f.assistant("Noted.", 1000)
+	f.writeNotebook(notebook.Sections{{Name: "Task", Text: "port the parser"}})
+	f.writeNotebook(nil)
+	first := f.compaction(kept, 2, "user")
+	f.user("Next: the tests.")
+	kept = f.assistant("Writing them.", 2000)
+	f.writeNotebook(notebook.Sections{{Name: "Task", Text: "port the parser"}, {Name: "Next", Text: "tests"}})
+	second := f.compaction(kept, 3, "model")
+	f.user("And the docs.")
+	f.assistant("Sure.", 3000)
+	foreign := f.add(fmt.Sprintf(`{"type":"compaction","summary":"Pi's own","firstKeptEntryId":%q,"tokensBefore":1000}`, f.last))
+
+	type want struct {
+		entry                  string
+		ended, writes, reviews int
+		reason                 rollover.Reason
+	}
+	for _, step := range []struct {
+		leaf string
+		want *want // nil: no rollover row
+	}{
+		{first, &want{first, 1, 1, 1, rollover.ReasonUser}},
+		{second, &want{second, 2, 1, 0, rollover.ReasonModel}},
+		{foreign, nil},
+	} {
+		before, _ := f.svc.Ledger(rollover.LedgerFilter{})
+		if _, err := f.svc.Event(testSession, EventRequest{Leaf: step.leaf, Event: rollover.Event{Kind: rollover.EvCompaction}}); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := f.svc.Ledger(rollover.LedgerFilter{})
+		var roll, cache []rollover.Row
+		for _, r := range after.Rows[len(before.Rows):] {
+			switch r.Kind {
+			case rollover.RowRollover:
+				roll = append(roll, r)
+			case rollover.RowWindowCache:
+				cache = append(cache, r)
+			}
+		}
+		if step.want == nil {
+			if len(roll)+len(cache) != 0 {
+				t.Errorf("compaction %s not written by us: rows %+v %+v; want none", step.leaf, roll, cache)
+			}
+			continue
+		}
+		w := step.want
+		if len(roll) != 1 || len(cache) != 1 {
+			t.Fatalf("compaction %s: rollover rows %+v, cache rows %+v; want one of each", step.leaf, roll, cache)
+		}
+		r := roll[0]
+		if r.EntryID != w.entry || r.EndedWindow != w.ended || r.NotebookWrites != w.writes || r.NotebookReviews != w.reviews || r.Reason != w.reason {
+			t.Errorf("rollover row of %s: %+v; want entry %s, ended window %d, %d writes, %d reviews, reason %s",
+				step.leaf, r, w.entry, w.ended, w.writes, w.reviews, w.reason)
+		}
+		if cache[0].Window != w.ended || cache[0].Calls != 1 {
+			t.Errorf("cache row of %s: %+v; want window %d with its one call", step.leaf, cache[0], w.ended)
+		}
+	}
+}
