@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -317,20 +316,14 @@ func TestContextNamedNotes(t *testing.T) {
 		t.Fatalf("bad scope: %d", code)
 	}
 	// A change missing its op's field, or carrying another op's, is
-	// refused and changes nothing: a write whose text came as "text"
-	// used to empty the note and say it was saved.
+	// refused with a problem naming the field (window's tests hold the
+	// whole table of ops and fields).
 	for _, c := range []struct {
 		body  string
 		param string
 	}{
 		{`{"op":"write","name":"plan2","text":"more"}`, "text"},
 		{`{"op":"write","name":"plan2"}`, "content"},
-		{`{"op":"append","name":"plan2","content":"x"}`, "content"},
-		{`{"op":"append","name":"plan2"}`, "text"},
-		{`{"op":"delete","name":"plan2","content":"x"}`, "content"},
-		{`{"op":"delete","name":"plan2","scope":"lineage"}`, "scope"},
-		{`{"op":"copy","name":"plan3"}`, "ref"},
-		{`{"op":"copy","ref":"` + list.Notes[0].Ref + `","text":"x"}`, "text"},
 	} {
 		code, body := f.do("POST", sp+"/notes", c.body, nil)
 		if code != http.StatusBadRequest || !strings.Contains(string(body), `"param":"`+c.param+`"`) {
@@ -551,41 +544,5 @@ func TestContextStateMachine(t *testing.T) {
 	f.must("GET", "/v1/context/config", nil, &cfg)
 	if cfg.Config.MinReclaimTokens != 1000 || cfg.Config.LeadTokens != 24000 {
 		t.Fatalf("config: %+v", cfg)
-	}
-}
-
-// An edited configuration file applies to the next request, without
-// restarting serve; a removed one brings the defaults back.
-func TestContextConfigIsReadAgainWhenTheFileChanges(t *testing.T) {
-	f := newCtxFixture(t, `{"minReclaimTokens": 1000}`)
-	path := filepath.Join(f.dir, ContextConfigFile)
-	steps := []struct {
-		name    string
-		write   string // "" removes the file
-		reclaim int
-		enabled bool
-	}{
-		{"as serve read it", `{"minReclaimTokens": 1000}`, 1000, true},
-		{"edited", `{"minReclaimTokens": 5000, "enabled": false}`, 5000, false},
-		{"removed", "", rollover.DefaultConfig().MinReclaimTokens, true},
-	}
-	for i, s := range steps {
-		if i > 0 {
-			if s.write == "" {
-				if err := os.Remove(path); err != nil {
-					t.Fatal(err)
-				}
-			} else if err := os.WriteFile(path, []byte(s.write), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			// A new modification time even on a coarse clock.
-			later := time.Now().Add(time.Duration(i) * time.Second)
-			os.Chtimes(path, later, later)
-		}
-		var cfg ContextConfigResponse
-		f.must("GET", "/v1/context/config", nil, &cfg)
-		if cfg.Config.MinReclaimTokens != s.reclaim || cfg.Config.Enabled != s.enabled {
-			t.Errorf("%s: minReclaimTokens %d enabled %v, want %d %v", s.name, cfg.Config.MinReclaimTokens, cfg.Config.Enabled, s.reclaim, s.enabled)
-		}
 	}
 }

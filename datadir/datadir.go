@@ -8,6 +8,7 @@
 //	owner.lock    held (flock) by the owning process; holds its pid
 //	api-token     the API's bearer token (mode 0600)
 //	server.json   where the running server listens
+//	note-context.json          the rollover configuration (optional; the user writes it)
 //	note-context-ledger.jsonl  the rollover ledger
 //	pi-history.datadir  the marker: pi-history made (or adopted) this directory
 //

@@ -26,7 +26,7 @@ const markerText = "This directory holds pi-history's data (its store, index, AP
 // only these are ever made private.
 var ownNames = []string{
 	"store", "index", "index.rebuild", "index.old", "owner.lock", "api-token", "server.json",
-	"note-context-ledger.jsonl", "ledger.jsonl", "serve.log", "open-login.html", Marker,
+	"note-context.json", "note-context-ledger.jsonl", "ledger.jsonl", "serve.log", "open-login.html", Marker,
 }
 
 // tempPrefixes are the names of files pi-history writes and renames into

@@ -143,6 +143,7 @@ func TestAdoptsWhatAnEarlierVersionOrThePiExtensionLeft(t *testing.T) {
 	}{
 		{"empty", nil},
 		{"the extension's serve.log", map[string]string{"serve.log": "started\n"}},
+		{"the rollover configuration, written before the first serve", map[string]string{"note-context.json": `{"minReclaimTokens": 1000}`}},
 		{"a data directory made before the marker", map[string]string{
 			"store/": "", "store/CURRENT": "MANIFEST-000001\n", "index/": "", "index/index_meta.json": "{}",
 			"owner.lock": "1\n", "api-token": "t\n", "server.json": "{}", "ledger.jsonl": "", ".server-1.json": "",

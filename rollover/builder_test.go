@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 )
 
 // jb builds a journal in memory, line by line through journal.Parser, so the
@@ -107,7 +108,7 @@ func (b *jb) turn(question string, chars int) string {
 
 // notes adds a notes call (assistant + notebook entry + result) and returns
 // the Notebook as the API layer would report it.
-func (b *jb) notes(rev int, sections ...Section) *Notebook {
+func (b *jb) notes(rev int, sections ...notebook.Section) *notebook.State {
 	a, ids := b.assistant("writing notes", 0, "notes")
 	secs := map[string]any{}
 	for _, s := range sections {
@@ -120,7 +121,7 @@ func (b *jb) notes(rev int, sections ...Section) *Notebook {
 	for _, s := range sections {
 		n += len(s.Text)
 	}
-	return &Notebook{Revision: rev, Sections: sections, ReviewedThrough: a, EntryID: nid, Bytes: n}
+	return &notebook.State{Revision: rev, Sections: sections, ReviewedThrough: a, EntryID: nid, Bytes: n}
 }
 
 func (b *jb) compaction(firstKept string, window int) string {
@@ -138,7 +139,7 @@ func (b *jb) path() []*journal.Entry {
 	return p
 }
 
-var testSections = []Section{
+var testSections = notebook.Sections{
 	{Name: "Task", Text: "Fix the checkout bug; do not touch the payment code."},
 	{Name: "State", Text: "Cause found in cart.go:40 (untested fix)."},
 	{Name: "Next", Text: "Run go test ./cart/."},

@@ -3,10 +3,11 @@
 //
 // It is a client with no storage of its own except the ledger file: every
 // decision is a pure function of the active branch (journal entries, root
-// first, with Raw populated), the notebook on that branch, the user's
-// compaction settings and this package's Config. The HTTP API layer reads
-// those inputs from the store and the notebook package and serves the
-// results to the Pi extension, which applies them.
+// first, with Raw populated), the notebook on that branch (notebook.State,
+// nil when there is none), the user's compaction settings and this package's
+// Config. Package window reads those inputs from the store and keeps the
+// per-session state between decisions; package api serves its answers to the
+// Pi extension, which applies them.
 //
 // The package has five parts:
 //

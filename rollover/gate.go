@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 )
 
 // Blocker is the stable name of a gate refusal, used in ledger rows and
@@ -43,7 +44,7 @@ var blockerText = map[Blocker]string{
 // is the reason of the schedule already pending ("" when none).
 type GateInput struct {
 	Path     []*journal.Entry // active branch, root first, Raw populated
-	Notebook *Notebook        // nil when the branch has none
+	Notebook *notebook.State  // nil when the branch has none
 	Request  Reason           // ReasonModel, ReasonUser or ReasonHost
 	Pending  Reason           // "" when no rollover is scheduled
 	Usage    Usage            // ctx.getContextUsage(); Tokens < 0 when unknown
@@ -174,7 +175,7 @@ func Gate(in GateInput) Verdict {
 
 // project computes the reclaim of the plan: Pi's estimate of the context now
 // minus that of the summary message and the entries kept from the cut on.
-func project(path []*journal.Entry, p *plan, nb *Notebook, reason Reason, cfg Config) Projection {
+func project(path []*journal.Entry, p *plan, nb *notebook.State, reason Reason, cfg Config) Projection {
 	var pr Projection
 	for _, m := range BuildContext(path) {
 		pr.Before += EstimateTokens(m)

@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 )
 
 // gateSession builds a session with enough finished work for a rollover:
 // ten turns of ~1K tokens each, then notes, then a short turn. With
 // stale, the notes come early and more work follows them.
-func gateSession(t *testing.T, stale bool) ([]*journal.Entry, *Notebook) {
+func gateSession(t *testing.T, stale bool) ([]*journal.Entry, *notebook.State) {
 	b := newJB(t)
-	var nb *Notebook
+	var nb *notebook.State
 	if stale {
 		b.turn("first task", 100)
 		nb = b.notes(1, testSections...)

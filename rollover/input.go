@@ -2,44 +2,9 @@ package rollover
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/pi-history/pi-history/journal"
 )
-
-// Notebook is the notebook state the gate and the summary need, as the API
-// layer reads it from the notebook package for the active branch. A nil
-// *Notebook means the branch has no notebook.
-type Notebook struct {
-	Revision        int       `json:"revision"`
-	Sections        []Section `json:"sections"`        // in notebook order
-	ReviewedThrough string    `json:"reviewedThrough"` // id of the assistant entry that issued the last write or review
-	EntryID         string    `json:"entryId"`         // id of the note-context/notebook entry holding this revision
-	Bytes           int       `json:"bytes"`           // UTF-8 size of the sections
-}
-
-// Render is the notebook text as the model sees it from notes() and as the
-// summary embeds it verbatim: each section as "## Name", a newline and its
-// text, sections separated by blank lines (notebook.Sections.Render).
-func (nb *Notebook) Render() string {
-	var b strings.Builder
-	for i, s := range nb.Sections {
-		if i > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString("## ")
-		b.WriteString(s.Name)
-		b.WriteByte('\n')
-		b.WriteString(s.Text)
-	}
-	return b.String()
-}
-
-// Section is one named notebook section.
-type Section struct {
-	Name string `json:"name"`
-	Text string `json:"text"`
-}
 
 // Reason says who asked for a rollover. It is carried into gate verdicts,
 // the compaction details and ledger rows.

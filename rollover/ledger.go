@@ -2,6 +2,7 @@ package rollover
 
 import (
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 
 	"bufio"
 	"encoding/json"
@@ -216,7 +217,7 @@ func GateRow(session string, v Verdict) Row {
 }
 
 // RolloverRow is the ledger row of a rollover that reached the branch.
-func RolloverRow(session string, c Compaction, nb *Notebook, reclaim int) Row {
+func RolloverRow(session string, c Compaction, nb *notebook.State, reclaim int) Row {
 	r := Row{Kind: RowRollover, Session: session, Window: c.Details.WindowNumber, EndedWindow: max(c.Details.WindowNumber-1, 1), Reason: c.Details.Reason,
 		NotebookRevision: c.Details.NotebookRevision, TokensBefore: c.TokensBefore, ReclaimTokens: reclaim,
 		FirstKeptEntryID: c.FirstKeptEntryID}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 )
 
 // This file is the reminder and fallback state machine of design §6, §14 and
@@ -53,7 +54,7 @@ type State struct {
 // its notebook, usage and settings. The gate runs on it.
 type World struct {
 	Path     []*journal.Entry
-	Notebook *Notebook
+	Notebook *notebook.State // nil when the branch has none
 	Usage    Usage
 	Model    string
 	Pi       PiSettings
@@ -164,12 +165,12 @@ func NeutralText(attempt int) string {
 func (s State) StaleMaintenance(attempt int) bool { return attempt != s.Active }
 
 // RenderNotebook is the notebook as the reminder attaches it.
-func RenderNotebook(nb *Notebook) string {
+func RenderNotebook(nb *notebook.State) string {
 	if nb == nil {
 		return "(no notebook yet)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<notebook revision=\"%d\">\n%s\n</notebook>", nb.Revision, nb.Render())
+	fmt.Fprintf(&b, "<notebook revision=\"%d\">\n%s\n</notebook>", nb.Revision, nb.Sections.Render())
 	return b.String()
 }
 

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-history/pi-history/journal"
-
 	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 )
 
 // readJournal reads a journal file with package journal and returns the
@@ -175,7 +175,7 @@ func TestPiCrossCheck(t *testing.T) {
 			// Smoke: a rollover on this path, with a notebook reviewed
 			// through its last entry, either succeeds within its budgets
 			// or is refused with a blocker; it never panics.
-			nb := &Notebook{Revision: 1, Sections: testSections, ReviewedThrough: path[len(path)-1].ID}
+			nb := &notebook.State{Revision: 1, Sections: testSections, ReviewedThrough: path[len(path)-1].ID}
 			cfg := DefaultConfig()
 			cfg.SessionIndexMaxTokens = 200
 			if c, err := Rollover(RolloverInput{Path: path, Notebook: nb, Reason: ReasonHost, Pi: PiSettings{KeepRecentTokens: 300}, Config: cfg}); err == nil {

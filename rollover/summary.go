@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 )
 
 // RolloverInput is what Rollover needs to write a compaction.
 type RolloverInput struct {
 	Path     []*journal.Entry // the active branch, root first, Raw populated
-	Notebook *Notebook        // the notebook on that branch; nil when none
+	Notebook *notebook.State  // the notebook on that branch; nil when none
 	Reason   Reason
 	// FirstKeptEntryID is the cut Pi actually makes (preparation.firstKeptEntryId
 	// in session_before_compact, or the boundary projection). When empty the
@@ -104,7 +105,7 @@ func producesMessage(e *journal.Entry) bool {
 
 // fresh reports whether the notebook was reviewed at or after the last
 // entry the cut drops.
-func (p *plan) fresh(path []*journal.Entry, nb *Notebook) bool {
+func (p *plan) fresh(path []*journal.Entry, nb *notebook.State) bool {
 	if p.lastDropped < 0 {
 		return true
 	}
@@ -113,7 +114,7 @@ func (p *plan) fresh(path []*journal.Entry, nb *Notebook) bool {
 }
 
 // notebookOnBranch reports whether nb is a notebook of this branch.
-func notebookOnBranch(path []*journal.Entry, nb *Notebook) bool {
+func notebookOnBranch(path []*journal.Entry, nb *notebook.State) bool {
 	return nb != nil && (nb.EntryID == "" || indexOf(path, nb.EntryID) >= 0)
 }
 
@@ -141,13 +142,13 @@ func Rollover(in RolloverInput) (Compaction, error) {
 	return compose(in.Path, p, in.Notebook, in.Reason, in.Config), nil
 }
 
-func compose(path []*journal.Entry, p *plan, nb *Notebook, reason Reason, cfg Config) Compaction {
+func compose(path []*journal.Entry, p *plan, nb *notebook.State, reason Reason, cfg Config) Compaction {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Context window #%d started (previous #%d, rollover reason: %s).\n", p.window+1, p.window, reason)
 	b.WriteString("The raw transcript before this point remains in the session and is readable with `history`.\n")
 
 	fmt.Fprintf(&b, "\n## Notebook (revision %d, reviewed through entry %s)\n", nb.Revision, nb.ReviewedThrough)
-	if text := nb.Render(); text != "" {
+	if text := nb.Sections.Render(); text != "" {
 		b.WriteString(text)
 		b.WriteByte('\n')
 	}

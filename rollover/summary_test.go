@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/notebook"
 )
 
 // threeWindows builds a session that rolled over twice, with user messages
 // that exercise the extraction rules in the earlier windows, and returns the
 // path and the current notebook. The third window has enough work to drop.
-func threeWindows(t *testing.T) ([]*journal.Entry, *Notebook) {
+func threeWindows(t *testing.T) ([]*journal.Entry, *notebook.State) {
 	b := newJB(t)
 	b.add("model_change", map[string]any{"provider": "faux", "modelId": "faux-1"})
 	b.turn("The checkout test fails with ErrCartEmpty; find out why.", 2000)
@@ -83,7 +84,7 @@ func indexOfText(t *testing.T, path []*journal.Entry, prefix string) int {
 // window with work to drop. Each compaction keeps its window's question, so
 // the last question is in the droppable part (pinned) and the others are
 // indexed.
-func manyWindows(t *testing.T, n int, question func(i int) string) ([]*journal.Entry, *Notebook) {
+func manyWindows(t *testing.T, n int, question func(i int) string) ([]*journal.Entry, *notebook.State) {
 	b := newJB(t)
 	for i := 0; i < n; i++ {
 		kept := b.turn(question(i), 10)
@@ -149,7 +150,7 @@ func TestSessionIndexBudget(t *testing.T) {
 }
 
 func TestPinnedBudget(t *testing.T) {
-	build := func(n int, text func(i int) string) ([]*journal.Entry, *Notebook) {
+	build := func(n int, text func(i int) string) ([]*journal.Entry, *notebook.State) {
 		b := newJB(t)
 		for i := 0; i < n; i++ {
 			b.turn(text(i), 1500)
@@ -233,7 +234,7 @@ func TestBeforeCompact(t *testing.T) {
 	stalePath, staleNB := gateSession(t, true)
 	owned := testConfig()
 	owned.ExternalCompactionModels = []string{"faux/faux-1"}
-	base := func(p []*journal.Entry, n *Notebook) BeforeCompactInput {
+	base := func(p []*journal.Entry, n *notebook.State) BeforeCompactInput {
 		return BeforeCompactInput{RolloverInput: RolloverInput{Path: p, Notebook: n, Reason: ReasonModel, Pi: testPi, Config: testConfig()}, Ours: true}
 	}
 	cases := []struct {
