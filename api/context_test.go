@@ -423,12 +423,12 @@ func TestContextGateAndCompaction(t *testing.T) {
 	if len(led.Rows) != 1 || led.Rows[0].EntryID != compID || led.Rows[0].Reason != rollover.ReasonUser || led.Rows[0].Window != 2 {
 		t.Fatalf("ledger rollover rows: %+v", led)
 	}
-	// Per window (spec 000 §10): the notebook writes and reviews of the
+	// Per window (docs/spec-notes.md, "The ledger"): the notebook writes and reviews of the
 	// window that ended, and what left it.
 	if r := led.Rows[0]; r.EndedWindow != 1 || r.NotebookWrites != 1 || r.NotebookReviews != 0 || r.ReclaimTokens <= 0 {
 		t.Errorf("rollover row: ended window %d, %d writes, %d reviews, reclaim %d; want window 1, 1, 0 and what left the window", r.EndedWindow, r.NotebookWrites, r.NotebookReviews, r.ReclaimTokens)
 	}
-	// And one window_cache row for the window that ended (spec 000 §4.3).
+	// And one window_cache row for the window that ended (docs/spec-notes.md, "Entry-id trailers and the window cache row").
 	f.must("GET", "/v1/ledger?kind=window_cache", nil, &led)
 	if len(led.Rows) != 1 || led.Rows[0].Window != 1 || led.Rows[0].Calls == 0 || led.Rows[0].UncachedTokens == 0 {
 		t.Errorf("window_cache rows: %+v; want one for window 1 with its calls", led.Rows)

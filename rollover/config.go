@@ -10,7 +10,7 @@ import (
 	"sort"
 )
 
-// Config is the plugin configuration (design §11, §15, §17). The file is a
+// Config is the plugin configuration (docs/spec-notes.md, "Configuration", "Host-initiated rollover", "Budget scale"). The file is a
 // JSON object; every key is optional and falls back to its default.
 type Config struct {
 	Enabled                  bool     `json:"enabled"`                  // default true
@@ -23,7 +23,7 @@ type Config struct {
 	PinnedTotalMaxTokens     int      `json:"pinnedTotalMaxTokens"`     // 4096
 	SessionIndexMaxTokens    int      `json:"sessionIndexMaxTokens"`    // 3072
 	ExternalCompactionModels []string `json:"externalCompactionModels"` // "provider/model" ids whose compaction another extension owns
-	AutoRollover             bool     `json:"autoRollover"`             // true: the host schedules after a notes write (§15)
+	AutoRollover             bool     `json:"autoRollover"`             // true: the host schedules after a notes write (docs/spec-notes.md, "Host-initiated rollover")
 	BudgetTokens             int      `json:"budgetTokens"`             // 400000: pressure reads against min(contextWindow, budget)
 	FallbackBudgetTokens     int      `json:"fallbackBudgetTokens"`     // 0 = BudgetTokens; scales only the forced fallback zone
 	StatusStepTokens         int      `json:"statusStepTokens"`         // 40000
@@ -191,7 +191,7 @@ func (c Config) ExternalOwner(model string) bool {
 }
 
 // Budget is min(contextWindow, budgetTokens): the scale all pressure logic
-// reads against (§17). An unknown window (0) uses the budget alone.
+// reads against (docs/spec-notes.md, "Budget scale"). An unknown window (0) uses the budget alone.
 func (c Config) Budget(contextWindow int) int {
 	if contextWindow > 0 && contextWindow < c.BudgetTokens {
 		return contextWindow

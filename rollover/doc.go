@@ -18,17 +18,17 @@
 //     follow Pi's JavaScript line by line, down to counting UTF-16 code units
 //     and the length of JSON.stringify output. testdata/picheck runs Pi's own
 //     exported functions under Node and the tests compare the two.
-//   - The gate (gate.go): the structural checks of design §3.2 with their
+//   - The gate (gate.go): the structural checks of docs/spec-notes.md, "The gate" with their
 //     blocker texts, the model/user/host attribution and the rules for
-//     confirming a pending host schedule (§15).
+//     confirming a pending host schedule (docs/spec-notes.md, "Host-initiated rollover").
 //   - The rollover summary (summary.go, extract.go): the deterministic
-//     template of §5, with the notebook verbatim, the index of earlier user
+//     template of docs/spec-notes.md, "The rollover summary", with the notebook verbatim, the index of earlier user
 //     messages built by mechanical extraction rules, and the pinned user
 //     messages of the part that leaves the window.
 //   - Maintenance (maintenance.go): the once-per-window reminder and the
-//     fallback state machine of §6, §14 and §15, as decisions the extension
+//     fallback state machine of docs/spec-notes.md, "Reminder and fallback", "Implementation notes", "Host-initiated rollover", as decisions the extension
 //     asks for on each event.
-//   - The ledger and configuration (ledger.go, config.go) of §10, §11, §17.
+//   - The ledger and configuration (ledger.go, config.go) of docs/spec-notes.md, "The ledger", "Configuration", "Budget scale".
 //
 // Window numbers follow package journal: every compaction on the path starts
 // a new window, so the wN of the index and the window a history call takes

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// This file turns one earlier user message into one bounded index line (design
-// §5 step 3). The rules are mechanical and run in time linear in the message:
+// This file turns one earlier user message into one bounded index line
+// (docs/spec-notes.md, "The rollover summary", step 3). The rules are mechanical and run in time linear in the message:
 // every pass is a single scan, and the regular expressions are RE2.
 //
 //   - <t3_context>…</t3_context> blocks and [Attachment saved at …] are removed.

@@ -8,7 +8,7 @@ import (
 )
 
 // FollowUpTurns is how many assistant turns after a rollover its history use
-// is counted over (design §10).
+// is counted over (docs/spec-notes.md, "The ledger").
 const FollowUpTurns = 5
 
 // RowRolloverFollowUp is the ledger row of a rollover's first FollowUpTurns

@@ -12,7 +12,7 @@ import (
 // API responses. The text shown to the model is in Verdict.Text.
 type Blocker string
 
-// Gate blockers (design §3.2, §15).
+// Gate blockers (docs/spec-notes.md, "The gate", "Host-initiated rollover").
 const (
 	BlockNoNotebook    Blocker = "no_notebook"
 	BlockStaleNotebook Blocker = "stale_notebook"
@@ -94,7 +94,7 @@ type Projection struct {
 	DroppedEntries int  `json:"droppedEntries"`
 }
 
-// Gate runs the structural checks of §3.2 in the order the design lists
+// Gate runs the structural checks of docs/spec-notes.md, "The gate" in the order the design lists
 // them and returns the verdict. It is pure: the same input gives the same
 // verdict.
 func Gate(in GateInput) Verdict {

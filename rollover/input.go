@@ -10,13 +10,13 @@ import (
 // the compaction details and ledger rows.
 type Reason string
 
-// Rollover reasons (design §3.2, §5, §6).
+// Rollover reasons (docs/spec-notes.md, "The gate", "The rollover summary", "Reminder and fallback").
 const (
 	ReasonModel     Reason = "model"     // new_context from the model
 	ReasonUser      Reason = "user"      // new_context({userRequested: true})
-	ReasonHost      Reason = "host"      // the host after a notes write (§15)
+	ReasonHost      Reason = "host"      // the host after a notes write (docs/spec-notes.md, "Host-initiated rollover")
 	ReasonThreshold Reason = "threshold" // Pi's own threshold compaction, template accepted
-	ReasonFallback  Reason = "fallback"  // the maintenance state machine (§6)
+	ReasonFallback  Reason = "fallback"  // the maintenance state machine (docs/spec-notes.md, "Reminder and fallback")
 )
 
 // Valid reports whether r is one of the known reasons.

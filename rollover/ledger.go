@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// The ledger (design §10) is an append-only JSONL file of counts and ids,
+// The ledger (docs/spec-notes.md, "The ledger") is an append-only JSONL file of counts and ids,
 // never content: it locates sessions worth reading, it does not replace
 // them. A Row has no free-text field, ids are checked against an id
 // pattern and categories against a category pattern before a row is
@@ -233,7 +233,7 @@ func RolloverRow(session string, c Compaction, nb *notebook.State, reclaim int) 
 // reads and cache writes apart, so the uncached input is input plus cache
 // writes: a prefix that keeps changing is written to the cache on every
 // call, and counting only input would show that window as well cached. The
-// cache writes are also given alone. Spec 000 §4.3 asks for one at each
+// cache writes are also given alone. docs/spec-notes.md, "Entry-id trailers and the window cache row" asks for one at each
 // rollover, to check that trailers keep the cached prefix stable.
 func WindowCacheRow(session string, window int, entries []*journal.Entry) Row {
 	r := Row{Kind: RowWindowCache, Session: session, Window: window}

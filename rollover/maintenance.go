@@ -9,9 +9,10 @@ import (
 	"github.com/pi-history/pi-history/notebook"
 )
 
-// This file is the reminder and fallback state machine of design §6, §14 and
-// §15, written as pure decisions: the extension sends each event with the
-// session's volatile State and the World as it is now, applies the returned
+// This file is the reminder and fallback state machine (docs/spec-notes.md,
+// "Reminder and fallback", "Implementation notes" and "Host-initiated
+// rollover"), written as pure decisions: the extension sends each event with
+// the session's volatile State and the World as it is now, applies the returned
 // Decision and keeps the returned State. Nothing here has side effects.
 
 // Custom types of the messages this package asks the extension to send.
@@ -24,7 +25,7 @@ const (
 // Stage is the fallback state machine's stage.
 type Stage string
 
-// Fallback stages (§6).
+// Fallback stages (docs/spec-notes.md, "Reminder and fallback").
 const (
 	StageIdle         Stage = ""
 	StageRequested    Stage = "requested"    // a checkpoint was asked for; only notes may run
@@ -79,7 +80,7 @@ const (
 	EvRolloverFailed EventKind = "rollover_failed"
 	// EvSessionStart: Pi started, resumed, reloaded or replaced the
 	// session. Pending schedules, maintenance and the reminder marker are
-	// volatile (design §8): they start again from the branch.
+	// volatile (docs/spec-notes.md, "Branch semantics and volatile state"): they start again from the branch.
 	EvSessionStart EventKind = "session_start"
 )
 
@@ -92,7 +93,7 @@ var FailureWhys = []string{"cancelled", "already_compacted", "nothing_to_compact
 // already proposes a compaction at the boundary a rollover was due at: that
 // compaction opens the new window, so the schedule is cancelled (a
 // rollover_cancelled row), not failed, and no second compaction is stacked
-// on it (design §5).
+// on it (docs/spec-notes.md, "The rollover summary").
 const WhyOtherCompaction = "other_compaction"
 
 // Event is one event. Only the fields of its kind are read.
@@ -190,7 +191,7 @@ func hostGate(w World, pending Reason) Verdict {
 }
 
 // recheckHost re-runs the host gate on an unconfirmed host schedule and
-// cancels it when it no longer passes (§15).
+// cancels it when it no longer passes (docs/spec-notes.md, "Host-initiated rollover").
 func recheckHost(s *State, w World, d *Decision) {
 	if s.Pending != ReasonHost || s.Confirmed {
 		return
@@ -373,7 +374,7 @@ func Step(s State, ev Event, w World) (State, Decision) {
 // the window number, whether this window already got its reminder, and the
 // last maintenance attempt id (so new attempts get new ids and old
 // messages stay neutral). Pending schedules and maintenance are volatile
-// and start empty (§8).
+// and start empty (docs/spec-notes.md, "Branch semantics and volatile state").
 func RebuildState(path []*journal.Entry) State {
 	s := State{Window: windowNumber(path)}
 	for _, e := range path {

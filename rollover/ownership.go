@@ -8,7 +8,7 @@ import "errors"
 type BeforeCompactInput struct {
 	RolloverInput
 	// CustomInstructions is set when the user ran /compact with
-	// instructions: Pi's LLM summary runs (§5.1).
+	// instructions: Pi's LLM summary runs (docs/spec-notes.md, "Compaction ownership").
 	CustomInstructions string
 	// Model is the current model "provider/id", checked against
 	// Config.ExternalCompactionModels.
@@ -44,8 +44,8 @@ type CompactDecision struct {
 	Declined   string      `json:"declined,omitempty"`
 }
 
-// BeforeCompact decides a compaction: ownership first (§5.1: custom
-// instructions, then an external owner), then the mid-run rule (§14), then
+// BeforeCompact decides a compaction: ownership first (docs/spec-notes.md, "Compaction ownership": custom
+// instructions, then an external owner), then the mid-run rule (docs/spec-notes.md, "Implementation notes"), then
 // the rollover checks at the actual cut, with the freshness decline named
 // after the trigger.
 func BeforeCompact(in BeforeCompactInput) CompactDecision {

@@ -120,7 +120,7 @@ func notebookOnBranch(path []*journal.Entry, nb *notebook.State) bool {
 
 // Rollover writes the template compaction for a rollover: the checks that
 // must hold at the actual cut (a notebook on the branch, reviewed through
-// the last dropped entry, and something to drop) and the summary of §5.
+// the last dropped entry, and something to drop) and the summary of docs/spec-notes.md, "The rollover summary".
 // A failed check returns a *Refusal; a bad cut returns ErrCutNotOnBranch.
 func Rollover(in RolloverInput) (Compaction, error) {
 	if !notebookOnBranch(in.Path, in.Notebook) {
