@@ -354,7 +354,6 @@ func TestRequestLogsCarryNoContentOrToken(t *testing.T) {
 	}
 }
 
-
 // TestAProgramOnAnotherPortCannotBorrowTheProof: a program at the address
 // a client was given (the recorded port of a server that died, say), with
 // the real server still running elsewhere, cannot earn the token by having
