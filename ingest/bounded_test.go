@@ -156,4 +156,3 @@ func TestWatcherPollsATreeTooLargeToWatch(t *testing.T) {
 		t.Errorf("%d warnings about polling; want 1:\n%s", n, logBuf.String())
 	}
 }
-

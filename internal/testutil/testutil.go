@@ -3,12 +3,12 @@
 package testutil
 
 import (
-	"strings"
-	"sync"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 )
 
