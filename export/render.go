@@ -132,6 +132,10 @@ func (x *Export) render(w *bufio.Writer) error {
 		return err
 	}
 	h := &docHead{Title: x.Info.Name, SessionID: x.Info.ID, Cwd: x.Info.Cwd, Created: displayTime(x.Info.Created), Parent: x.Info.ParentSession}
+	if strings.TrimSpace(h.Title) == "" {
+		// As the CLI and the web UI call it: its first user message.
+		h.Title = x.firstPrompt()
+	}
 	if h.Title == "" {
 		h.Title = "Session " + x.Info.ID
 	}
@@ -668,4 +672,30 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(out, sep)
+}
+
+// firstPrompt is the title of the first user message on the exported
+// branch (its first line, shortened), "" when there is none.
+func (x *Export) firstPrompt() string {
+	for _, e := range x.path {
+		if e.Type != "message" || e.Role != "user" {
+			continue
+		}
+		raw, err := x.raw(e)
+		if err != nil {
+			continue
+		}
+		var line struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(raw, &line) != nil {
+			continue
+		}
+		if t := journal.TitleLine(journal.ContentText(line.Message.Content), journal.TitleRunes); t != "" {
+			return t
+		}
+	}
+	return ""
 }

@@ -3,15 +3,14 @@ package search
 import (
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
 )
 
 // TitleRunes is the most characters a title taken from a first message
 // keeps (an ellipsis marks the cut).
-const TitleRunes = 72
+const TitleRunes = journal.TitleRunes
 
 // titleScan is how many entries from a session's start are looked at for
 // its first user message (a session's first entries are its model and
@@ -59,7 +58,7 @@ func (e *Engine) Title(si *store.SessionInfo) string {
 	if err != nil {
 		return ""
 	}
-	title := firstLine(text, TitleRunes)
+	title := journal.TitleLine(text, TitleRunes)
 	if title == "" {
 		return ""
 	}
@@ -70,29 +69,6 @@ func (e *Engine) Title(si *store.SessionInfo) string {
 	e.titles.m[si.ID] = cachedTitle{header: si.Header, title: title}
 	e.titles.mu.Unlock()
 	return title
-}
-
-// firstLine returns the first line of text holding more than spaces, its
-// runs of white space made one space, cut to at most max characters (the
-// last an ellipsis when cut).
-func firstLine(text string, max int) string {
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.Join(strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
-		if line == "" {
-			continue
-		}
-		if utf8.RuneCountInString(line) <= max {
-			return line
-		}
-		n := 0
-		for i := range line {
-			if n == max-1 {
-				return strings.TrimRight(line[:i], " ") + "…"
-			}
-			n++
-		}
-	}
-	return ""
 }
 
 // describeHits gives each hit its session's title and project, looking

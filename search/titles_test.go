@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pi-history/pi-history/journal"
 )
 
 func TestFirstLineMakesAShortOneLineTitle(t *testing.T) {
@@ -20,8 +22,8 @@ func TestFirstLineMakesAShortOneLineTitle(t *testing.T) {
 		{strings.Repeat("é", 80), strings.Repeat("é", 71) + "…"},
 		{strings.Repeat("ab ", 30), strings.TrimSpace(strings.Repeat("ab ", 24)) + "…"},
 	} {
-		if got := firstLine(c.text, TitleRunes); got != c.want {
-			t.Errorf("firstLine(%q) = %q, want %q", c.text, got, c.want)
+		if got := journal.TitleLine(c.text, TitleRunes); got != c.want {
+			t.Errorf("TitleLine(%q) = %q, want %q", c.text, got, c.want)
 		}
 	}
 }
