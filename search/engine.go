@@ -85,6 +85,18 @@ type prepared struct {
 	countOnly bool
 	// probe tests entries' trigram sketches before their texts are read
 	probe *trigram.Probe
+	// lit is the literal the candidate machinery (first occurrences, the
+	// index, probe) is asked about: the needle, or for a pattern the one
+	// literal every match holds (nil when it requires none or one of
+	// several, see probes).
+	lit []byte
+	// pat is the request's pattern (ignore-case or regex), nil for a
+	// literal search.
+	pat *pattern
+	// probes, for a pattern that requires one of several literals with
+	// trigrams, are their probes: an entry is a candidate when its sketch
+	// passes one (probe is then the first).
+	probes []*trigram.Probe
 }
 
 // hash identifies the request for its cursors (see queryHash). It is
@@ -93,9 +105,18 @@ type prepared struct {
 // every search, most of whose pages end without a cursor.
 func (p *prepared) hash() uint64 {
 	req := p.req
-	return queryHash(req.Needle, string(req.Scope), req.Session, req.Leaf, strconv.Itoa(req.Window),
+	parts := []string{req.Needle, string(req.Scope), req.Session, req.Leaf, strconv.Itoa(req.Window),
 		strings.Join(req.Types, ","), strings.Join(req.Roles, ","), req.Since.String(), req.Until.String(),
-		strconv.FormatBool(req.NewestFirst))
+		strconv.FormatBool(req.NewestFirst)}
+	// The modes are named only when set, so that literal cursors stay
+	// what they were.
+	if req.IgnoreCase {
+		parts = append(parts, "ignoreCase")
+	}
+	if req.Regex {
+		parts = append(parts, "regex")
+	}
+	return queryHash(parts...)
 }
 
 // found is the confirmed hits of a search in request order, with what
@@ -146,6 +167,9 @@ type segment struct {
 	text  []byte
 	runes int         // runes of the whole text before this part
 	ascii runeCounter // the whole text is ASCII alone (store.Held.ASCII)
+	// ms, me: for a pattern's hit, the match this part was kept around,
+	// text[ms:me] (see patternParts).
+	ms, me int
 }
 
 // keep returns what a hit keeps of text, whose first match is at first,
@@ -214,6 +238,42 @@ const (
 	arenaFirstSegs = 8
 )
 
+// setNeedle sets what p finds (find) and what its candidates are asked
+// for (lit, probe, probes): the needle, or the request's pattern and the
+// literals it requires (see pattern).
+func (p *prepared) setNeedle() error {
+	req := p.req
+	if !req.Regex && !req.IgnoreCase {
+		p.lit = []byte(req.Needle)
+		p.find, p.probe = newFinder(p.lit), trigram.NewProbe(p.lit)
+		return nil
+	}
+	pat, err := compilePattern("needle", req.Needle, req.Regex, req.IgnoreCase)
+	if err != nil {
+		return err
+	}
+	p.pat, p.find = pat, &finder{pat: pat}
+	switch len(pat.lits) {
+	case 0:
+	case 1:
+		p.lit = pat.lits[0]
+	default:
+		probes := make([]*trigram.Probe, len(pat.lits))
+		for i, l := range pat.lits {
+			if probes[i] = trigram.NewProbe(l); probes[i].Empty() {
+				probes = nil // a literal without trigrams passes every sketch
+				break
+			}
+		}
+		if probes != nil {
+			p.probes, p.probe = probes, probes[0]
+			return nil
+		}
+	}
+	p.probe = trigram.NewProbe(p.lit)
+	return nil
+}
+
 func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if req.Needle == "" {
 		return nil, badf("needle", "the needle is empty; give the text to find (any length from 1 character)")
@@ -259,8 +319,10 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
-	p := &prepared{req: req, find: newFinder([]byte(req.Needle)), probe: trigram.NewProbe([]byte(req.Needle)),
-		filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
+	p := &prepared{req: req, filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
+	if err := p.setNeedle(); err != nil {
+		return nil, err
+	}
 	p.limit = req.Limit
 	if p.limit == 0 {
 		p.limit = DefaultLimit
@@ -734,12 +796,12 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	}()
 	// A long needle's candidates from the lists are tested on their
 	// sketches first (see scanHeads).
-	long := utf8.RuneCount(p.find.needle) >= trigram.Window+2
+	long := utf8.RuneCount(p.lit) >= trigram.Window+2
 	heads := func() error {
 		if p.req.NewestFirst || p.req.Count || p.limit <= 0 || !useHeads {
 			return nil
 		}
-		w, ok := e.st.Heads(p.find.needle, from-1, last)
+		w, ok := e.st.Heads(p.lit, from-1, last)
 		span := headsMinSpan
 		if long {
 			span = headsLongSpan
@@ -763,11 +825,16 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	through := uint64(0)
 	var plan index.Plan
 	useIndex := false
-	if e.ix != nil {
+	switch {
+	case p.pat != nil && p.lit == nil && p.probes != nil:
+		st.Plan = "scan through sketches (" + p.pat.describe() + ")"
+	case p.pat != nil && p.lit == nil:
+		st.Plan = "scan (" + p.pat.describe() + ")"
+	case e.ix != nil:
 		through = min(e.ix.IndexedThrough(), last)
 		var err error
-		bound := broadBound(through, utf8.RuneCountInString(p.req.Needle), e.st.Filtered())
-		plan, err = e.ix.PlanNeedleWithin(ctx, p.req.Needle, bound)
+		bound := broadBound(through, utf8.RuneCount(p.lit), e.st.Filtered())
+		plan, err = e.ix.PlanNeedleWithin(ctx, string(p.lit), bound)
 		switch {
 		case errors.Is(err, index.ErrNoTrigrams) && e.byFilters(p):
 			st.Plan = "scan (needle shorter than 3 characters; chunks ruled out by its bytes)"
@@ -788,7 +855,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			st.Plan = fmt.Sprintf("index (rarest trigram in %d blocks)", plan.Rarest)
 			useIndex = true
 		}
-	} else {
+		if p.pat != nil {
+			st.Plan += "; " + p.pat.describe()
+		}
+	default:
 		st.Plan = "scan (no index)"
 	}
 	c.plan = &plan
@@ -802,7 +872,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			// in its range. When a gram of the needle is held by fewer
 			// entries than a list keeps, that list is every entry that
 			// can hold the needle, and the count confirms those alone.
-			if w, ok := e.st.Heads(p.find.needle, lo-1, hi); ok && w.Bound() >= hi {
+			if w, ok := e.st.Heads(p.lit, lo-1, hi); ok && w.Bound() >= hi {
 				st.Plan = fmt.Sprintf("counted from the first occurrences of its grams (through seq %d)", w.Bound())
 				err := c.scanHeads(ctx, w, long)
 				return c.result(err)
@@ -1423,7 +1493,7 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 		// ruling chunks out for it (a dense needle), and in a process
 		// without filters, its windows are read whole, as before filters
 		// (sending them through MayHold there only loaded sketches).
-		out, skipped, err := e.st.MayHold(ranges, p.probe)
+		out, skipped, err := e.mayHoldAny(p, ranges)
 		st.Skipped += skipped
 		if err != nil {
 			return nil, err
@@ -1455,6 +1525,48 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 		}
 	}
 	return out, nil
+}
+
+// mayHoldAny is store.MayHold of p's probe, or for a pattern that requires
+// one of several literals, the entries whose sketch passes any of their
+// probes (the union of each one's ranges; skipped counts the entries none
+// passes).
+func (e *Engine) mayHoldAny(p *prepared, ranges []store.SeqRange) ([]store.SeqRange, int, error) {
+	if len(p.probes) < 2 {
+		return e.st.MayHold(ranges, p.probe)
+	}
+	var out []store.SeqRange
+	for _, pr := range p.probes {
+		got, _, err := e.st.MayHold(ranges, pr)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = unionRanges(out, got)
+	}
+	return out, int(store.Count(ranges) - store.Count(out)), nil
+}
+
+// unionRanges merges two ascending lists of disjoint ranges into one.
+func unionRanges(a, b []store.SeqRange) []store.SeqRange {
+	out := make([]store.SeqRange, 0, len(a)+len(b))
+	add := func(r store.SeqRange) {
+		if n := len(out); n > 0 && r.Lo <= out[n-1].Hi+1 {
+			out[n-1].Hi = max(out[n-1].Hi, r.Hi)
+			return
+		}
+		out = append(out, r)
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j == len(b) || i < len(a) && a[i].Lo <= b[j].Lo {
+			add(a[i])
+			i++
+		} else {
+			add(b[j])
+			j++
+		}
+	}
+	return out
 }
 
 // count counts the hits of the request without limit: every one, or with
@@ -1637,6 +1749,9 @@ func snippetSegments(text, needle []byte) []segment {
 // match, unless a match the count skipped (one overlapping the counted
 // match before) lies between them; only then is it searched for.
 func hitParts(a *arena, text []byte, f *finder, first int, held store.Held) ([]segment, int) {
+	if f.pat != nil {
+		return patternParts(a, text, f.pat, held)
+	}
 	rc := runeCounter(held.ASCII())
 	type span struct{ a, b int }
 	var spans [maxSnippets]span
@@ -1809,6 +1924,9 @@ const maxContext = 80
 // finder: bytes.Index on the parts, a needle of common bytes being tried
 // at most of their positions, was 40% of the snippets' time.)
 func snippets(out []Snippet, segs []segment, f *finder, budget int) ([]Snippet, int) {
+	if f.pat != nil {
+		return patternSnippets(out, segs, budget)
+	}
 	needle := f.needle
 	start := len(out)
 	used := 0
