@@ -244,19 +244,29 @@ func concatInfo(re *syntax.Regexp) litInfo {
 		}
 	}
 	// The longest run from each start whose choices multiply to at most
-	// maxAlternatives.
+	// maxAlternatives (n, over factors[i:j]). Both ends only move on, and
+	// a run that ends where the last one did, with as many choices, is
+	// part of it and not better (with fewer, it may be: one literal
+	// before several), so a needle of 4 KB costs a pass, not one per
+	// start.
+	n, j, lastEnd, lastN := 1, 0, -1, 0
 	for i := range factors {
-		n := 1
-		j := i
+		if j < i {
+			n, j = 1, i
+		}
 		for ; j < len(factors) && factors[j] != nil && n*len(factors[j]) <= maxAlternatives; j++ {
 			n *= len(factors[j])
 		}
-		if j > i {
+		if j > i && (j > lastEnd || n < lastN) {
 			best = better(best, product(factors[i:j]))
+			lastEnd, lastN = j, n
+		}
+		if j > i {
+			n /= len(factors[i])
 		}
 	}
 	out := litInfo{req: best}
-	n := 1
+	n = 1
 	for _, f := range factors {
 		if f == nil || n*len(f) > maxAlternatives {
 			return out
