@@ -36,6 +36,9 @@ type pattern struct {
 	// text: a text that holds none of them cannot match, and finding a
 	// literal is far quicker than running the expression.
 	pre []*finder
+	// fold, for an ignore-case literal that has an anchor, finds its
+	// matches instead of the expression (see foldFinder).
+	fold *foldFinder
 }
 
 // maxAlternatives is the most literals a requirement may name: each costs
@@ -72,8 +75,13 @@ func compilePattern(param, needle string, regex, fold bool) (*pattern, error) {
 	for _, s := range required(tree).req {
 		p.lits = append(p.lits, []byte(s))
 	}
-	for _, l := range p.lits {
-		p.pre = append(p.pre, newFinder(l))
+	if fold && !regex {
+		p.fold = newFoldFinder(needle)
+	}
+	if p.fold == nil {
+		for _, l := range p.lits {
+			p.pre = append(p.pre, newFinder(l))
+		}
 	}
 	return p, nil
 }
@@ -103,6 +111,11 @@ func (p *pattern) mayMatch(text []byte) bool {
 
 // index returns where the first match in text starts, -1 when none.
 func (p *pattern) index(text []byte) int {
+	if p.fold != nil {
+		if s, _, ok := p.fold.next(text, 0); ok {
+			return s
+		}
+	}
 	if !p.mayMatch(text) {
 		return -1
 	}
@@ -116,10 +129,33 @@ func (p *pattern) index(text []byte) int {
 // (regexp's FindAllIndex), as [start, end) byte offsets: the first
 // maxPatternMatches of them.
 func (p *pattern) all(text []byte) [][]int {
+	if p.fold != nil {
+		if locs, ok := p.foldAll(text); ok {
+			return locs
+		}
+	}
 	if !p.mayMatch(text) {
 		return nil
 	}
 	return p.re.FindAllIndex(text, maxPatternMatches)
+}
+
+// foldAll is all through p.fold; ok is false when the regex must answer
+// (see foldFinder).
+func (p *pattern) foldAll(text []byte) ([][]int, bool) {
+	var locs [][]int
+	for from := 0; len(locs) < maxPatternMatches; {
+		s, e, ok := p.fold.next(text, from)
+		if !ok {
+			return nil, false
+		}
+		if s < 0 {
+			break
+		}
+		locs = append(locs, []int{s, e})
+		from = e
+	}
+	return locs, true
 }
 
 // maxPatternMatches is the most matches of a pattern counted in one text

@@ -403,3 +403,71 @@ func isASCII(b []byte) bool {
 	}
 	return true
 }
+
+// checkFoldFinder fails unless an ignore-case needle's matches in text,
+// as its pattern finds them (through its foldFinder when it has one), are
+// those of the regex, and the first is where strings.EqualFold finds one.
+func checkFoldFinder(t *testing.T, text []byte, needle string) {
+	t.Helper()
+	p, err := compilePattern("needle", needle, false, true)
+	if err != nil {
+		t.Fatalf("%q: %v", needle, err)
+	}
+	want := p.re.FindAllIndex(text, -1)
+	got := p.all(text)
+	if len(got) != len(want) || !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+		t.Fatalf("%q in %q: matches %v, the regex finds %v", needle, text, got, want)
+	}
+	first := -1
+	if len(want) > 0 {
+		first = want[0][0]
+	}
+	if at := p.index(text); at != first {
+		t.Fatalf("%q in %q: first match at %d, the regex says %d", needle, text, at, first)
+	}
+	if utf8.Valid(text) {
+		if at := foldIndex(string(text), needle); at != first {
+			t.Fatalf("%q in %q: first match at %d, strings.EqualFold finds one at %d", needle, text, first, at)
+		}
+	}
+}
+
+// TestFoldFinderAgreesWithTheRegex: over random texts of letters in both
+// cases, the Kelvin sign, the long s, É, emoji and bytes that are not
+// UTF-8, an ignore-case needle's matches are the regex's, whether its
+// foldFinder (anchored on a character whose cases are ASCII) or the regex
+// (a needle of k, s and non-ASCII letters alone) finds them.
+func TestFoldFinderAgreesWithTheRegex(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	pieces := []string{"a", "A", "b", "B", "k", "K", "\u212a", "s", "S", "\u017f", "é", "É", "🙂", " ", "\n", "x.y", "\xff", "\xe6\x97", "ab", "AB"}
+	needles := []string{"ab", "AB", "a", "kab", "abk", "sk", "SK", "é", "éa", "a🙂b", "x.Y", ".", "bKs", "b\u212ab", "k", "\u017f"}
+	withFinder := 0
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(30) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		needle := needles[r.IntN(len(needles))]
+		if newFoldFinder(needle) != nil {
+			withFinder++
+		}
+		checkFoldFinder(t, []byte(b.String()), needle)
+	}
+	if withFinder < 2000 {
+		t.Fatalf("only %d needles had a foldFinder", withFinder)
+	}
+}
+
+// FuzzFoldFinder: an ignore-case needle's matches are the regex's in any
+// text.
+func FuzzFoldFinder(f *testing.F) {
+	f.Add([]byte("The Kelvin \u212a and kK, the long \u017f and sS"), "k AND")
+	f.Add([]byte("\xff\xfeab\xe6\x97AB"), "ab")
+	f.Add([]byte("ÉÉé"), "éé")
+	f.Fuzz(func(t *testing.T, text []byte, needle string) {
+		if needle == "" || !utf8.ValidString(needle) || len(text) > 4096 || len(needle) > 64 {
+			return
+		}
+		checkFoldFinder(t, text, needle)
+	})
+}
