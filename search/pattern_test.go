@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/internal/testutil"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -470,4 +471,42 @@ func FuzzFoldFinder(f *testing.F) {
 		}
 		checkFoldFinder(t, text, needle)
 	})
+}
+
+// TestRegexMatchesStayWithinOneEntry: an expression is matched against
+// each entry's text alone, so one that would span the end of an entry and
+// the start of the next finds nothing, ^ and $ are the ends of each
+// entry's text, and (?s). still stops at an entry's end.
+func TestRegexMatchesStayWithinOneEntry(t *testing.T) {
+	e := newEnv(t)
+	lines := []string{`{"type":"session","version":3,"id":"eeee-one","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`,
+		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"the first ends with omega"}}`,
+		`{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"psi starts the second"}}`}
+	e.importFile(t, testutil.WriteFile(t, t.TempDir(), "eeee-one.jsonl", strings.Join(lines, "\n")+"\n"))
+	e.catchUp(t)
+	cases := []struct {
+		expr string
+		want []string
+	}{
+		{`omega\s*psi`, nil},
+		{`(?s)omega.*psi`, nil},
+		{`omega$`, []string{"e1"}},
+		{`^psi`, []string{"e2"}},
+		{`^the.*omega$`, []string{"e1"}},
+		{`(?s)e.*s`, []string{"e1", "e2"}},
+	}
+	for _, c := range cases {
+		for _, scope := range []Request{{Scope: ScopeAll}, {Scope: ScopeBranch, Session: "eeee-one"}} {
+			req := scope
+			req.Needle, req.Regex = c.expr, true
+			resp, _ := searchOnce(t, e, &req)
+			var got []string
+			for _, h := range resp.Hits {
+				got = append(got, h.Entry)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%q in %s scope: hits %v, want %v", c.expr, req.Scope, got, c.want)
+			}
+		}
+	}
 }
