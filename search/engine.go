@@ -828,6 +828,19 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	switch {
 	case p.pat != nil && p.lit == nil && p.probes != nil:
 		st.Plan = "scan through sketches (" + p.pat.describe() + ")"
+		if e.ix == nil {
+			break
+		}
+		through = min(e.ix.IndexedThrough(), last)
+		plans, ok, err := e.planEach(ctx, p.pat.lits, through)
+		if err != nil {
+			return found{}, 0, false, err
+		}
+		if ok {
+			c.plans = plans
+			useIndex = true
+			st.Plan = fmt.Sprintf("index (the candidates of each of %d literals); %s", len(p.pat.lits), p.pat.describe())
+		}
 	case p.pat != nil && p.lit == nil:
 		st.Plan = "scan (" + p.pat.describe() + ")"
 	case e.ix != nil:
@@ -1092,10 +1105,14 @@ const oneWindowBlocks = 64
 
 // collector gathers confirmed hits in request order until the page is full.
 type collector struct {
-	e     *Engine
-	p     *prepared
-	st    *Stats
-	plan  *index.Plan
+	e    *Engine
+	p    *prepared
+	st   *Stats
+	plan *index.Plan
+	// plans, when not nil, are the index's plans of a pattern's literals
+	// (one of which every match holds): the candidates of each are asked
+	// for, and their union confirmed (plan is then an empty one).
+	plans []*index.Plan
 	hits  []*store.Meta
 	texts []hitText // parallel to hits: what each keeps of its text
 	more  bool
@@ -1444,6 +1461,9 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 // candidates confirms the index's candidate blocks in [lo, hi] in request
 // order, scanning the texts of each block.
 func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
+	if c.plans != nil {
+		return c.candidatesOfEach(ctx, lo, hi)
+	}
 	var blocks []index.Block
 	if c.plan.Direct {
 		blocks = c.plan.Window(lo, hi)

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -79,6 +80,7 @@ var patternQueries = []Request{
 	{Needle: `d.lta`, Regex: true},
 	{Needle: `🙂|日本語`, Regex: true},
 	{Needle: `(ErrCart|errcart)(Empty|empty)`, Regex: true},
+	{Needle: `ErrCartEmpty|return nil|zzzz-nothing`, Regex: true},
 	{Needle: `ERR\w+`, Regex: true, IgnoreCase: true},
 	{Needle: `ALPHA|BETA`, Regex: true, IgnoreCase: true},
 }
@@ -91,6 +93,7 @@ var fewPatternQueries = []Request{
 	{Needle: `alpha|gamma`, Regex: true},
 	{Needle: `\{ [a-z]+ \}`, Regex: true},
 	{Needle: `ERR\w+`, Regex: true, IgnoreCase: true},
+	{Needle: `ErrCartEmpty|return nil`, Regex: true},
 }
 
 // TestPatternPagesEqualBruteForce: ignore-case and regex searches give
@@ -140,6 +143,8 @@ func TestPatternPlansSayHowCandidatesWereFound(t *testing.T) {
 		{Request{Needle: `ErrCart\w+`, Regex: true}, `index (rarest trigram`},
 		{Request{Needle: "alpha", IgnoreCase: true}, "scan through sketches (one of 16 literals"},
 		{Request{Needle: `alpha|gamma`, Regex: true}, `scan through sketches (one of 2 literals ("alpha" "gamma"))`},
+		{Request{Needle: `(ErrCart|errcart)(Empty|empty)`, Regex: true}, "index (the candidates of each of 4 literals)"},
+		{Request{Needle: `ErrCartEmpty|zzzz-nothing`, Regex: true}, "index (the candidates of each of 2 literals)"},
 		{Request{Needle: `a|b`, Regex: true}, `scan (one of 2 literals ("a" "b"))`},
 		{Request{Needle: `.+`, Regex: true}, "scan (no literal required)"},
 		{Request{Needle: `.*`, Regex: true}, "scan (no literal required)"},
@@ -507,6 +512,52 @@ func TestRegexMatchesStayWithinOneEntry(t *testing.T) {
 			if !slices.Equal(got, c.want) {
 				t.Errorf("%q in %s scope: hits %v, want %v", c.expr, req.Scope, got, c.want)
 			}
+		}
+	}
+}
+
+// TestEachLiteralsIndexCandidatesAreSearched: a regex that requires one of
+// several long literals, each in blocks of its own far apart, finds the
+// hits of every one of them through the index's candidates of each (and
+// the unindexed tail by a scan), oldest or newest first, with its count.
+func TestEachLiteralsIndexCandidatesAreSearched(t *testing.T) {
+	e := newEnv(t)
+	lines := []string{`{"type":"session","version":3,"id":"uuuu-one","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`}
+	marks := map[int]string{5: "zebraMarkerOne", 140: "yakMarkerTwo", 290: "zebraMarkerOne yakMarkerTwo"}
+	parent := "null"
+	for i := 1; i <= 300; i++ {
+		text := fmt.Sprintf("filler text number %d", i)
+		if m, ok := marks[i]; ok {
+			text += " " + m
+		}
+		id := fmt.Sprintf("u%04d", i)
+		lines = append(lines, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":%q}}`, id, parent, text))
+		parent = fmt.Sprintf("%q", id)
+	}
+	e.importFile(t, testutil.WriteFile(t, t.TempDir(), "uuuu-one.jsonl", strings.Join(lines, "\n")+"\n"))
+	e.catchUp(t)
+	tail := []string{`{"type":"session","version":3,"id":"vvvv-two","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`,
+		`{"type":"message","id":"v0001","parentId":null,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"the tail's yakMarkerTwo"}}`}
+	e.importFile(t, testutil.WriteFile(t, t.TempDir(), "vvvv-two.jsonl", strings.Join(tail, "\n")+"\n"))
+	for _, newest := range []bool{false, true} {
+		req := Request{Needle: `zebraMarkerOne|yakMarker\w+`, Regex: true, Count: true, Limit: 50, NewestFirst: newest}
+		resp, _ := searchOnce(t, e, &req)
+		var got []string
+		for _, h := range resp.Hits {
+			got = append(got, h.Entry)
+		}
+		want := []string{"u0005", "u0140", "u0290", "v0001"}
+		if newest {
+			slices.Reverse(want)
+		}
+		if !slices.Equal(got, want) || totalOf(resp) != 4 {
+			t.Errorf("newest=%v: hits %v (total %d), want %v", newest, got, totalOf(resp), want)
+		}
+		if !strings.HasPrefix(resp.Stats.Plan, "index (the candidates of each of 2 literals)") {
+			t.Errorf("plan %q; want the index's candidates of each literal", resp.Stats.Plan)
+		}
+		if resp.Stats.Scanned > 3*index.BlockSize+10 {
+			t.Errorf("%d entries read; the candidates are three blocks and the tail", resp.Stats.Scanned)
 		}
 	}
 }
