@@ -173,7 +173,8 @@ func TestPatternScanStopsWithItsContext(t *testing.T) {
 }
 
 // TestBadPatternsAreClearErrors: a regex that does not compile is refused
-// naming the needle and saying why.
+// naming the needle and saying why, and a cursor of another mode is
+// refused.
 func TestBadPatternsAreClearErrors(t *testing.T) {
 	e := newEnv(t)
 	cases := []struct {
@@ -191,6 +192,23 @@ func TestBadPatternsAreClearErrors(t *testing.T) {
 		var se *Error
 		if !errors.As(err, &se) || se.Kind != BadRequest || se.Param != "needle" || !strings.Contains(se.Msg, c.want) {
 			t.Errorf("%q: %v, want a bad request on needle saying %q", c.req.Needle, err, c.want)
+		}
+	}
+	// A cursor belongs to its mode: a literal search's is refused by the
+	// same needle as a regex or ignoring case.
+	r := rand.New(rand.NewPCG(5, 6))
+	e.importFile(t, writeJournal(t, t.TempDir(), "cccc-one", r, 40, ""))
+	lit := Request{Needle: "alpha", Scope: ScopeAll, Limit: 1}
+	resp, _ := searchOnce(t, e, &lit)
+	if resp.Cursor == "" {
+		t.Fatal("no second page to take a cursor from")
+	}
+	for _, other := range []Request{{Regex: true}, {IgnoreCase: true}} {
+		other.Needle, other.Scope, other.Limit, other.Cursor = "alpha", ScopeAll, 1, resp.Cursor
+		_, err := e.eng.Search(context.Background(), &other)
+		var se *Error
+		if !errors.As(err, &se) || se.Param != "cursor" {
+			t.Errorf("a literal search's cursor with regex %v, ignore case %v: %v, want a cursor error", other.Regex, other.IgnoreCase, err)
 		}
 	}
 	// Ignoring case alone, the needle is a literal: regex syntax is text.
