@@ -326,17 +326,31 @@ func foldSet(r rune, fold bool) []string {
 	return out
 }
 
-// product is every concatenation of one choice of each factor, in order.
+// product is every concatenation of one choice of each factor, in order
+// (at most maxAlternatives of them). Each is built once, choice by
+// choice: joining the factors pairwise copied a run of a 4 KB needle's
+// characters once per character.
 func product(factors [][]string) []string {
-	out := []string{""}
+	n := 1
 	for _, f := range factors {
-		next := make([]string, 0, len(out)*len(f))
-		for _, a := range out {
-			for _, b := range f {
-				next = append(next, a+b)
-			}
+		n *= len(f)
+	}
+	out := make([]string, 0, n)
+	choice := make([]int, len(factors))
+	var b strings.Builder
+	for k := range n {
+		// k's digits, in the bases of the factors' sizes (the last
+		// factor's the lowest), are the choices.
+		rest := k
+		for i := len(factors) - 1; i >= 0; i-- {
+			choice[i] = rest % len(factors[i])
+			rest /= len(factors[i])
 		}
-		out = next
+		b.Reset()
+		for i, f := range factors {
+			b.WriteString(f[choice[i]])
+		}
+		out = append(out, b.String())
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
