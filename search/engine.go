@@ -787,6 +787,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	// (headsMinSpan for a needle shorter than six characters, which the
 	// index cannot narrow; headsLongSpan for a longer one) or for the
 	// whole history. answered is set when the lists hold the whole page.
+	if p.pat != nil && p.lit != nil {
+		// A pattern answered as its one required literal says so.
+		defer func() { st.Plan += "; " + p.pat.describe() }()
+	}
 	var answered bool
 	var note string // what the plan says of a part answered from the lists
 	defer func() {
@@ -867,9 +871,6 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		default:
 			st.Plan = fmt.Sprintf("index (rarest trigram in %d blocks)", plan.Rarest)
 			useIndex = true
-		}
-		if p.pat != nil {
-			st.Plan += "; " + p.pat.describe()
 		}
 	default:
 		st.Plan = "scan (no index)"

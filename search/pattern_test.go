@@ -155,6 +155,11 @@ func TestPatternPlansSayHowCandidatesWereFound(t *testing.T) {
 			t.Errorf("%q (regex %v, ignore case %v): plan %q, want it to start %q", c.req.Needle, c.req.Regex, c.req.IgnoreCase, resp.Stats.Plan, c.plan)
 		}
 	}
+	// A pattern planned as its one literal names it.
+	resp, _ := searchOnce(t, e, &Request{Needle: `ErrCart\w+`, Regex: true, Count: true})
+	if !strings.HasSuffix(resp.Stats.Plan, `; required literal "ErrCart"`) || strings.Count(resp.Stats.Plan, "required literal") != 1 {
+		t.Errorf("plan %q does not end naming the required literal once", resp.Stats.Plan)
+	}
 }
 
 // TestPatternScanStopsWithItsContext: a pattern that no literal narrows
