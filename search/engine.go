@@ -238,42 +238,6 @@ const (
 	arenaFirstSegs = 8
 )
 
-// setNeedle sets what p finds (find) and what its candidates are asked
-// for (lit, probe, probes): the needle, or the request's pattern and the
-// literals it requires (see pattern).
-func (p *prepared) setNeedle() error {
-	req := p.req
-	if !req.Regex && !req.IgnoreCase {
-		p.lit = []byte(req.Needle)
-		p.find, p.probe = newFinder(p.lit), trigram.NewProbe(p.lit)
-		return nil
-	}
-	pat, err := compilePattern("needle", req.Needle, req.Regex, req.IgnoreCase)
-	if err != nil {
-		return err
-	}
-	p.pat, p.find = pat, &finder{pat: pat}
-	switch len(pat.lits) {
-	case 0:
-	case 1:
-		p.lit = pat.lits[0]
-	default:
-		probes := make([]*trigram.Probe, len(pat.lits))
-		for i, l := range pat.lits {
-			if probes[i] = trigram.NewProbe(l); probes[i].Empty() {
-				probes = nil // a literal without trigrams passes every sketch
-				break
-			}
-		}
-		if probes != nil {
-			p.probes, p.probe = probes, probes[0]
-			return nil
-		}
-	}
-	p.probe = trigram.NewProbe(p.lit)
-	return nil
-}
-
 func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if req.Needle == "" {
 		return nil, badf("needle", "the needle is empty; give the text to find (any length from 1 character)")
@@ -1546,48 +1510,6 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 		}
 	}
 	return out, nil
-}
-
-// mayHoldAny is store.MayHold of p's probe, or for a pattern that requires
-// one of several literals, the entries whose sketch passes any of their
-// probes (the union of each one's ranges; skipped counts the entries none
-// passes).
-func (e *Engine) mayHoldAny(p *prepared, ranges []store.SeqRange) ([]store.SeqRange, int, error) {
-	if len(p.probes) < 2 {
-		return e.st.MayHold(ranges, p.probe)
-	}
-	var out []store.SeqRange
-	for _, pr := range p.probes {
-		got, _, err := e.st.MayHold(ranges, pr)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = unionRanges(out, got)
-	}
-	return out, int(store.Count(ranges) - store.Count(out)), nil
-}
-
-// unionRanges merges two ascending lists of disjoint ranges into one.
-func unionRanges(a, b []store.SeqRange) []store.SeqRange {
-	out := make([]store.SeqRange, 0, len(a)+len(b))
-	add := func(r store.SeqRange) {
-		if n := len(out); n > 0 && r.Lo <= out[n-1].Hi+1 {
-			out[n-1].Hi = max(out[n-1].Hi, r.Hi)
-			return
-		}
-		out = append(out, r)
-	}
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		if j == len(b) || i < len(a) && a[i].Lo <= b[j].Lo {
-			add(a[i])
-			i++
-		} else {
-			add(b[j])
-			j++
-		}
-	}
-	return out
 }
 
 // count counts the hits of the request without limit: every one, or with

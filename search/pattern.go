@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pi-history/pi-history/trigram"
 )
 
 // pattern is a needle that is not matched byte for byte: a regular
@@ -84,6 +86,42 @@ func compilePattern(param, needle string, regex, fold bool) (*pattern, error) {
 		}
 	}
 	return p, nil
+}
+
+// setNeedle sets what p finds (find) and what its candidates are asked
+// for (lit, probe, probes): the needle, or the request's pattern and the
+// literals it requires (see pattern).
+func (p *prepared) setNeedle() error {
+	req := p.req
+	if !req.Regex && !req.IgnoreCase {
+		p.lit = []byte(req.Needle)
+		p.find, p.probe = newFinder(p.lit), trigram.NewProbe(p.lit)
+		return nil
+	}
+	pat, err := compilePattern("needle", req.Needle, req.Regex, req.IgnoreCase)
+	if err != nil {
+		return err
+	}
+	p.pat, p.find = pat, &finder{pat: pat}
+	switch len(pat.lits) {
+	case 0:
+	case 1:
+		p.lit = pat.lits[0]
+	default:
+		probes := make([]*trigram.Probe, len(pat.lits))
+		for i, l := range pat.lits {
+			if probes[i] = trigram.NewProbe(l); probes[i].Empty() {
+				probes = nil // a literal without trigrams passes every sketch
+				break
+			}
+		}
+		if probes != nil {
+			p.probes, p.probe = probes, probes[0]
+			return nil
+		}
+	}
+	p.probe = trigram.NewProbe(p.lit)
+	return nil
 }
 
 // describeSyntaxError is err without the package's prefix.

@@ -67,3 +67,45 @@ func (c *collector) candidatesOfEach(ctx context.Context, lo, hi uint64) error {
 	}
 	return c.scanWindow(ctx, lo, hi, ranges)
 }
+
+// mayHoldAny is store.MayHold of p's probe, or for a pattern that requires
+// one of several literals, the entries whose sketch passes any of their
+// probes (the union of each one's ranges; skipped counts the entries none
+// passes).
+func (e *Engine) mayHoldAny(p *prepared, ranges []store.SeqRange) ([]store.SeqRange, int, error) {
+	if len(p.probes) < 2 {
+		return e.st.MayHold(ranges, p.probe)
+	}
+	var out []store.SeqRange
+	for _, pr := range p.probes {
+		got, _, err := e.st.MayHold(ranges, pr)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = unionRanges(out, got)
+	}
+	return out, int(store.Count(ranges) - store.Count(out)), nil
+}
+
+// unionRanges merges two ascending lists of disjoint ranges into one.
+func unionRanges(a, b []store.SeqRange) []store.SeqRange {
+	out := make([]store.SeqRange, 0, len(a)+len(b))
+	add := func(r store.SeqRange) {
+		if n := len(out); n > 0 && r.Lo <= out[n-1].Hi+1 {
+			out[n-1].Hi = max(out[n-1].Hi, r.Hi)
+			return
+		}
+		out = append(out, r)
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j == len(b) || i < len(a) && a[i].Lo <= b[j].Lo {
+			add(a[i])
+			i++
+		} else {
+			add(b[j])
+			j++
+		}
+	}
+	return out
+}
