@@ -740,6 +740,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	last := e.st.LastSeq()
 	c := &collector{e: e, p: p, st: st}
 	defer c.close()
+	if p.pat != nil && p.lit != nil {
+		// A pattern answered as its one required literal says so.
+		defer func() { st.Plan += "; " + p.pat.describe() }()
+	}
 	// from is where the rest of an oldest-first search starts: past the
 	// cursor, and past what the first occurrences answered for.
 	from := uint64(1)
@@ -751,10 +755,6 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	// (headsMinSpan for a needle shorter than six characters, which the
 	// index cannot narrow; headsLongSpan for a longer one) or for the
 	// whole history. answered is set when the lists hold the whole page.
-	if p.pat != nil && p.lit != nil {
-		// A pattern answered as its one required literal says so.
-		defer func() { st.Plan += "; " + p.pat.describe() }()
-	}
 	var answered bool
 	var note string // what the plan says of a part answered from the lists
 	defer func() {
