@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -298,6 +299,39 @@ func TestSearch(t *testing.T) {
 	if len(r.Hits) != 2 {
 		t.Errorf("filtered GET search: %d hits, want 2", len(r.Hits))
 	}
+}
+
+// TestSearchIgnoringCaseAndByRegex: GET and POST searches take ignoreCase
+// and regex, a match's snippet marks it, and a regex that does not
+// compile is a 400 naming the needle and saying what is wrong.
+func TestSearchIgnoringCaseAndByRegex(t *testing.T) {
+	h := newHarness(t)
+	var r search.Response
+	h.ok(h.do(req{Path: "/v1/search?needle=errcartempty&ignoreCase=true&scope=all&count=true"}), &r)
+	if r.Total == nil || *r.Total != 3 {
+		t.Fatalf("GET ignoring case: total %v, want 3: %+v", r.Total, r)
+	}
+	h.ok(h.do(req{Path: "/v1/search?needle=errcartempty&scope=all&count=true"}), &r)
+	if r.Total == nil || *r.Total != 0 {
+		t.Fatalf("GET literal of another case: total %v, want 0", r.Total)
+	}
+	var r2 search.Response
+	h.ok(h.do(req{Method: "POST", Path: "/v1/search", Body: search.Request{Needle: `Err\w+ (in|comes)`, Regex: true, Scope: search.ScopeAll}}), &r2)
+	if len(r2.Hits) != 2 {
+		t.Fatalf("POST regex: %d hits, want 2: %+v", len(r2.Hits), r2.Hits)
+	}
+	for _, hit := range r2.Hits {
+		sn := hit.Snippets[0]
+		if m := sn.Text[sn.MatchStart:sn.MatchEnd]; m != "ErrCartEmpty in" && m != "ErrCartEmpty comes" {
+			t.Errorf("hit %s marks %q", hit.Entry, m)
+		}
+	}
+	p := h.problem(h.do(req{Path: "/v1/search?needle=" + url.QueryEscape("cart(") + "&regex=true"}), 400, "needle")
+	if !strings.Contains(p.Detail, "missing closing )") {
+		t.Errorf("bad regex: %q does not say what is wrong", p.Detail)
+	}
+	h.problem(h.do(req{Method: "POST", Path: "/v1/search", Body: `{"needle":"[z-a]","regex":true}`}), 400, "needle")
+	h.problem(h.do(req{Path: "/v1/search?needle=x&regex=sometimes"}), 400, "regex")
 }
 
 func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {

@@ -55,6 +55,8 @@ func searchRequestFromQuery(r *http.Request) (*search.Request, error) {
 	q := newQuery(r)
 	req := &search.Request{
 		Needle:      q.str("needle"),
+		IgnoreCase:  q.bool("ignoreCase", false),
+		Regex:       q.bool("regex", false),
 		Scope:       search.Scope(q.str("scope")),
 		Session:     q.str("session"),
 		Leaf:        q.str("leaf"),
@@ -99,7 +101,7 @@ func (s *Server) handleSearchPost(w http.ResponseWriter, r *http.Request) error 
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request, req *search.Request) error {
 	if req.Needle == "" {
-		return badParam("needle", "needle is required: the literal text to find")
+		return badParam("needle", "needle is required: the text to find (with regex=true, an RE2 regular expression)")
 	}
 	if req.All {
 		return s.searchEvery(w, r, req)

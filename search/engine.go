@@ -86,6 +86,18 @@ type prepared struct {
 	countOnly bool
 	// probe tests entries' trigram sketches before their texts are read
 	probe *trigram.Probe
+	// lit is the literal the candidate machinery (first occurrences, the
+	// index, probe) is asked about: the needle, or for a pattern the one
+	// literal every match holds (nil when it requires none or one of
+	// several, see probes).
+	lit []byte
+	// pat is the request's pattern (ignore-case or regex), nil for a
+	// literal search.
+	pat *pattern
+	// probes, for a pattern that requires one of several literals with
+	// trigrams, are their probes: an entry is a candidate when its sketch
+	// passes one (probe is then the first).
+	probes []*trigram.Probe
 }
 
 // hash identifies the request for its cursors (see queryHash). It is
@@ -94,9 +106,18 @@ type prepared struct {
 // every search, most of whose pages end without a cursor.
 func (p *prepared) hash() uint64 {
 	req := p.req
-	return queryHash(req.Needle, string(req.Scope), req.Session, req.Leaf, strconv.Itoa(req.Window),
+	parts := []string{req.Needle, string(req.Scope), req.Session, req.Leaf, strconv.Itoa(req.Window),
 		strings.Join(req.Types, ","), strings.Join(req.Roles, ","), req.Since.String(), req.Until.String(),
-		strconv.FormatBool(req.NewestFirst))
+		strconv.FormatBool(req.NewestFirst)}
+	// The modes are named only when set, so that literal cursors stay
+	// what they were.
+	if req.IgnoreCase {
+		parts = append(parts, "ignoreCase")
+	}
+	if req.Regex {
+		parts = append(parts, "regex")
+	}
+	return queryHash(parts...)
 }
 
 // found is the confirmed hits of a search in request order, with what
@@ -147,6 +168,9 @@ type segment struct {
 	text  []byte
 	runes int         // runes of the whole text before this part
 	ascii runeCounter // the whole text is ASCII alone (store.Held.ASCII)
+	// ms, me: for a pattern's hit, the match this part was kept around,
+	// text[ms:me] (see patternParts).
+	ms, me int
 }
 
 // keep returns what a hit keeps of text, whose first match is at first,
@@ -260,8 +284,10 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Until.After(req.Since) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
-	p := &prepared{req: req, find: newFinder([]byte(req.Needle)), probe: trigram.NewProbe([]byte(req.Needle)),
-		filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
+	p := &prepared{req: req, filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
+	if err := p.setNeedle(); err != nil {
+		return nil, err
+	}
 	p.limit = req.Limit
 	if p.limit == 0 {
 		p.limit = DefaultLimit
@@ -716,6 +742,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	last := e.st.LastSeq()
 	c := &collector{e: e, p: p, st: st}
 	defer c.close()
+	if p.pat != nil && p.lit != nil {
+		// A pattern answered as its one required literal says so.
+		defer func() { st.Plan += "; " + p.pat.describe() }()
+	}
 	// from is where the rest of an oldest-first search starts: past the
 	// cursor, and past what the first occurrences answered for.
 	from := uint64(1)
@@ -736,12 +766,12 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	}()
 	// A long needle's candidates from the lists are tested on their
 	// sketches first (see scanHeads).
-	long := utf8.RuneCount(p.find.needle) >= trigram.Window+2
+	long := utf8.RuneCount(p.lit) >= trigram.Window+2
 	heads := func() error {
 		if p.req.NewestFirst || p.req.Count || p.limit <= 0 || !useHeads {
 			return nil
 		}
-		w, ok := e.st.Heads(p.find.needle, from-1, last)
+		w, ok := e.st.Heads(p.lit, from-1, last)
 		span := headsMinSpan
 		if long {
 			span = headsLongSpan
@@ -765,11 +795,29 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	through := uint64(0)
 	var plan index.Plan
 	useIndex := false
-	if e.ix != nil {
+	switch {
+	case p.pat != nil && p.lit == nil && p.probes != nil:
+		st.Plan = "scan through sketches (" + p.pat.describe() + ")"
+		if e.ix == nil {
+			break
+		}
+		through = min(e.ix.IndexedThrough(), last)
+		plans, ok, err := e.planEach(ctx, p.pat.lits, through)
+		if err != nil {
+			return found{}, 0, false, err
+		}
+		if ok {
+			c.plans = plans
+			useIndex = true
+			st.Plan = fmt.Sprintf("index (the candidates of each of %d literals); %s", len(p.pat.lits), p.pat.describe())
+		}
+	case p.pat != nil && p.lit == nil:
+		st.Plan = "scan (" + p.pat.describe() + ")"
+	case e.ix != nil:
 		through = min(e.ix.IndexedThrough(), last)
 		var err error
-		bound := broadBound(through, utf8.RuneCountInString(p.req.Needle), e.st.Filtered())
-		plan, err = e.ix.PlanNeedleWithin(ctx, p.req.Needle, bound)
+		bound := broadBound(through, utf8.RuneCount(p.lit), e.st.Filtered())
+		plan, err = e.ix.PlanNeedleWithin(ctx, string(p.lit), bound)
 		switch {
 		case errors.Is(err, index.ErrNoTrigrams) && e.byFilters(p):
 			st.Plan = "scan (needle shorter than 3 characters; chunks ruled out by its bytes)"
@@ -790,7 +838,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			st.Plan = fmt.Sprintf("index (rarest trigram in %d blocks)", plan.Rarest)
 			useIndex = true
 		}
-	} else {
+	default:
 		st.Plan = "scan (no index)"
 	}
 	c.plan = &plan
@@ -804,7 +852,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			// in its range. When a gram of the needle is held by fewer
 			// entries than a list keeps, that list is every entry that
 			// can hold the needle, and the count confirms those alone.
-			if w, ok := e.st.Heads(p.find.needle, lo-1, hi); ok && w.Bound() >= hi {
+			if w, ok := e.st.Heads(p.lit, lo-1, hi); ok && w.Bound() >= hi {
 				st.Plan = fmt.Sprintf("counted from the first occurrences of its grams (through seq %d)", w.Bound())
 				err := c.scanHeads(ctx, w, long)
 				return c.result(err)
@@ -1024,10 +1072,14 @@ const oneWindowBlocks = 64
 
 // collector gathers confirmed hits in request order until the page is full.
 type collector struct {
-	e     *Engine
-	p     *prepared
-	st    *Stats
-	plan  *index.Plan
+	e    *Engine
+	p    *prepared
+	st   *Stats
+	plan *index.Plan
+	// plans, when not nil, are the index's plans of a pattern's literals
+	// (one of which every match holds): the candidates of each are asked
+	// for, and their union confirmed (plan is then an empty one).
+	plans []*index.Plan
 	hits  []*store.Meta
 	texts []hitText // parallel to hits: what each keeps of its text
 	more  bool
@@ -1376,6 +1428,9 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 // candidates confirms the index's candidate blocks in [lo, hi] in request
 // order, scanning the texts of each block.
 func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
+	if c.plans != nil {
+		return c.candidatesOfEach(ctx, lo, hi)
+	}
 	var blocks []index.Block
 	if c.plan.Direct {
 		blocks = c.plan.Window(lo, hi)
@@ -1425,7 +1480,7 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 		// ruling chunks out for it (a dense needle), and in a process
 		// without filters, its windows are read whole, as before filters
 		// (sending them through MayHold there only loaded sketches).
-		out, skipped, err := e.st.MayHold(ranges, p.probe)
+		out, skipped, err := e.mayHoldAny(p, ranges)
 		st.Skipped += skipped
 		if err != nil {
 			return nil, err
@@ -1639,6 +1694,9 @@ func snippetSegments(text, needle []byte) []segment {
 // match, unless a match the count skipped (one overlapping the counted
 // match before) lies between them; only then is it searched for.
 func hitParts(a *arena, text []byte, f *finder, first int, held store.Held) ([]segment, int) {
+	if f.pat != nil {
+		return patternParts(a, text, f.pat, held)
+	}
 	rc := runeCounter(held.ASCII())
 	type span struct{ a, b int }
 	var spans [maxSnippets]span
@@ -1811,6 +1869,9 @@ const maxContext = 80
 // finder: bytes.Index on the parts, a needle of common bytes being tried
 // at most of their positions, was 40% of the snippets' time.)
 func snippets(out []Snippet, segs []segment, f *finder, budget int) ([]Snippet, int) {
+	if f.pat != nil {
+		return patternSnippets(out, segs, budget)
+	}
 	needle := f.needle
 	start := len(out)
 	used := 0

@@ -35,6 +35,9 @@ type finder struct {
 	rare2, rare3 byte
 	off2, off3   int
 	pairs        bool
+	// pat, when set, is a pattern the finder finds instead of a needle
+	// (which is then empty): see pattern, patternParts.
+	pat *pattern
 }
 
 func newFinder(needle []byte) *finder {
@@ -65,6 +68,9 @@ func (f *finder) in(text []byte) bool { return f.index(text) >= 0 }
 
 // index returns where the needle first occurs in text, -1 when nowhere.
 func (f *finder) index(text []byte) int {
+	if f.pat != nil {
+		return f.pat.index(text)
+	}
 	n := len(f.needle)
 	if n <= 1 || len(text) < n {
 		return bytes.Index(text, f.needle)

@@ -161,6 +161,7 @@ func brute(t *testing.T, e *env, req Request) []uint64 {
 			}
 		}
 	}
+	match := bruteMatch(t, req)
 	var out []uint64
 	e.st.ScanMetas(1, e.st.LastSeq(), func(m *store.Meta) bool {
 		if member != nil && !member[m.Seq] {
@@ -179,7 +180,7 @@ func brute(t *testing.T, e *env, req Request) []uint64 {
 			return true
 		}
 		txt, _ := e.st.Text(m.Seq)
-		if m.Searchable() && strings.Contains(txt, req.Needle) {
+		if m.Searchable() && match(txt) {
 			out = append(out, m.Seq)
 		}
 		return true
@@ -318,6 +319,19 @@ func useFirstOccurrences(t *testing.T) func() {
 }
 
 func pagesEqualBruteForce(t *testing.T, common bool) {
+	e := bruteFixture(t, common)
+	var queries []Request
+	for _, n := range []string{"alpha", "Alpha", "ALPHA", "a", "é", "🙂", "日本", "\"quoted\"", `back\slash`, "line\nbreak",
+		"k\nb", "ErrCartEmpty", "nil ErrCart", "zzzz-nothing", "al", "pha beta", "x 🚀x", "\t"} {
+		queries = append(queries, Request{Needle: n})
+	}
+	queriesEqualBruteForce(t, e, queries)
+}
+
+// bruteFixture is the store pagesEqualBruteForce searches: three indexed
+// sessions (one forked from another) and an unindexed tail, warmed as
+// warmFilters and warmHeads say.
+func bruteFixture(t *testing.T, common bool) *env {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
@@ -347,9 +361,13 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 	}
 	// Stored but not indexed: the tail must be scanned.
 	e.importFile(t, writeJournal(t, dir, "dddd-tail", r, 80, ""))
+	return e
+}
 
-	needles := []string{"alpha", "Alpha", "ALPHA", "a", "é", "🙂", "日本", "\"quoted\"", `back\slash`, "line\nbreak",
-		"k\nb", "ErrCartEmpty", "nil ErrCart", "zzzz-nothing", "al", "pha beta", "x 🚀x", "\t"}
+// queriesEqualBruteForce checks each query (its needle and modes) in
+// every scope, order and page size, its every hit and its counts, against
+// brute force.
+func queriesEqualBruteForce(t *testing.T, e *env, queries []Request) {
 	scopes := []Request{{Scope: ScopeAll}, {Scope: ScopeBranch, Session: "aaaa-root"}, {Scope: ScopeSession, Session: "aaaa-root"},
 		{Scope: ScopeLineage, Session: "bbbb-fork"}, {Scope: ScopeSession, Session: "cccc-other", Window: 2},
 		{Scope: ScopeAll, Roles: []string{"user"}},
@@ -361,8 +379,10 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 		// A filter makes branch scope load the tree (unfiltered, it reads
 		// only the current branch's seqs).
 		{Scope: ScopeBranch, Session: "aaaa-root", Roles: []string{"assistant", "toolResult"}}}
-	for _, needle := range needles {
+	for _, q := range queries {
+		needle := q.Needle
 		for _, sc := range scopes {
+			sc.Regex, sc.IgnoreCase = q.Regex, q.IgnoreCase
 			for _, newest := range []bool{false, true} {
 				for _, limit := range []int{1, 7, 50} {
 					req := sc
@@ -370,21 +390,21 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 					want := brute(t, e, req)
 					got := pages(t, e, req)
 					if !slices.Equal(got, want) {
-						t.Fatalf("needle %q scope %s session %s newest=%v limit %d:\n got %v\nwant %v", needle, req.Scope, req.Session, newest, limit, got, want)
+						t.Fatalf("needle %q (regex %v, ignore case %v) scope %s session %s newest=%v limit %d:\n got %v\nwant %v", needle, q.Regex, q.IgnoreCase, req.Scope, req.Session, newest, limit, got, want)
 					}
 				}
 				// Every hit at once, handed over in pages of 7.
 				req := sc
 				req.Needle, req.NewestFirst, req.All = needle, newest, true
 				if got, want := everyHit(t, e, req, 7), brute(t, e, req); !slices.Equal(got, want) {
-					t.Fatalf("every hit of %q scope %s session %s newest=%v:\n got %v\nwant %v", needle, req.Scope, req.Session, newest, got, want)
+					t.Fatalf("every hit of %q (regex %v, ignore case %v) scope %s session %s newest=%v:\n got %v\nwant %v", needle, q.Regex, q.IgnoreCase, req.Scope, req.Session, newest, got, want)
 				}
 			}
 			// A count is every hit, whatever the page: the first page (which
 			// the count goes on from), a page that holds them all, or a
 			// page that begins at a cursor.
-			want := len(brute(t, e, Request{Needle: needle, Scope: sc.Scope, Session: sc.Session, Leaf: sc.Leaf, Window: sc.Window, Roles: sc.Roles,
-				Types: sc.Types, Since: sc.Since, Until: sc.Until}))
+			want := len(brute(t, e, Request{Needle: needle, Regex: q.Regex, IgnoreCase: q.IgnoreCase, Scope: sc.Scope, Session: sc.Session,
+				Leaf: sc.Leaf, Window: sc.Window, Roles: sc.Roles, Types: sc.Types, Since: sc.Since, Until: sc.Until}))
 			for _, limit := range []int{1, 5, 1000} {
 				for _, newest := range []bool{false, true} {
 					req := sc
@@ -394,7 +414,7 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 						t.Fatal(err)
 					}
 					if got := totalOf(resp); got != want {
-						t.Fatalf("count for %q in %s, limit %d newest=%v: got %d want %d", needle, req.Scope, limit, newest, got, want)
+						t.Fatalf("count for %q (regex %v, ignore case %v) in %s, limit %d newest=%v: got %d want %d", needle, q.Regex, q.IgnoreCase, req.Scope, limit, newest, got, want)
 					}
 					if resp.Cursor == "" {
 						continue

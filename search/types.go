@@ -3,9 +3,12 @@
 // scoped to a branch, a session (all its branches), a lineage (a session
 // with the sessions it was forked from and forked into) or everything.
 //
-// Search is literal: a hit is an entry whose searchable text contains the
-// needle byte for byte (case-sensitive, no normalisation), like grep -F over
-// the decoded text. In "all" scope the trigram index proposes candidates and
+// Search is literal by default: a hit is an entry whose searchable text
+// contains the needle byte for byte (case-sensitive, no normalisation),
+// like grep -F over the decoded text. A request may instead ignore case
+// (Unicode simple folding) or give a regular expression (RE2 syntax): the
+// literals every match must contain select the candidates, and the
+// expression confirms each (see pattern). In "all" scope the trigram index proposes candidates and
 // the stored text confirms each; entries the index has not reached yet are
 // scanned, so a search never misses what the store holds. Narrow scopes scan
 // their entries' text directly.
@@ -41,15 +44,19 @@ const (
 	RawPiece = 2000
 )
 
-// Request is a literal search.
+// Request is a search: literal and case-sensitive by default, ignoring
+// case (Unicode simple folding, as strings.EqualFold) with IgnoreCase, a
+// regular expression (RE2 syntax) with Regex, both with both.
 type Request struct {
 	Needle      string    `json:"needle"`
-	Scope       Scope     `json:"scope,omitempty"`   // default: branch when Session is set, else all
-	Session     string    `json:"session,omitempty"` // required for branch, session and lineage scopes
-	Leaf        string    `json:"leaf,omitempty"`    // branch scope: default the session's current leaf
-	Window      int       `json:"window,omitempty"`  // 0: any window
-	Types       []string  `json:"types,omitempty"`   // entry types (message, compaction, custom, …)
-	Roles       []string  `json:"roles,omitempty"`   // message roles (user, assistant, toolResult, …)
+	IgnoreCase  bool      `json:"ignoreCase,omitempty"` // match letters of either case (see pattern)
+	Regex       bool      `json:"regex,omitempty"`      // the needle is a regular expression (RE2 syntax)
+	Scope       Scope     `json:"scope,omitempty"`      // default: branch when Session is set, else all
+	Session     string    `json:"session,omitempty"`    // required for branch, session and lineage scopes
+	Leaf        string    `json:"leaf,omitempty"`       // branch scope: default the session's current leaf
+	Window      int       `json:"window,omitempty"`     // 0: any window
+	Types       []string  `json:"types,omitempty"`      // entry types (message, compaction, custom, …)
+	Roles       []string  `json:"roles,omitempty"`      // message roles (user, assistant, toolResult, …)
 	Since       time.Time `json:"since,omitzero"`
 	Until       time.Time `json:"until,omitzero"`
 	NewestFirst bool      `json:"newestFirst,omitempty"`

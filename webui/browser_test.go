@@ -594,6 +594,25 @@ func TestBrowser(t *testing.T) {
 			t.Error("the hit's neighbour is missing")
 		}
 		e.shot(t, "hit.png")
+		// Ignoring case, and by regex: the boxes follow the address,
+		// the mark is the match, and a regex that does not compile says
+		// why.
+		e.run(t, "search ignoring case", chromedp.Navigate(e.base+"/#/search?q=orangegiraffemarker&scope=all&i=1"),
+			waitJS(`(document.querySelector('.search p.muted')?.textContent ?? '').includes('(any case)') && document.querySelector('#fcase').checked`))
+		if m := e.str(t, `document.querySelector('.hit mark').textContent`); m != "OrangeGiraffeMarker" {
+			t.Errorf("ignoring case, highlight %q", m)
+		}
+		e.run(t, "search by regex", setInput(`#q`, `Orange\w+Marker`), chromedp.Click(chromedp.CSS(`#fcase`)), chromedp.Click(chromedp.CSS(`#fregex`)),
+			chromedp.Click(chromedp.CSS(`#searchform button[type=submit]`)),
+			// The status names the mode once the hits are shown (the last
+			// search's hits are there until the new one starts).
+			waitJS(`location.hash.includes('re=1') && !location.hash.includes('i=1') && (document.querySelector('.search p.muted')?.textContent ?? '').includes('(regex)')`))
+		if m := e.str(t, `document.querySelector('.hit mark').textContent`); m != "OrangeGiraffeMarker" {
+			t.Errorf("by regex, highlight %q", m)
+		}
+		e.shot(t, "search-regex.png")
+		e.run(t, "a regex that does not compile", chromedp.Navigate(e.base+"/#/search?q=Orange(&scope=all&re=1"),
+			waitJS(`(document.querySelector('.search p.warnmsg')?.textContent ?? '').includes('missing closing )')`))
 		// Everything scope, with a role filter, across sessions.
 		e.run(t, "search all", chromedp.Navigate(e.base+"/#/search?q=literal&scope=all&role=assistant"),
 			waitJS(`document.querySelectorAll('.hit').length === 1`))

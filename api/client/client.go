@@ -223,7 +223,8 @@ func (c *Client) Health(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/healthz", nil, nil, &h)
 }
 
-// Search runs a literal search.
+// Search runs a search: literal, ignoring case (IgnoreCase) or by
+// regular expression (Regex), as r says.
 func (c *Client) Search(ctx context.Context, r *search.Request) (*search.Response, error) {
 	var out search.Response
 	if err := c.do(ctx, http.MethodPost, "/v1/search", nil, r, &out); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,6 +18,7 @@ type searchFlags struct {
 	scope, session, leaf, role, typ, since, until string
 	window, limit                                 int
 	newest, all, json, count                      bool
+	ignoreCase, regex                             bool
 }
 
 var sf searchFlags
@@ -25,9 +27,14 @@ func init() {
 	register(&command{
 		name:    "search",
 		usage:   "[flags] NEEDLE",
-		summary: "find literal text in stored sessions (like grep -F)",
+		summary: "find literal text in stored sessions (like grep -F), or with -i / --regex ignoring case or by regex",
 		help: `Finds entries whose searchable text contains NEEDLE exactly: case-sensitive,
-no normalisation, spaces and any Unicode allowed. Searchable text is user and
+no normalisation, spaces and any Unicode allowed. With -i (--ignore-case)
+letters match in either case (Unicode simple case folding, as Go's
+strings.EqualFold: é matches É, k matches the Kelvin sign; no expansions
+such as ß to SS). With --regex NEEDLE is a regular expression in RE2 syntax
+(Go's regexp: no backreferences or lookaround), matched against each
+entry's text on its own; with both, the expression ignores case. Searchable text is user and
 assistant text, tool calls (name and string arguments), tool results (except
 the history tool's), user shell commands (but those run with !!, which Pi
 keeps out of the model's context), custom messages, summaries, notebooks
@@ -57,8 +64,13 @@ Examples:
   pi-history search --session 01a2286a-... --scope session 'keep the public API'
   pi-history search --json --all -- --force     (a needle starting with -)
   pi-history search --role user --since 2026-11-01 'deploy'
-  pi-history search --color always ErrCartEmpty | less -R`,
+  pi-history search --color always ErrCartEmpty | less -R
+  pi-history search -i 'errcartempty'
+  pi-history search --regex 'func \w+Handler\('`,
 		flags: func(fs *flag.FlagSet, g *globals) {
+			fs.BoolVar(&sf.ignoreCase, "ignore-case", false, "match letters of either case (Unicode simple folding)")
+			fs.BoolVar(&sf.ignoreCase, "i", false, "short for --ignore-case")
+			fs.BoolVar(&sf.regex, "regex", false, "NEEDLE is a regular expression (RE2 syntax)")
 			fs.StringVar(&sf.scope, "scope", "", "branch, session, lineage or all (default: all, or branch with --session)")
 			fs.StringVar(&sf.session, "session", "", "session id (or a unique prefix of it) for branch, session and lineage scopes")
 			fs.StringVar(&sf.leaf, "leaf", "", "branch scope: the leaf entry id (default: the current leaf)")
@@ -116,13 +128,24 @@ func runSearch(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := &search.Request{Needle: args[0], Scope: search.Scope(sf.scope), Session: sf.session, Leaf: sf.leaf, Window: sf.window,
+	req := &search.Request{Needle: args[0], IgnoreCase: sf.ignoreCase, Regex: sf.regex, Scope: search.Scope(sf.scope), Session: sf.session, Leaf: sf.leaf, Window: sf.window,
 		Roles: splitList(sf.role), Types: splitList(sf.typ), Since: since, Until: until, NewestFirst: sf.newest,
 		Limit: min(sf.limit, search.MaxLimit), All: sf.all, Count: sf.count}
 	if !utf8.ValidString(args[0]) {
 		// Checked here too: sent to a server as JSON, it would arrive with
 		// U+FFFD in place of the bad bytes and match that.
 		return usagef("the needle is not valid UTF-8; stored text is decoded as UTF-8, so give it in UTF-8")
+	}
+	if sf.regex {
+		// Refused here as the engine would refuse it, before a data
+		// directory is opened or a server asked.
+		expr := args[0]
+		if sf.ignoreCase {
+			expr = "(?i)" + expr
+		}
+		if _, err := regexp.Compile(expr); err != nil {
+			return usagef("--regex %q does not compile: %v (RE2 syntax: escape . * + ? ( ) [ ] { } | ^ $ \\ with \\ to match them literally)", args[0], strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
 	}
 	if (sf.limit <= 0 || sf.limit > search.MaxLimit) && !sf.all {
 		return usagef("--limit %d is out of range 1..%d; use --all for every hit", sf.limit, search.MaxLimit)

@@ -82,6 +82,13 @@ func TestSearchCommand(t *testing.T) {
 		{"json: a cut-off list says so on stderr", []string{"--json", "--limit", "5", "--count", "bulk"}, want{code: 0, lines: 5, jsonOut: true, errHas: "60 hits in all"}},
 		{"two needles", []string{"alpha", "beta"}, want{code: 2, lines: 0, errHas: "exactly one NEEDLE"}},
 		{"bad time", []string{"--since", "soon", "alpha"}, want{code: 2, lines: 0, errHas: `--since "soon"`}},
+		{"-i ignores case", []string{"-i", "FOO"}, want{code: 0, has: []string{"s1/a1 ", "s1/a2 ", "«Foo»", "«foo»"}, lines: 2}},
+		{"--ignore-case in branch scope", []string{"--ignore-case", "--session", "s1", "ALPHA FOO"}, want{code: 0, has: []string{"«alpha Foo»", "«alpha foo»"}, lines: 2}},
+		{"--regex", []string{"--regex", `^bulk 5\d$`}, want{code: 0, has: []string{"s1/c050 ", "s1/c059 ", "«bulk 51»"}, hasNot: []string{"s1/c005 "}, lines: 10}},
+		{"--regex with -i", []string{"--regex", "-i", `ALPHA (foo|bar) T`}, want{code: 0, has: []string{"s1/a2 ", "«alpha foo t»"}, lines: 1}},
+		{"--regex --all --count", []string{"--regex", "--all", "--count", `bulk [1-3]$`}, want{code: 0, has: []string{"3 hits in all"}, lines: 3}},
+		{"a regex that does not compile", []string{"--regex", "bulk ("}, want{code: 2, lines: 0, errHas: "--regex \"bulk (\" does not compile: missing closing )"}},
+		{"without --regex, regex syntax is text", []string{"bulk ("}, want{code: 1, lines: 0}},
 	}
 	for _, serve := range []bool{false, true} {
 		e := newTestEnv(t)

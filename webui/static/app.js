@@ -650,7 +650,7 @@ form.addEventListener('submit', (ev) => {
     const leaf = S.cur?.leaf ?? S.lastSession.leaf;
     if (scope === 'branch' && leaf) q.set('leaf', leaf);
   }
-  for (const k of ['window', 'role', 'type']) if (f.get(k)) q.set(k, String(f.get(k)));
+  for (const k of ['window', 'role', 'type', 'i', 're']) if (f.get(k)) q.set(k, String(f.get(k)));
   // The same search again (to see what arrived since) changes no hash.
   if (location.hash === '#/search?' + q) route();
   else location.hash = '#/search?' + q;
@@ -662,6 +662,17 @@ function syncForm(q) {
   form.window.value = q.get('window') || '';
   form.role.value = q.get('role') || '';
   form.type.value = q.get('type') || '';
+  form.i.checked = q.get('i') === '1';
+  form.re.checked = q.get('re') === '1';
+  form.q.placeholder = searchMode(q);
+}
+
+// searchMode says how the search box matches, as its placeholder.
+function searchMode(q) {
+  const re = q.get('re') === '1';
+  const fold = q.get('i') === '1';
+  if (re) return fold ? 'Search (regex, any case)' : 'Search (regex, RE2 syntax)';
+  return fold ? 'Search (literal, any case)' : 'Search (literal, case-sensitive)';
 }
 
 async function showSearch(q) {
@@ -669,7 +680,7 @@ async function showSearch(q) {
   syncForm(q);
   const needle = q.get('q') || '';
   if (!needle) {
-    app.replaceChildren(h('p', { class: 'muted', text: 'Type text to find (literal and case-sensitive, like grep -F).' }));
+    app.replaceChildren(h('p', { class: 'muted', text: 'Type text to find (literal and case-sensitive, like grep -F; Aa ignores case, .* takes a regular expression).' }));
     return;
   }
   let scope = q.get('scope') || 'all';
@@ -683,6 +694,8 @@ async function showSearch(q) {
     scope = 'all';
   }
   const req = { needle, scope, limit: 50, count: true };
+  if (q.get('i') === '1') req.ignoreCase = true;
+  if (q.get('re') === '1') req.regex = true;
   if (scope !== 'all') req.session = session;
   if (scope === 'branch' && q.get('leaf')) req.leaf = q.get('leaf');
   if (+q.get('window') > 0) req.window = +q.get('window');
@@ -698,12 +711,23 @@ async function showSearch(q) {
   let total = null; // the exact count, from the first page
   const more = h('button', { class: 'more', type: 'button', text: 'More hits' });
   const run = async (cursor) => {
-    const r = await api('/v1/search', { body: cursor ? { ...req, cursor, count: false } : req });
+    let r;
+    try {
+      r = await api('/v1/search', { body: cursor ? { ...req, cursor, count: false } : req });
+    } catch (err) {
+      // A regex that does not compile is the user's to fix, not a failure:
+      // the server says what is wrong with it.
+      if (err?.status !== 400 || cursor) throw err;
+      status.className = 'warnmsg';
+      status.textContent = String(err.message);
+      return;
+    }
     try { for (const s of await loadSessions(false)) names.set(s.id, sessionName(s)); } catch { /* names are a nicety */ }
     for (const hit of r.hits) list.append(hitItem(hit, req, names));
     shown += r.hits.length;
     if (r.total != null) total = r.total;
-    status.textContent = `${total ?? shown} hit${(total ?? shown) === 1 ? '' : 's'} for “${needle}” in ${scope === 'all' ? 'everything' : scope}` +
+    const mode = [req.regex ? 'regex' : '', req.ignoreCase ? 'any case' : ''].filter(Boolean).join(', ');
+    status.textContent = `${total ?? shown} hit${(total ?? shown) === 1 ? '' : 's'} for “${needle}”${mode ? ` (${mode})` : ''} in ${scope === 'all' ? 'everything' : scope}` +
       (r.stats ? ` · ${r.stats.tookMs} ms` : '');
     if (r.cursor) {
       // One page at a time: a second click while the next page loads would
