@@ -22,13 +22,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pi-history/pi-history/journal"
 )
 
@@ -126,6 +128,17 @@ type Store struct {
 	// WarmHeads has built them (see Heads).
 	heads  heads
 	closed atomic.Bool // Close was called
+
+	// fs is the file system the store lives in; reserve the free space
+	// under which writes are refused (see Options.ReserveBytes). faults
+	// tracks what keeps the store from working normally; probes are the
+	// goroutines watching for space to come back, ended by stop.
+	fs         vfs.FS
+	reserve    int64
+	probeEvery time.Duration
+	faults     faults
+	probes     sync.WaitGroup
+	stop       chan struct{}
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -162,6 +175,21 @@ type Options struct {
 	// million picorpus entries take ~900 MB of it without their texts,
 	// ~1.05 GB more with them.
 	SketchCacheBytes int
+	// FS is the file system the store lives in (the operating system's
+	// when nil); tests give one that drops unsynced writes or fails.
+	FS vfs.FS
+	// Log receives the store's faults (writes stopped and resumed,
+	// Pebble's background errors), once when each starts and once when
+	// it clears; nothing of Pebble's goes to stderr. Discarded when nil.
+	Log *slog.Logger
+	// ReserveBytes is the free space on the store's disk under which
+	// writes are refused with ErrWritesStopped instead of reaching Pebble,
+	// whose commit pipeline does not survive a failed write
+	// (DefaultReserveBytes when 0, no check when negative).
+	ReserveBytes int64
+	// ProbeEvery is how often a store refusing writes for want of space
+	// looks again (a second when 0).
+	ProbeEvery time.Duration
 }
 
 // DefaultFlushBytes is a bulk store's FlushBytes when none is given: half
@@ -179,10 +207,23 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = DefaultCacheBytes
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if o.FS == nil {
+		o.FS = defaultFS
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.ReserveBytes == 0 {
+		o.ReserveBytes = DefaultReserveBytes
+	}
+	if err := o.FS.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest}
+	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
+		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes,
+		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
+		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{})}}
+	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS}
 	// Tables end where a key kind (its first byte) ends: most kinds are
 	// keyed by seq, which only grows, so a flushed table of one kind
 	// overlaps no older table of that kind and compactions move it down
@@ -205,7 +246,8 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	defer opts.Cache.Unref()
 	opts.MemTableSize = memTableBytes
 	opts.DisableWAL = o.Bulk
-	opts.Logger = quietLogger{}
+	opts.Logger = pebbleLogger{&s.faults}
+	opts.EventListener = s.faults.eventListener()
 	for i := range opts.Levels {
 		opts.Levels[i].BlockSize = 32 << 10
 		// A record read by key (a hit's meta, a text) lives in one table;
@@ -218,8 +260,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pebble at %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
-		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes}
+	s.db = db
 	if s.flushBytes <= 0 {
 		s.flushBytes = DefaultFlushBytes
 	}
@@ -264,8 +305,15 @@ func (s *Store) loadSeqMark(name string, mark *atomic.Uint64) error {
 
 // setSeqMark records seq under the meta key name and in mark.
 func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
-	key := append([]byte{tagMeta}, name...)
-	if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, seq), s.syncWrites()); err != nil {
+	if err := s.writable(); err != nil {
+		return fmt.Errorf("store: record %s: %w", name, err)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(append([]byte{tagMeta}, name...), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
+		return err
+	}
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
 		return fmt.Errorf("store: record %s in %s: %w", name, s.dir, err)
 	}
 	mark.Store(seq)
@@ -278,6 +326,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.builds.stop()
+	close(s.stop)
+	s.probes.Wait()
+	if s.faults.writeFault() != nil && s.faults.writeFault().Restart {
+		return s.closeBroken()
+	}
 	err := s.db.Flush()
 	s.flushes.Wait()
 	if err != nil {
@@ -285,6 +338,31 @@ func (s *Store) Close() error {
 		return fmt.Errorf("store: flush %s: %w", s.dir, err)
 	}
 	return s.db.Close()
+}
+
+// brokenCloseWait is how long Close waits for Pebble to close once a
+// failed write broke its commit pipeline.
+const brokenCloseWait = 5 * time.Second
+
+// closeBroken closes a store whose commit pipeline a failed write broke:
+// Pebble's Close takes the pipeline's lock, which the failed commit may
+// still hold, so it is given brokenCloseWait and then left to the
+// process's exit. Nothing acknowledged is lost either way: every
+// acknowledged write was synced before the failure, and the next open
+// replays the log.
+func (s *Store) closeBroken() error {
+	done := make(chan error, 1)
+	go func() { done <- s.db.Close() }()
+	cause := s.faults.writeFault().Cause
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("store: close %s after a failed write (%s): %w", s.dir, cause, err)
+		}
+		return nil
+	case <-time.After(brokenCloseWait):
+		return fmt.Errorf("store: close %s: Pebble did not close within %v after a failed write (%s); its log is replayed at the next open", s.dir, brokenCloseWait, cause)
+	}
 }
 
 // syncWrites is the write option of a commit that must be durable when it
@@ -1014,13 +1092,17 @@ func (s *Store) ClearDeleted(seqs []uint64) error {
 	if len(seqs) == 0 {
 		return nil
 	}
+	if s.writable() != nil {
+		return nil // the markers stay until writes resume; the index forgets them twice
+	}
 	b := s.db.NewBatch()
+	defer b.Close()
 	for _, q := range seqs {
 		if err := b.Delete(seqKey(tagDeleted, q), nil); err != nil {
 			return err
 		}
 	}
-	return b.Commit(pebble.NoSync) // losing this only makes the index forget twice
+	return s.commitBatch(b, pebble.NoSync) // losing this only makes the index forget twice
 }
 
 // Compact rewrites the whole store into Pebble's last level, where blocks
@@ -1037,16 +1119,4 @@ func (s *Store) Compact(ctx context.Context) error {
 func (s *Store) DiskSize() int64 {
 	m := s.db.Metrics()
 	return int64(m.DiskSpaceUsage())
-}
-
-// quietLogger drops Pebble's informational chatter and keeps its errors.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble: fatal: "+format+"\n", args...)
-	os.Exit(1)
 }

@@ -48,6 +48,9 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 func (s *Store) Apply(fb *FileBatch) (Result, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -135,6 +138,9 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entry) (Result, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.startBatch()
 	si, err := s.Session(sid)
 	if errors.Is(err, ErrNotFound) {
@@ -179,6 +185,9 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 func (s *Store) DropSession(sid string) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return 0, err
+	}
 	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -186,8 +195,8 @@ func (s *Store) DropSession(sid string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := b.Commit(s.syncWrites()); err != nil {
-		return 0, fmt.Errorf("store: commit: %w", err)
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+		return 0, err
 	}
 	s.trees.drop(sid)
 	if err := s.notify(b.Len()); err != nil {
@@ -462,8 +471,8 @@ func (s *Store) commit(b *pebble.Batch, si *SessionInfo) error {
 	if err := b.Set(append([]byte{tagMeta}, "seq"...), binary.BigEndian.AppendUint64(nil, s.nextSeq), nil); err != nil {
 		return err
 	}
-	if err := b.Commit(s.syncWrites()); err != nil {
-		return fmt.Errorf("store: commit to %s: %w (the write was not stored)", s.dir, err)
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+		return err
 	}
 	s.trees.drop(si.ID)
 	return s.notify(b.Len())
