@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/ingest"
@@ -46,6 +47,10 @@ type Options struct {
 	// SmallPages: Warm leaves the process's memory in small pages
 	// instead of collapsing it into huge ones (see package hugepages).
 	SmallPages bool
+	// StoreFS is the file system the store lives in (the operating
+	// system's when nil); tests give one that drops unsynced writes or
+	// runs out of space. The index and the lock are always on disk.
+	StoreFS vfs.FS
 }
 
 // Service is an open data directory.
@@ -79,7 +84,8 @@ func Open(o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes})
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes,
+		FS: o.StoreFS, Log: o.Log})
 	if err != nil {
 		lock.Release()
 		return nil, err
@@ -98,6 +104,26 @@ func Open(o Options) (*Service, error) {
 		ix.Run(ctx)
 	}()
 	return s, nil
+}
+
+// OnWritesResumed calls retry each time the store's writes resume after a
+// fault cleared by itself (space came back), until ctx ends: a server
+// passes its watcher's Rescan, so that the journals whose reads were
+// refused meanwhile are read at once, not at the next periodic rescan.
+// Nothing is lost while writes are stopped: a refused read leaves the
+// file's stored read position where it was.
+func (s *Service) OnWritesResumed(ctx context.Context, retry func()) {
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.Store.WritesResumed():
+				s.Log.Info("ingest: reading the journals again now that writes resume")
+				retry()
+			}
+		}
+	}()
 }
 
 // Close stops the indexer, closes index and store, and releases the lock.

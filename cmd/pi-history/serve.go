@@ -198,6 +198,9 @@ func runServe(g *globals, args []string) error {
 				g.log.Error("cannot watch Pi's sessions directories; journals are read only by import and sync", "err", err)
 			}
 		}()
+		// A full disk stops ingest, not the server: once space is back,
+		// the journals are read again at once.
+		svc.OnWritesResumed(wctx, watcher.Rescan)
 	} else {
 		close(wdone)
 	}
