@@ -34,6 +34,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h := client.Health{Status: "ok"}
+	for _, f := range s.svc.Store.Faults() {
+		h.Status = "degraded"
+		h.Faults = append(h.Faults, client.Fault{Part: f.Part, Cause: f.Cause, Since: f.Since.UTC().Format(time.RFC3339), Restart: f.Restart})
+	}
 	if c != "" {
 		if !client.ValidChallenge(c) {
 			return badParam("challenge", "challenge must be %d to 64 bytes in lower-case hex", client.ChallengeBytes)
