@@ -427,10 +427,23 @@ func (x *Index) Close() error {
 
 // Run indexes new entries as the store commits them, until ctx ends.
 func (x *Index) Run(ctx context.Context) {
+	var failing time.Time // when the current run of failures began
+	failures := 0
 	for {
 		ch := x.st.Changed()
-		if _, err := x.CatchUp(ctx, nil); err != nil && ctx.Err() == nil {
-			x.log.Error("indexing failed; retrying in 1s", "err", err)
+		_, err := x.CatchUp(ctx, nil)
+		if err == nil && failures > 0 {
+			x.log.Info("indexing works again", "failingFor", time.Since(failing).Round(time.Millisecond).String(), "failures", failures)
+			failures = 0
+		}
+		if err != nil && ctx.Err() == nil {
+			// Said once per run of failures (a full disk fails every
+			// try), and again once indexing works.
+			if failures == 0 {
+				failing = time.Now()
+				x.log.Error("indexing failed; retrying every second, searches scan what is not indexed meanwhile", "err", err)
+			}
+			failures++
 			select {
 			case <-ctx.Done():
 				return
