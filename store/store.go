@@ -216,7 +216,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.ReserveBytes == 0 {
 		o.ReserveBytes = DefaultReserveBytes
 	}
-	if err := o.FS.MkdirAll(dir, 0o700); err != nil {
+	if err := mkdirSynced(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
 	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
@@ -286,6 +286,45 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// mkdirSynced creates dir (mode 0700) and any missing parents, and syncs
+// the directory above each one it creates: until then a power cut can
+// take the new directory's name away, and the store in it with it, however
+// well synced its files are. (Pebble does this for a directory it
+// creates, but it finds this one made.)
+func mkdirSynced(fs vfs.FS, dir string) error {
+	dir = filepath.Clean(dir)
+	var made []string
+	for d := dir; ; {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		up := fs.PathDir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, d := range made {
+		parent, err := fs.OpenDir(fs.PathDir(d))
+		if err != nil {
+			return err
+		}
+		err = parent.Sync()
+		parent.Close()
+		if err != nil {
+			return fmt.Errorf("sync the directory holding %s: %w", d, err)
+		}
+	}
+	return nil
 }
 
 // loadSeqMark reads the seq kept under the meta key name into mark; on the
