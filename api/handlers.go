@@ -38,6 +38,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		h.Status = "degraded"
 		h.Faults = append(h.Faults, client.Fault{Part: f.Part, Cause: f.Cause, Since: f.Since.UTC().Format(time.RFC3339), Restart: f.Restart})
 	}
+	if f := s.svc.Index.Failing(); f != nil {
+		h.Status = "degraded"
+		h.Faults = append(h.Faults, client.Fault{Part: "index", Cause: f.Cause, Since: f.Since.UTC().Format(time.RFC3339)})
+	}
 	if c != "" {
 		if !client.ValidChallenge(c) {
 			return badParam("challenge", "challenge must be %d to 64 bytes in lower-case hex", client.ChallengeBytes)

@@ -235,8 +235,9 @@ type Health struct {
 // Fault is one cause of degraded health.
 type Fault struct {
 	// Part is what is affected: "writes" (the store refuses ingest and
-	// pushes until it clears) or "background" (the store's flushes or
-	// compactions fail and are retried).
+	// pushes until it clears), "background" (the store's flushes or
+	// compactions fail and are retried) or "index" (indexing fails and is
+	// retried; searches scan what is not indexed meanwhile).
 	Part  string `json:"part"`
 	Cause string `json:"cause"`
 	Since string `json:"since"` // RFC 3339
