@@ -46,6 +46,13 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // Apply stores a batch read from a journal file, with one synced commit.
 func (s *Store) Apply(fb *FileBatch) (Result, error) {
+	// Checked before the lock too: a commit that Pebble stalls (its
+	// flushes failing on a disk someone else filled) holds the lock until
+	// space is back, and other writers are refused meanwhile instead of
+	// waiting behind it.
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.writable(); err != nil {
@@ -136,6 +143,10 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 // other bytes it is a *ConflictError and nothing of the push is stored.
 // header is needed only for a session the store has not seen yet.
 func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entry) (Result, error) {
+	// Checked before the lock too (see Apply).
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.writable(); err != nil {
@@ -183,6 +194,10 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 
 // DropSession removes a session and all its entries.
 func (s *Store) DropSession(sid string) (int, error) {
+	// Checked before the lock too (see Apply).
+	if err := s.writable(); err != nil {
+		return 0, err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.writable(); err != nil {
