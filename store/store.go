@@ -360,6 +360,8 @@ func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
 }
 
 // Close flushes and closes the store. Closing it again does nothing.
+// While a fault is current (see Faults), Pebble is given faultCloseWait
+// to close, and then left to the process's exit (see closeFaulted).
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
@@ -367,9 +369,14 @@ func (s *Store) Close() error {
 	s.builds.stop()
 	close(s.stop)
 	s.probes.Wait()
-	if s.faults.writeFault() != nil && s.faults.writeFault().Restart {
-		return s.closeBroken()
+	if f := s.faults.list(); len(f) > 0 {
+		return s.closeFaulted(f[0])
 	}
+	return s.closeDB()
+}
+
+// closeDB flushes the memtables and closes Pebble.
+func (s *Store) closeDB() error {
 	err := s.db.Flush()
 	s.flushes.Wait()
 	if err != nil {
@@ -379,28 +386,36 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// brokenCloseWait is how long Close waits for Pebble to close once a
-// failed write broke its commit pipeline.
-const brokenCloseWait = 5 * time.Second
+// faultCloseWait is how long Close waits for Pebble while a fault is
+// current.
+const faultCloseWait = 5 * time.Second
 
-// closeBroken closes a store whose commit pipeline a failed write broke:
-// Pebble's Close takes the pipeline's lock, which the failed commit may
-// still hold, so it is given brokenCloseWait and then left to the
-// process's exit. Nothing acknowledged is lost either way: every
-// acknowledged write was synced before the failure, and the next open
-// replays the log.
-func (s *Store) closeBroken() error {
+// closeFaulted closes a store with fault f current. A flush on a disk
+// that is full may be retried until space is back, and once a failed
+// write broke the commit pipeline, Pebble's Close takes the pipeline's
+// lock, which the failed commit may still hold: either could keep a
+// server from ever stopping. So Pebble is given faultCloseWait (without a
+// flush when the pipeline is broken), then left to the process's exit.
+// Nothing acknowledged is lost either way: a server's writes are synced
+// through the log, which the next open replays, and a bulk store's count
+// only once Persist has flushed them.
+func (s *Store) closeFaulted(f Fault) error {
 	done := make(chan error, 1)
-	go func() { done <- s.db.Close() }()
-	cause := s.faults.writeFault().Cause
+	go func() {
+		if f.Restart {
+			done <- s.db.Close()
+			return
+		}
+		done <- s.closeDB()
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("store: close %s after a failed write (%s): %w", s.dir, cause, err)
+			return fmt.Errorf("store: close %s during a fault (%s): %w", s.dir, f.Cause, err)
 		}
 		return nil
-	case <-time.After(brokenCloseWait):
-		return fmt.Errorf("store: close %s: Pebble did not close within %v after a failed write (%s); its log is replayed at the next open", s.dir, brokenCloseWait, cause)
+	case <-time.After(faultCloseWait):
+		return fmt.Errorf("store: close %s: Pebble did not close within %v during a fault (%s); its log is replayed at the next open", s.dir, faultCloseWait, f.Cause)
 	}
 }
 
