@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -283,9 +284,15 @@ func (l pebbleLogger) Errorf(format string, args ...interface{}) {
 
 func (l pebbleLogger) Fatalf(format string, args ...interface{}) {
 	msg := fmt.Sprintf(format, args...)
-	l.f.log.Error("store: Pebble reports a fatal error", "dir", l.f.dir, "cause", msg)
+	if !strings.HasPrefix(msg, fatalCommit) { // commitBatch logs those
+		l.f.log.Error("store: Pebble reports a fatal error; the process ends", "dir", l.f.dir, "cause", msg)
+	}
 	panic(pebbleFatal(msg))
 }
+
+// fatalCommit starts the message of Pebble's Fatalf for a failed commit
+// (DB.applyInternal), raised in the committing goroutine.
+const fatalCommit = "pebble: fatal commit error"
 
 // eventListener reports Pebble's background errors as a background fault,
 // cleared by the next flush or compaction that succeeds.
