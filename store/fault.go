@@ -53,6 +53,7 @@ type faults struct {
 	refused    int // writes refused during the current write fault
 	repeats    int // background errors during the current background fault
 	resumed    chan struct{}
+	restart    chan struct{} // closed once a restart would resume writes
 	probing    bool
 	broken     error // the error that broke the commit pipeline; never cleared
 }
@@ -200,8 +201,11 @@ func (s *Store) spaceShort() error {
 
 func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// startProbe starts, unless one runs, the goroutine that looks at the free
-// space every probeEvery and clears the write fault once it is back.
+// startProbe starts, unless one runs, the goroutine that looks every
+// probeEvery whether the disk takes writes again: for want of space, it
+// clears the write fault once space is back; after a failed write broke
+// the commit pipeline, it closes RestartWanted once there is space and a
+// small file can be written and synced in the store's directory.
 func (s *Store) startProbe() {
 	s.faults.mu.Lock()
 	if s.faults.probing {
@@ -213,23 +217,75 @@ func (s *Store) startProbe() {
 	s.probes.Add(1)
 	go func() {
 		defer s.probes.Done()
+		defer func() {
+			s.faults.mu.Lock()
+			s.faults.probing = false
+			s.faults.mu.Unlock()
+		}()
 		t := time.NewTicker(s.probeEvery)
 		defer t.Stop()
 		for {
 			select {
 			case <-s.stop:
+				return
 			case <-t.C:
-				if s.spaceShort() != nil {
-					continue
-				}
-				s.faults.writesOK()
+			}
+			if s.spaceShort() != nil {
+				continue
 			}
 			s.faults.mu.Lock()
-			s.faults.probing = false
+			broken := s.faults.broken != nil
 			s.faults.mu.Unlock()
-			return
+			if !broken {
+				s.faults.writesOK()
+				return
+			}
+			if s.diskTakesWrites() == nil {
+				s.faults.wantRestart()
+				return
+			}
 		}
 	}()
+}
+
+// diskTakesWrites writes, syncs and removes a small file in the store's
+// directory.
+func (s *Store) diskTakesWrites() error {
+	name := s.fs.PathJoin(s.dir, "write-probe.tmp")
+	f, err := s.fs.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(make([]byte, 4096))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if rerr := s.fs.Remove(name); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// RestartWanted returns a channel closed once writes stopped by a failed
+// write could go on, the disk taking writes again: only a new process can
+// use Pebble again (see commitBatch), so a server closes and starts
+// itself again then, and ingest resumes without anyone's help.
+func (s *Store) RestartWanted() <-chan struct{} { return s.faults.restart }
+
+// wantRestart closes restart, once.
+func (f *faults) wantRestart() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-f.restart:
+		return
+	default:
+	}
+	f.log.Info("store: the disk takes writes again; a restart resumes them", "dir", f.dir)
+	close(f.restart)
 }
 
 // commitBatch commits b with o, turning what Pebble does on a failed
@@ -254,6 +310,7 @@ func (s *Store) commitBatch(b *pebble.Batch, o *pebble.WriteOptions) (err error)
 			panic(r)
 		}
 		s.faults.stopWrites(cause, true)
+		s.startProbe()
 		err = fmt.Errorf("store: commit to %s: %w: %v (the write may not be stored; restart pi-history once the disk is fixed)", s.dir, ErrWritesStopped, cause)
 	}()
 	if err := b.Commit(o); err != nil {

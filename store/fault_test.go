@@ -19,11 +19,11 @@ import (
 )
 
 // faultFS is the operating system's file system, with the free space it
-// reports and the failure of writes to Pebble's log under a test's control.
+// reports and the failure of writes under a test's control.
 type faultFS struct {
 	vfs.FS
-	avail   atomic.Uint64 // reported free bytes; 0: what the disk says
-	failLog atomic.Bool   // writes and syncs of *.log files fail with EIO
+	avail      atomic.Uint64 // reported free bytes; 0: what the disk says
+	failWrites atomic.Bool   // writes and syncs of files fail with EIO
 }
 
 func (f *faultFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
@@ -36,7 +36,7 @@ func (f *faultFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
 }
 
 func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
-	if err != nil || !strings.HasSuffix(name, ".log") {
+	if err != nil {
 		return file, err
 	}
 	return &faultFile{File: file, fs: f}, nil
@@ -64,8 +64,8 @@ type faultFile struct {
 }
 
 func (f *faultFile) fail() error {
-	if f.fs.failLog.Load() {
-		return &os.PathError{Op: "write", Path: "WAL", Err: syscall.EIO}
+	if f.fs.failWrites.Load() {
+		return &os.PathError{Op: "write", Path: "file", Err: syscall.EIO}
 	}
 	return nil
 }
@@ -235,20 +235,21 @@ func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
 // give up on its commit pipeline and call its logger's Fatalf, which used
 // to exit the process. Now that commit fails, the store refuses writes
 // until a restart and says so once in the structured log (nothing on
-// stderr), reads go on, Close returns, and a store opened again holds
-// every write acknowledged before the failure.
+// stderr), reads go on, it asks for the restart once the disk takes
+// writes again (not before), Close returns, and a store opened again
+// holds every write acknowledged before the failure.
 func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
 	fs := &faultFS{FS: vfs.Default}
 	var log logBuffer
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := OpenWith(dir, Options{FS: fs, Log: log.logger()})
+	st, err := OpenWith(dir, Options{FS: fs, Log: log.logger(), ProbeEvery: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Apply(bulkBatch("/j/a.jsonl", "a", 0, 5, 100, true)); err != nil {
 		t.Fatal(err)
 	}
-	fs.failLog.Store(true)
+	fs.failWrites.Store(true)
 	stderr := captureStderr(t, func() {
 		_, err = st.Apply(bulkBatch("/j/a.jsonl", "a", 5, 5, 200, false))
 		if !errors.Is(err, ErrWritesStopped) {
@@ -274,6 +275,17 @@ func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
 		if len(fl) == 0 || fl[0].Part != "writes" || !fl[0].Restart || !strings.Contains(fl[0].Cause, "input/output error") {
 			t.Errorf("faults after the failed write: %+v; want a writes fault that needs a restart, naming the I/O error", fl)
 		}
+		select {
+		case <-st.RestartWanted():
+			t.Error("a restart was asked for while the disk still fails writes")
+		case <-time.After(50 * time.Millisecond):
+		}
+		fs.failWrites.Store(false)
+		select {
+		case <-st.RestartWanted():
+		case <-time.After(5 * time.Second):
+			t.Error("no restart asked for within 5s of the disk taking writes again")
+		}
 		st.Close()
 	})
 	if stderr != "" {
@@ -283,7 +295,7 @@ func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
 		t.Errorf("the log says %d times that a write failed; want once:\n%s", n, log.String())
 	}
 
-	fs.failLog.Store(false)
+	fs.failWrites.Store(false)
 	st, err = OpenWith(dir, Options{FS: fs})
 	if err != nil {
 		t.Fatalf("opening the store again after the failed write: %v", err)

@@ -222,7 +222,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
 		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
-		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{})}}
+		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS}
 	// Tables end where a key kind (its first byte) ends: most kinds are
 	// keyed by seq, which only grows, so a flushed table of one kind
