@@ -51,6 +51,10 @@ type Options struct {
 	// system's when nil); tests give one that drops unsynced writes or
 	// runs out of space. The index and the lock are always on disk.
 	StoreFS vfs.FS
+	// ReserveBytes is the free space under which the store refuses writes
+	// (store.Options.ReserveBytes: store.DefaultReserveBytes when 0, no
+	// check when negative).
+	ReserveBytes int64
 }
 
 // Service is an open data directory.
@@ -85,7 +89,7 @@ func Open(o Options) (*Service, error) {
 		return nil, err
 	}
 	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes,
-		FS: o.StoreFS, Log: o.Log})
+		FS: o.StoreFS, Log: o.Log, ReserveBytes: o.ReserveBytes})
 	if err != nil {
 		lock.Release()
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -99,7 +100,31 @@ Examples:
 	})
 }
 
+// errRestartServe ends serveOnce when the store asks for a restart (see
+// store.Store.RestartWanted).
+var errRestartServe = errors.New("restart to resume writes")
+
+// runServe serves until a signal; when a failed write stopped the store's
+// writes and the disk takes writes again, it shuts down as for a signal
+// and replaces itself with a new server process (the same pid, arguments
+// and environment), whose store replays its log and takes writes again.
 func runServe(g *globals, args []string) error {
+	err := serveOnce(g, args)
+	if !errors.Is(err, errRestartServe) {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("restart after a write fault: %w; start 'pi-history serve' again to resume writes", err)
+	}
+	g.log.Info("restarting to resume writes after a write fault", "exe", exe)
+	if err := syscall.Exec(exe, os.Args, os.Environ()); err != nil {
+		return fmt.Errorf("restart after a write fault: exec %s: %w; start 'pi-history serve' again to resume writes", exe, err)
+	}
+	return nil
+}
+
+func serveOnce(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
 	}
@@ -127,7 +152,11 @@ func runServe(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch,
+	reserve, err := reserveBytes()
+	if err != nil {
+		return err
+	}
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch, ReserveBytes: reserve,
 		SmallPages: serveFlags.smallPages})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
@@ -163,6 +192,18 @@ func runServe(g *globals, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A failed write stops the store's writes until a new process opens
+	// it: once the disk takes writes again, the server restarts itself.
+	var restart atomic.Bool
+	go func() {
+		select {
+		case <-svc.Store.RestartWanted():
+			restart.Store(true)
+			g.log.Warn("restarting the server to resume writes; requests are refused for a moment")
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 
 	serial := svc.Serial()
 	var watcher *ingest.Watcher
@@ -250,6 +291,9 @@ func runServe(g *globals, args []string) error {
 		return err
 	}
 	g.log.Info("stopped")
+	if restart.Load() {
+		return errRestartServe
+	}
 	return nil
 }
 
