@@ -169,7 +169,7 @@ func (s *Store) writable() error {
 	broken := s.faults.broken
 	s.faults.mu.Unlock()
 	if broken != nil {
-		err := fmt.Errorf("%w: a write to the store in %s failed earlier (%v); restart pi-history once the disk is fixed", ErrWritesStopped, s.dir, broken)
+		err := fmt.Errorf("%w: a write to the store in %s failed earlier (%v); a server restarts itself once the disk takes writes again, any other command must be run again then", ErrWritesStopped, s.dir, broken)
 		s.faults.stopWrites(broken, true)
 		return err
 	}
@@ -311,7 +311,7 @@ func (s *Store) commitBatch(b *pebble.Batch, o *pebble.WriteOptions) (err error)
 		}
 		s.faults.stopWrites(cause, true)
 		s.startProbe()
-		err = fmt.Errorf("store: commit to %s: %w: %v (the write may not be stored; restart pi-history once the disk is fixed)", s.dir, ErrWritesStopped, cause)
+		err = fmt.Errorf("store: commit to %s: %w: %v (the write may or may not be stored; a server restarts itself once the disk takes writes again)", s.dir, ErrWritesStopped, cause)
 	}()
 	if err := b.Commit(o); err != nil {
 		s.faults.stopWrites(err, false)
@@ -319,6 +319,39 @@ func (s *Store) commitBatch(b *pebble.Batch, o *pebble.WriteOptions) (err error)
 	}
 	s.faults.writesOK()
 	return nil
+}
+
+// faultCloseWait is how long Close waits for Pebble while a fault is
+// current.
+const faultCloseWait = 5 * time.Second
+
+// closeFaulted closes a store with fault f current. A flush on a disk
+// that is full may be retried until space is back, and once a failed
+// write broke the commit pipeline, Pebble's Close takes the pipeline's
+// lock, which the failed commit may still hold: either could keep a
+// server from ever stopping. So Pebble is given faultCloseWait (without a
+// flush when the pipeline is broken), then left to the process's exit.
+// Nothing acknowledged is lost either way: a server's writes are synced
+// through the log, which the next open replays, and a bulk store's count
+// only once Persist has flushed them.
+func (s *Store) closeFaulted(f Fault) error {
+	done := make(chan error, 1)
+	go func() {
+		if f.Restart {
+			done <- s.db.Close()
+			return
+		}
+		done <- s.closeDB()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("store: close %s during a fault (%s): %w", s.dir, f.Cause, err)
+		}
+		return nil
+	case <-time.After(faultCloseWait):
+		return fmt.Errorf("store: close %s: Pebble did not close within %v during a fault (%s); its log is replayed at the next open", s.dir, faultCloseWait, f.Cause)
+	}
 }
 
 // pebbleFatal is the panic value of pebbleLogger.Fatalf.

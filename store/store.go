@@ -386,39 +386,6 @@ func (s *Store) closeDB() error {
 	return s.db.Close()
 }
 
-// faultCloseWait is how long Close waits for Pebble while a fault is
-// current.
-const faultCloseWait = 5 * time.Second
-
-// closeFaulted closes a store with fault f current. A flush on a disk
-// that is full may be retried until space is back, and once a failed
-// write broke the commit pipeline, Pebble's Close takes the pipeline's
-// lock, which the failed commit may still hold: either could keep a
-// server from ever stopping. So Pebble is given faultCloseWait (without a
-// flush when the pipeline is broken), then left to the process's exit.
-// Nothing acknowledged is lost either way: a server's writes are synced
-// through the log, which the next open replays, and a bulk store's count
-// only once Persist has flushed them.
-func (s *Store) closeFaulted(f Fault) error {
-	done := make(chan error, 1)
-	go func() {
-		if f.Restart {
-			done <- s.db.Close()
-			return
-		}
-		done <- s.closeDB()
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("store: close %s during a fault (%s): %w", s.dir, f.Cause, err)
-		}
-		return nil
-	case <-time.After(faultCloseWait):
-		return fmt.Errorf("store: close %s: Pebble did not close within %v during a fault (%s); its log is replayed at the next open", s.dir, faultCloseWait, f.Cause)
-	}
-}
-
 // syncWrites is the write option of a commit that must be durable when it
 // returns: synced through the log, or, in a bulk store (which has no log),
 // left to the flush that publishes it.
