@@ -111,3 +111,34 @@ func TestLiveIngestResumesByItselfWhenSpaceComesBack(t *testing.T) {
 		t.Errorf("stats after the fault cleared: %+v, %v; want 5 entries", st, err)
 	}
 }
+
+// TestImportStopsAtAFullDisk: an import on a full disk stops at the first
+// refused file with an error that says why, instead of listing every file
+// as a problem, and imports everything once space is back.
+func TestImportStopsAtAFullDisk(t *testing.T) {
+	root := t.TempDir()
+	sessions := filepath.Join(root, "sessions")
+	for f := range 3 {
+		p := filepath.Join(sessions, "--w--", fmt.Sprintf("2026-01-01T10-00-0%d-000Z_s%d.jsonl", f, f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		appendJournal(t, p, fmt.Sprintf("s%d", f), 0, 4)
+	}
+	fs := &shortFS{FS: vfs.Default}
+	fs.avail.Store(1 << 20)
+	svc, err := Open(Options{DataDir: filepath.Join(root, "data"), StoreFS: fs, Bulk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	sum, err := svc.Import(context.Background(), []string{sessions}, nil)
+	if !errors.Is(err, store.ErrWritesStopped) || len(sum.Problems) != 0 {
+		t.Fatalf("import on a full disk: %v, problems %+v; want ErrWritesStopped and no problem listed", err, sum.Problems)
+	}
+	fs.avail.Store(0)
+	sum, err = svc.Import(context.Background(), []string{sessions}, nil)
+	if err != nil || sum.Entries != 9 {
+		t.Fatalf("import once space is back: %+v, %v; want 9 entries", sum, err)
+	}
+}

@@ -563,6 +563,12 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 			rep, err = s.serial.File(f, prog)
 			reps = []ingest.FileReport{rep}
 		}
+		if errors.Is(err, store.ErrWritesStopped) {
+			// The disk is full or failing: every other file would fail
+			// alike. What was stored so far stays; importing again once
+			// the disk takes writes goes on from there.
+			return sum, fmt.Errorf("import stopped at %s: %w", f, err)
+		}
 		if err != nil {
 			sum.Problems = append(sum.Problems, ingest.Problem{File: f, Reason: err.Error(), Unread: true})
 		}

@@ -339,7 +339,16 @@ func (s *Store) loadSeqMark(name string, mark *atomic.Uint64) error {
 		mark.Store(binary.BigEndian.Uint64(v))
 		return nil
 	}
-	return s.setSeqMark(name, mark, s.nextSeq)
+	if err := s.setSeqMark(name, mark, s.nextSeq); errors.Is(err, ErrWritesStopped) {
+		// A full disk: the mark holds for this process and is recorded by
+		// the next open, higher, which only costs that open work the
+		// entries between did not need (both marks err on that side).
+		mark.Store(s.nextSeq)
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // setSeqMark records seq under the meta key name and in mark.
