@@ -271,6 +271,9 @@ func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
 		if raw, err := st.Raw(5); err != nil || !bytes.Contains(raw, []byte("a-0004")) {
 			t.Errorf("reading entry 5 after the failure: %q, %v", raw, err)
 		}
+		if got := st.LastSeq(); got != 5 {
+			t.Errorf("LastSeq = %d after the failed write; want 5 (the index must not be told of a write that failed)", got)
+		}
 		fl := st.Faults()
 		if len(fl) == 0 || fl[0].Part != "writes" || !fl[0].Restart || !strings.Contains(fl[0].Cause, "input/output error") {
 			t.Errorf("faults after the failed write: %+v; want a writes fault that needs a restart, naming the I/O error", fl)
