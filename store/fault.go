@@ -208,7 +208,7 @@ func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 // small file can be written and synced in the store's directory.
 func (s *Store) startProbe() {
 	s.faults.mu.Lock()
-	if s.faults.probing {
+	if s.faults.probing || s.closed.Load() {
 		s.faults.mu.Unlock()
 		return
 	}
