@@ -56,6 +56,9 @@ func TestAFullDiskDegradesHealthAndRefusesOnlyWrites(t *testing.T) {
 	if hl.Status != "degraded" || len(hl.Faults) != 1 || hl.Faults[0].Part != "writes" || !strings.Contains(hl.Faults[0].Cause, "free") || hl.Faults[0].Since == "" {
 		t.Errorf("health on a full disk: %+v; want degraded, with the writes fault and its cause", hl)
 	}
+	if len(hl.Faults) > 0 && (strings.Contains(hl.Faults[0].Cause, h.dataDir) || !strings.Contains(hl.Faults[0].Cause, "<data>/store")) {
+		t.Errorf("the cause names the data directory's path: %q; want <data>", hl.Faults[0].Cause)
+	}
 	for _, path := range []string{"/v1/search?needle=ErrCartEmpty", "/v1/sessions", "/v1/sessions/s1/entries", "/v1/stats"} {
 		if w := h.do(req{Path: path}); w.Code != http.StatusOK {
 			t.Errorf("GET %s on a full disk: %d %s; want 200", path, w.Code, w.Body)
