@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -118,10 +119,36 @@ func runServe(g *globals, args []string) error {
 		return fmt.Errorf("restart after a write fault: %w; start 'pi-history serve' again to resume writes", err)
 	}
 	g.log.Info("restarting to resume writes after a write fault", "exe", exe)
-	if err := syscall.Exec(exe, os.Args, os.Environ()); err != nil {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, restartedEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, fmt.Sprintf("%s=%d", restartedEnv, time.Now().Unix()))
+	if err := syscall.Exec(exe, os.Args, env); err != nil {
 		return fmt.Errorf("restart after a write fault: exec %s: %w; start 'pi-history serve' again to resume writes", exe, err)
 	}
 	return nil
+}
+
+// restartedEnv holds, in a server that replaced itself, when it did (Unix
+// seconds); restartEvery is the least time between two such restarts, so
+// that a disk that fails again at once does not make the server restart
+// over and over.
+const (
+	restartedEnv = "PI_HISTORY_RESTARTED_AT"
+	restartEvery = time.Minute
+)
+
+// restartDelay is how long a server must wait before it replaces itself
+// again.
+func restartDelay(now time.Time) time.Duration {
+	at, err := strconv.ParseInt(os.Getenv(restartedEnv), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return max(0, time.Unix(at, 0).Add(restartEvery).Sub(now))
 }
 
 func serveOnce(g *globals, args []string) error {
@@ -198,6 +225,14 @@ func serveOnce(g *globals, args []string) error {
 	go func() {
 		select {
 		case <-svc.Store.RestartWanted():
+			if d := restartDelay(time.Now()); d > 0 {
+				g.log.Warn("the server restarted itself less than a minute ago; waiting before it does again", "wait", d.Round(time.Second).String())
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+					return
+				}
+			}
 			restart.Store(true)
 			g.log.Warn("restarting the server to resume writes; requests are refused for a moment")
 			stop()
