@@ -35,6 +35,17 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h := client.Health{Status: "ok"}
+	// Anyone who reaches the server may ask: the causes name the data
+	// directory as <data>, not by its path.
+	cause := func(c string) string { return strings.ReplaceAll(c, s.svc.Dir, "<data>") }
+	for _, f := range s.svc.Store.Faults() {
+		h.Status = "degraded"
+		h.Faults = append(h.Faults, client.Fault{Part: f.Part, Cause: cause(f.Cause), Since: f.Since.UTC().Format(time.RFC3339), Restart: f.Restart})
+	}
+	if f := s.svc.Index.Failing(); f != nil {
+		h.Status = "degraded"
+		h.Faults = append(h.Faults, client.Fault{Part: "index", Cause: cause(f.Cause), Since: f.Since.UTC().Format(time.RFC3339)})
+	}
 	if c != "" {
 		if !client.ValidChallenge(c) {
 			return badParam("challenge", "challenge must be %d to 64 bytes in lower-case hex", client.ChallengeBytes)

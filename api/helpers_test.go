@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/pi-history/pi-history/api/client"
@@ -45,10 +46,17 @@ func (h *harness) on(t *testing.T) *harness {
 
 func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	t.Helper()
+	return newHarnessOn(t, nil, opts...)
+}
+
+// newHarnessOn is newHarness with the store in storeFS (see
+// service.Options.StoreFS; the operating system's when nil).
+func newHarnessOn(t *testing.T, storeFS vfs.FS, opts ...harnessOpt) *harness {
+	t.Helper()
 	root := t.TempDir()
 	h := &harness{t: t, dataDir: filepath.Join(root, "data"), sessions: filepath.Join(root, "sessions")}
 	h.journal = writeJournal(t, h.sessions, "--home-dev-shop--", "s1", fixtureLines("s1"))
-	svc, err := service.Open(service.Options{DataDir: h.dataDir, SessionsDirs: []string{h.sessions}})
+	svc, err := service.Open(service.Options{DataDir: h.dataDir, SessionsDirs: []string{h.sessions}, StoreFS: storeFS})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ const (
 	ProblemMediaType        = "urn:pi-history:problem:unsupported-media-type"
 	ProblemTooManyRequests  = "urn:pi-history:problem:too-many-requests"
 	ProblemShuttingDown     = "urn:pi-history:problem:shutting-down"
+	ProblemWritesStopped    = "urn:pi-history:problem:writes-stopped"
 	ProblemInternal         = "urn:pi-history:problem:internal"
 	problemContentType      = "application/problem+json"
 	internalErrorDetailText = "the server failed to answer; the cause is in its log"
@@ -105,6 +106,9 @@ func problemFor(err error) (p *client.Error, internal bool) {
 			}
 		}
 		return p, false
+	case errors.Is(err, store.ErrWritesStopped):
+		return &client.Error{Type: ProblemWritesStopped, Title: "Writes are stopped", Status: http.StatusServiceUnavailable,
+			Detail: err.Error() + "; send it again later (GET /healthz says when writes resume)"}, false
 	case errors.Is(err, store.ErrNotFound):
 		return &client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: err.Error()}, false
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

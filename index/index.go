@@ -89,7 +89,8 @@ type Index struct {
 	mu      sync.RWMutex // guards bi against a swap by Reindex
 	bi      bleve.Index
 	through atomic.Uint64
-	wmu     sync.Mutex // one indexing pass at a time
+	wmu     sync.Mutex              // one indexing pass at a time
+	failing atomic.Pointer[Failure] // set while Run's passes fail
 	common  atomic.Pointer[commonSet]
 	starts  blockStarts // block starts of documents, per segment
 	ct      counter     // guarded by wmu
@@ -473,16 +474,41 @@ func (x *Index) Close() error {
 	return x.bi.Close()
 }
 
+// Failure is why indexing has failed since a time.
+type Failure struct {
+	Cause string
+	Since time.Time
+}
+
+// Failing reports why Run's passes fail, or nil while they succeed.
+// Searches go on meanwhile, scanning what is not indexed.
+func (x *Index) Failing() *Failure { return x.failing.Load() }
+
 // Run indexes new entries as the store commits them, until ctx ends.
 func (x *Index) Run(ctx context.Context) {
 	if x.readOnly {
 		<-ctx.Done()
 		return
 	}
+	var failing time.Time // when the current run of failures began
+	failures := 0
 	for {
 		ch := x.st.Changed()
-		if _, err := x.CatchUp(ctx, nil); err != nil && ctx.Err() == nil {
-			x.log.Error("indexing failed; retrying in 1s", "err", err)
+		_, err := x.CatchUp(ctx, nil)
+		if err == nil && failures > 0 {
+			x.log.Info("indexing works again", "failingFor", time.Since(failing).Round(time.Millisecond).String(), "failures", failures)
+			failures = 0
+			x.failing.Store(nil)
+		}
+		if err != nil && ctx.Err() == nil {
+			// Said once per run of failures (a full disk fails every
+			// try), and again once indexing works.
+			if failures == 0 {
+				failing = time.Now()
+				x.failing.Store(&Failure{Cause: err.Error(), Since: failing})
+				x.log.Error("indexing failed; retrying every second, searches scan what is not indexed meanwhile", "err", err)
+			}
+			failures++
 			select {
 			case <-ctx.Done():
 				return

@@ -663,10 +663,17 @@ func (w *Watcher) read(path string) {
 	} else if statErr == nil && info.Mode().IsRegular() {
 		rep, err = w.serial.File(path, nil)
 		w.ingests.Add(1)
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrWritesStopped):
+			// The store refuses writes (a full disk) and says so in the
+			// log once; the file is read again when writes resume.
+			w.mu.Lock()
+			w.lastErr = err.Error()
+			w.mu.Unlock()
+		case err != nil:
 			w.errs.Add(1)
 			w.setErr(err)
-		} else {
+		default:
 			w.mu.Lock()
 			w.seen[path] = fileSig{size: info.Size(), mtime: info.ModTime()}
 			w.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/ingest"
@@ -54,6 +55,14 @@ type Options struct {
 	// this process cannot write to. The index does not catch up (searches
 	// scan what it lacks), and nothing is ingested.
 	ReadOnly bool
+	// StoreFS is the file system the store lives in (the operating
+	// system's when nil); tests give one that drops unsynced writes or
+	// runs out of space. The index and the lock are always on disk.
+	StoreFS vfs.FS
+	// ReserveBytes is the free space under which the store refuses writes
+	// (store.Options.ReserveBytes: store.DefaultReserveBytes when 0, no
+	// check when negative).
+	ReserveBytes int64
 }
 
 // Service is an open data directory.
@@ -90,7 +99,8 @@ func Open(o Options) (*Service, error) {
 	if !o.ReadOnly {
 		tidyReindex(o.DataDir, o.Log)
 	}
-	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes, ReadOnly: o.ReadOnly})
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes,
+		FS: o.StoreFS, Log: o.Log, ReserveBytes: o.ReserveBytes, ReadOnly: o.ReadOnly})
 	if err != nil {
 		lock.Release()
 		return nil, err
@@ -135,6 +145,26 @@ func tidyReindex(dir string, log *slog.Logger) {
 			log.Info("removed what a killed reindex left behind", "dir", p)
 		}
 	}
+}
+
+// OnWritesResumed calls retry each time the store's writes resume after a
+// fault cleared by itself (space came back), until ctx ends: a server
+// passes its watcher's Rescan, so that the journals whose reads were
+// refused meanwhile are read at once, not at the next periodic rescan.
+// Nothing is lost while writes are stopped: a refused read leaves the
+// file's stored read position where it was.
+func (s *Service) OnWritesResumed(ctx context.Context, retry func()) {
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.Store.WritesResumed():
+				s.Log.Info("ingest: reading the journals again now that writes resume")
+				retry()
+			}
+		}
+	}()
 }
 
 // Close stops the indexer, closes index and store, and releases the lock.
@@ -581,6 +611,12 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 			var rep ingest.FileReport
 			rep, err = s.serial.File(f, prog)
 			reps = []ingest.FileReport{rep}
+		}
+		if errors.Is(err, store.ErrWritesStopped) {
+			// The disk is full or failing: every other file would fail
+			// alike. What was stored so far stays; importing again once
+			// the disk takes writes goes on from there.
+			return sum, fmt.Errorf("import stopped at %s: %w", f, err)
 		}
 		if err != nil {
 			sum.Problems = append(sum.Problems, ingest.Problem{File: f, Reason: err.Error(), Unread: true})

@@ -157,7 +157,14 @@ func (s *Store) keepFilter(c uint64, f *textFilter, sum uint64) {
 	binary.BigEndian.PutUint64(v[1:], f.n)
 	binary.BigEndian.PutUint64(v[9:], sum)
 	v, _ = f.bits.AppendBinary(v)
-	_ = s.db.Set(seqKey(tagFilter, c), v, pebble.NoSync)
+	if s.writable() != nil {
+		return
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if b.Set(seqKey(tagFilter, c), v, nil) == nil {
+		_ = s.commitBatch(b, pebble.NoSync)
+	}
 }
 
 // WarmFilters gives every chunk in the sketch cache that has none a filter

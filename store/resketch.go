@@ -114,7 +114,10 @@ func (s *Store) resketchChunk(c uint64, st *ResketchStats) error {
 	if b.Empty() {
 		return nil
 	}
-	if err := b.Commit(s.syncWrites()); err != nil {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
 		return err
 	}
 	// Searches pick up the new sketches: the chunk is dropped from the

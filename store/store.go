@@ -23,10 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -128,6 +129,17 @@ type Store struct {
 	// WarmHeads has built them (see Heads).
 	heads  heads
 	closed atomic.Bool // Close was called
+
+	// fs is the file system the store lives in; reserve the free space
+	// under which writes are refused (see Options.ReserveBytes). faults
+	// tracks what keeps the store from working normally; probes are the
+	// goroutines watching for space to come back, ended by stop.
+	fs         vfs.FS
+	reserve    int64
+	probeEvery time.Duration
+	faults     faults
+	probes     sync.WaitGroup
+	stop       chan struct{}
 }
 
 // Open opens (creating if needed) the store in dir. The caller must hold the
@@ -167,6 +179,21 @@ type Options struct {
 	// million picorpus entries take ~900 MB of it without their texts,
 	// ~1.05 GB more with them.
 	SketchCacheBytes int
+	// FS is the file system the store lives in (the operating system's
+	// when nil); tests give one that drops unsynced writes or fails.
+	FS vfs.FS
+	// Log receives the store's faults (writes stopped and resumed,
+	// Pebble's background errors), once when each starts and once when
+	// it clears; nothing of Pebble's goes to stderr. Discarded when nil.
+	Log *slog.Logger
+	// ReserveBytes is the free space on the store's disk under which
+	// writes are refused with ErrWritesStopped instead of reaching Pebble,
+	// whose commit pipeline does not survive a failed write
+	// (DefaultReserveBytes when 0, no check when negative).
+	ReserveBytes int64
+	// ProbeEvery is how often a store refusing writes for want of space
+	// looks again (a second when 0).
+	ProbeEvery time.Duration
 }
 
 // DefaultFlushBytes is a bulk store's FlushBytes when none is given: half
@@ -196,14 +223,25 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = DefaultCacheBytes
 	}
-	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, ReadOnly: o.ReadOnly}
-	if o.ReadOnly {
-		opts.FS = readOnlyFS{vfs.Default}
-	} else {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("store: create %s: %w", dir, err)
-		}
+	if o.FS == nil {
+		o.FS = defaultFS
 	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.ReserveBytes == 0 {
+		o.ReserveBytes = DefaultReserveBytes
+	}
+	if o.ReadOnly {
+		o.FS = readOnlyFS{o.FS}
+	} else if err := mkdirSynced(o.FS, dir); err != nil {
+		return nil, fmt.Errorf("store: create %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
+		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes,
+		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
+		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
+	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS, ReadOnly: o.ReadOnly}
 	// Tables end where a key kind (its first byte) ends: most kinds are
 	// keyed by seq, which only grows, so a flushed table of one kind
 	// overlaps no older table of that kind and compactions move it down
@@ -226,7 +264,8 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	defer opts.Cache.Unref()
 	opts.MemTableSize = memTableBytes
 	opts.DisableWAL = o.Bulk
-	opts.Logger = quietLogger{}
+	opts.Logger = pebbleLogger{&s.faults}
+	opts.EventListener = s.faults.eventListener()
 	for i := range opts.Levels {
 		opts.Levels[i].BlockSize = 32 << 10
 		// A record read by key (a hit's meta, a text) lives in one table;
@@ -239,8 +278,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pebble at %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
-		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes}
+	s.db = db
 	if s.flushBytes <= 0 {
 		s.flushBytes = DefaultFlushBytes
 	}
@@ -268,6 +306,45 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	return s, nil
 }
 
+// mkdirSynced creates dir (mode 0700) and any missing parents, and syncs
+// the directory above each one it creates: until then a power cut can
+// take the new directory's name away, and the store in it with it, however
+// well synced its files are. (Pebble does this for a directory it
+// creates, but it finds this one made.)
+func mkdirSynced(fs vfs.FS, dir string) error {
+	dir = filepath.Clean(dir)
+	var made []string
+	for d := dir; ; {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		up := fs.PathDir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, d := range made {
+		parent, err := fs.OpenDir(fs.PathDir(d))
+		if err != nil {
+			return err
+		}
+		err = parent.Sync()
+		parent.Close()
+		if err != nil {
+			return fmt.Errorf("sync the directory holding %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
 // loadSeqMark reads the seq kept under the meta key name into mark; on the
 // first open by a binary that knows the key, the next seq to be given is
 // recorded (what this binary writes from then on needs no fixing).
@@ -280,13 +357,29 @@ func (s *Store) loadSeqMark(name string, mark *atomic.Uint64) error {
 		mark.Store(binary.BigEndian.Uint64(v))
 		return nil
 	}
-	return s.setSeqMark(name, mark, s.nextSeq)
+	if err := s.setSeqMark(name, mark, s.nextSeq); errors.Is(err, ErrWritesStopped) {
+		// A full disk: the mark holds for this process and is recorded by
+		// the next open, higher, which only costs that open work the
+		// entries between did not need (both marks err on that side).
+		mark.Store(s.nextSeq)
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // setSeqMark records seq under the meta key name and in mark.
 func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
-	key := append([]byte{tagMeta}, name...)
-	if err := s.db.Set(key, binary.BigEndian.AppendUint64(nil, seq), s.syncWrites()); err != nil {
+	if err := s.writable(); err != nil {
+		return fmt.Errorf("store: record %s: %w", name, err)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(append([]byte{tagMeta}, name...), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
+		return err
+	}
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
 		return fmt.Errorf("store: record %s in %s: %w", name, s.dir, err)
 	}
 	mark.Store(seq)
@@ -294,11 +387,23 @@ func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
 }
 
 // Close flushes and closes the store. Closing it again does nothing.
+// While a fault is current (see Faults), Pebble is given faultCloseWait
+// to close, and then left to the process's exit (see closeFaulted).
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	s.builds.stop()
+	close(s.stop)
+	s.probes.Wait()
+	if f := s.faults.list(); len(f) > 0 {
+		return s.closeFaulted(f[0])
+	}
+	return s.closeDB()
+}
+
+// closeDB flushes the memtables and closes Pebble.
+func (s *Store) closeDB() error {
 	err := s.db.Flush()
 	s.flushes.Wait()
 	if err != nil {
@@ -1047,13 +1152,17 @@ func (s *Store) ClearDeleted(seqs []uint64) error {
 	if len(seqs) == 0 {
 		return nil
 	}
+	if s.writable() != nil {
+		return nil // the markers stay until writes resume; the index forgets them twice
+	}
 	b := s.db.NewBatch()
+	defer b.Close()
 	for _, q := range seqs {
 		if err := b.Delete(seqKey(tagDeleted, q), nil); err != nil {
 			return err
 		}
 	}
-	return b.Commit(pebble.NoSync) // losing this only makes the index forget twice
+	return s.commitBatch(b, pebble.NoSync) // losing this only makes the index forget twice
 }
 
 // Compact rewrites the whole store into Pebble's last level, where blocks
@@ -1070,16 +1179,4 @@ func (s *Store) Compact(ctx context.Context) error {
 func (s *Store) DiskSize() int64 {
 	m := s.db.Metrics()
 	return int64(m.DiskSpaceUsage())
-}
-
-// quietLogger drops Pebble's informational chatter and keeps its errors.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble: fatal: "+format+"\n", args...)
-	os.Exit(1)
 }

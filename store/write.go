@@ -53,8 +53,18 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // Apply stores a batch read from a journal file, with one synced commit.
 func (s *Store) Apply(fb *FileBatch) (Result, error) {
+	// Checked before the lock too: a commit that Pebble stalls (its
+	// flushes failing on a disk someone else filled) holds the lock until
+	// space is back, and other writers are refused meanwhile instead of
+	// waiting behind it.
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -170,8 +180,15 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 // other bytes it is a *ConflictError and nothing of the push is stored.
 // header is needed only for a session the store has not seen yet.
 func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entry) (Result, error) {
+	// Checked before the lock too (see Apply).
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return Result{}, err
+	}
 	s.startBatch()
 	si, err := s.Session(sid)
 	if errors.Is(err, ErrNotFound) {
@@ -214,8 +231,15 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 
 // DropSession removes a session and all its entries.
 func (s *Store) DropSession(sid string) (int, error) {
+	// Checked before the lock too (see Apply).
+	if err := s.writable(); err != nil {
+		return 0, err
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return 0, err
+	}
 	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -223,8 +247,8 @@ func (s *Store) DropSession(sid string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := b.Commit(s.syncWrites()); err != nil {
-		return 0, fmt.Errorf("store: commit: %w", err)
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+		return 0, err
 	}
 	s.trees.drop(sid)
 	if err := s.notify(b.Len()); err != nil {
@@ -536,8 +560,8 @@ func (s *Store) commit(b *pebble.Batch, si *SessionInfo) error {
 	if err := b.Set(append([]byte{tagMeta}, "seq"...), binary.BigEndian.AppendUint64(nil, s.nextSeq), nil); err != nil {
 		return err
 	}
-	if err := b.Commit(s.syncWrites()); err != nil {
-		return fmt.Errorf("store: commit to %s: %w (the write was not stored)", s.dir, err)
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+		return err
 	}
 	s.trees.drop(si.ID)
 	return s.notify(b.Len())

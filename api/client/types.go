@@ -258,8 +258,25 @@ type IngestStatus struct {
 
 // Health is GET /healthz.
 type Health struct {
-	Status string `json:"status"`          // "ok"
-	Proof  string `json:"proof,omitempty"` // with ?challenge=C: Proof(token, Host, C)
+	// Status is "ok", or "degraded" while a fault keeps part of the
+	// server from working (Faults says which and why); searches, lists
+	// and reads go on while it is degraded.
+	Status string  `json:"status"`
+	Faults []Fault `json:"faults,omitempty"`
+	Proof  string  `json:"proof,omitempty"` // with ?challenge=C: Proof(token, Host, C)
+}
+
+// Fault is one cause of degraded health.
+type Fault struct {
+	// Part is what is affected: "writes" (the store refuses ingest and
+	// pushes until it clears), "background" (the store's flushes or
+	// compactions fail and are retried) or "index" (indexing fails and is
+	// retried; searches scan what is not indexed meanwhile).
+	Part  string `json:"part"`
+	Cause string `json:"cause"`
+	Since string `json:"since"` // RFC 3339
+	// Restart: the fault clears only when the server restarts.
+	Restart bool `json:"restart,omitempty"`
 }
 
 // Error is an RFC 9457 problem document returned by the server, and the

@@ -171,8 +171,30 @@ func (g *globals) openServiceWith(how openHow) (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	reserve, err := reserveBytes()
+	if err != nil {
+		return nil, err
+	}
 	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: how.bulk, IndexBatchBytes: batch, FlushBytes: flush,
-		MustExist: !how.create, ReadOnly: how.readOnly})
+		MustExist: !how.create, ReadOnly: how.readOnly, ReserveBytes: reserve})
+}
+
+// reserveBytes reads PI_HISTORY_RESERVE_MB, the free space under which the
+// store refuses writes (store.Options.ReserveBytes): 0 when unset (the
+// default), -1 for "0" (no check).
+func reserveBytes() (int64, error) {
+	v := os.Getenv("PI_HISTORY_RESERVE_MB")
+	if v == "" {
+		return 0, nil
+	}
+	mb, err := strconv.Atoi(v)
+	if err != nil || mb < 0 || mb > 1<<20 {
+		return 0, fmt.Errorf("PI_HISTORY_RESERVE_MB=%q: want a whole number of MiB from 0 (no reserve) to 1048576 (default %d), or unset it", v, store.DefaultReserveBytes>>20)
+	}
+	if mb == 0 {
+		return -1, nil
+	}
+	return int64(mb) << 20, nil
 }
 
 // flushBytes reads PI_HISTORY_FLUSH_KB, what an import stores in memory
@@ -485,5 +507,8 @@ Environment:
   PI_HISTORY_FLUSH_KB            what an import keeps in memory between flushes
                                  (default 16384); a killed import reads that
                                  much again next time
+  PI_HISTORY_RESERVE_MB          free space under which writes stop until more
+                                 is freed (default 128; 0: none, and a full disk
+                                 stops writes until the server restarts itself)
 `)
 }

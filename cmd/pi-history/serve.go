@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -99,7 +101,57 @@ Examples:
 	})
 }
 
+// errRestartServe ends serveOnce when the store asks for a restart (see
+// store.Store.RestartWanted).
+var errRestartServe = errors.New("restart to resume writes")
+
+// runServe serves until a signal; when a failed write stopped the store's
+// writes and the disk takes writes again, it shuts down as for a signal
+// and replaces itself with a new server process (the same pid, arguments
+// and environment), whose store replays its log and takes writes again.
 func runServe(g *globals, args []string) error {
+	err := serveOnce(g, args)
+	if !errors.Is(err, errRestartServe) {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("restart after a write fault: %w; start 'pi-history serve' again to resume writes", err)
+	}
+	g.log.Info("restarting to resume writes after a write fault", "exe", exe)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, restartedEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, fmt.Sprintf("%s=%d", restartedEnv, time.Now().Unix()))
+	if err := syscall.Exec(exe, os.Args, env); err != nil {
+		return fmt.Errorf("restart after a write fault: exec %s: %w; start 'pi-history serve' again to resume writes", exe, err)
+	}
+	return nil
+}
+
+// restartedEnv holds, in a server that replaced itself, when it did (Unix
+// seconds); restartEvery is the least time between two such restarts, so
+// that a disk that fails again at once does not make the server restart
+// over and over.
+const (
+	restartedEnv = "PI_HISTORY_RESTARTED_AT"
+	restartEvery = time.Minute
+)
+
+// restartDelay is how long a server must wait before it replaces itself
+// again.
+func restartDelay(now time.Time) time.Duration {
+	at, err := strconv.ParseInt(os.Getenv(restartedEnv), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return max(0, time.Unix(at, 0).Add(restartEvery).Sub(now))
+}
+
+func serveOnce(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
 	}
@@ -127,7 +179,11 @@ func runServe(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch,
+	reserve, err := reserveBytes()
+	if err != nil {
+		return err
+	}
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch, ReserveBytes: reserve,
 		SmallPages: serveFlags.smallPages})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
@@ -166,6 +222,26 @@ func runServe(g *globals, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A failed write stops the store's writes until a new process opens
+	// it: once the disk takes writes again, the server restarts itself.
+	var restart atomic.Bool
+	go func() {
+		select {
+		case <-svc.Store.RestartWanted():
+			if d := restartDelay(time.Now()); d > 0 {
+				g.log.Warn("the server restarted itself less than a minute ago; waiting before it does again", "wait", d.Round(time.Second).String())
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+					return
+				}
+			}
+			restart.Store(true)
+			g.log.Warn("restarting the server to resume writes; requests are refused for a moment")
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 
 	serial := svc.Serial()
 	var watcher *ingest.Watcher
@@ -201,6 +277,9 @@ func runServe(g *globals, args []string) error {
 				g.log.Error("cannot watch Pi's sessions directories; journals are read only by import and sync", "err", err)
 			}
 		}()
+		// A full disk stops ingest, not the server: once space is back,
+		// the journals are read again at once.
+		svc.OnWritesResumed(wctx, watcher.Rescan)
 	} else {
 		close(wdone)
 	}
@@ -250,6 +329,9 @@ func runServe(g *globals, args []string) error {
 		return err
 	}
 	g.log.Info("stopped")
+	if restart.Load() {
+		return errRestartServe
+	}
 	return nil
 }
 
