@@ -52,10 +52,10 @@ export interface SearchRequest {
 }
 
 export interface Snippet {
-	text?: string;
-	matchStart?: number;
-	matchEnd?: number;
-	offset?: number;
+	text: string;
+	matchStart: number;
+	matchEnd: number;
+	offset: number;
 }
 
 export interface SearchStats {
@@ -70,20 +70,20 @@ export interface SearchStats {
 }
 
 export interface Hit {
-	session?: string;
-	entry?: string;
-	type?: string;
+	session: string;
+	entry: string;
+	type: string;
 	role?: string;
 	customType?: string;
 	toolName?: string;
-	timestamp?: string;
-	window?: number;
-	onCurrentBranch?: boolean;
+	timestamp: string;
+	window: number;
+	onCurrentBranch: boolean;
 	leaves?: string[];
-	matches?: number;
-	snippets?: Snippet[];
-	ref?: string;
-	seq?: number;
+	matches: number;
+	snippets: Snippet[];
+	ref: string;
+	seq: number;
 }
 
 export interface SearchResponse {
@@ -95,18 +95,18 @@ export interface SearchResponse {
 }
 
 export interface Item {
-	entry?: string;
+	entry: string;
 	parentId?: string;
-	type?: string;
+	type: string;
 	role?: string;
 	customType?: string;
 	toolName?: string;
 	isError?: boolean;
-	timestamp?: string;
-	window?: number;
-	preview?: string;
+	timestamp: string;
+	window: number;
+	preview: string;
 	label?: string;
-	seq?: number;
+	seq: number;
 }
 
 export interface ListResponse {
@@ -149,12 +149,12 @@ export interface SessionsResponse {
 }
 
 export interface Window {
-	window?: number;
-	firstEntry?: string;
-	lastEntry?: string;
-	entries?: number;
+	window: number;
+	firstEntry: string;
+	lastEntry: string;
+	entries: number;
 	compactionId?: string;
-	startedBy?: "start" | "compaction" | "hook";
+	startedBy: "start" | "compaction" | "hook";
 	startedAt?: string;
 }
 
@@ -307,15 +307,28 @@ export interface Stats {
 
 /** The notebook of a branch (GET notebook). */
 export interface NotebookView {
-	session?: string;
-	leaf?: string;
-	exists?: boolean;
+	session: string;
+	leaf: string;
+	exists: boolean;
 	/** revision, sections (object in display order), bytes, tokensEstimate, reviewedThrough, reviewedTokens, entryId, timestamp */
-	notebook?: Record<string, unknown>;
+	notebook: {
+		revision: number;
+		/** section name → text, in display order */
+		sections: Record<string, string>;
+		bytes: number;
+		tokensEstimate: number;
+		reviewedThrough?: string;
+		reviewedTokens?: number;
+		reviewOnly?: boolean;
+		/** the custom entry holding this revision */
+		entryId?: string;
+		timestamp?: string;
+		precedesCompaction?: boolean;
+	};
 	/** the notebook as notes() shows it */
-	text?: string;
-	remainingBytes?: number;
-	window?: number;
+	text: string;
+	remainingBytes: number;
+	window: number;
 }
 
 /** A notes call: sections to replace ("" deletes), replaceAll, reviewed, expectedRevision, reviewedThrough (the assistant entry issuing the call), reviewedTokens; plus leaf. */
@@ -339,48 +352,83 @@ export interface ReviewRequest {
 
 /** The custom entry that makes a write real: the extension appends it with pi.appendEntry(customType, data). */
 export interface EntryToAppend {
-	customType?: string;
-	data?: Record<string, unknown>;
+	customType: string;
+	data: Record<string, unknown>;
 }
 
 /** A validated notebook write. 409 (with currentRevision) for a stale expectedRevision, 413 (with excess) over a limit, 400 for a malformed request. */
 export interface NotebookWriteResponse {
-	session?: string;
-	leaf?: string;
-	/** revision, bytes, tokensEstimate, remainingBytes, changed */
-	result?: Record<string, unknown>;
-	append?: EntryToAppend;
+	session: string;
+	leaf: string;
+	result: {
+		revision: number;
+		bytes: number;
+		tokensEstimate: number;
+		remainingBytes: number;
+		/** the sections differ from the previous revision */
+		changed: boolean;
+	};
+	append: EntryToAppend;
 }
 
 /** Every notebook revision on the branch, oldest first, with the sections added, changed and removed. */
 export interface RevisionsResponse {
-	session?: string;
-	leaf?: string;
-	revisions?: Array<Record<string, unknown>>;
+	session: string;
+	leaf: string;
+	revisions: Array<{
+		revision: number;
+		entryId: string;
+		timestamp: string;
+		reviewOnly?: boolean;
+		reviewedThrough?: string;
+		bytes: number;
+		tokensEstimate: number;
+		/** section names after this revision, in order */
+		sections: string[];
+		added?: string[];
+		changed?: string[];
+		removed?: string[];
+	}>;
 }
 
 /** A page of named notes. */
 export interface NoteList {
-	notes?: Array<Record<string, unknown>>;
-	total?: number;
-	nextOffset?: number | null;
+	notes: Array<{
+		name: string;
+		updatedAt: string;
+		ref: string;
+		characters: number;
+		session?: string;
+		agent?: string;
+	}>;
+	total: number;
+	nextOffset: number | null;
 }
 
 /** A page of literal matches in named notes. */
 export interface NoteSearchPage {
-	matches?: Array<Record<string, unknown>>;
-	total?: number;
-	nextOffset?: number | null;
+	matches: Array<{
+		ref: string;
+		name: string;
+		/** character offset of the match in the note */
+		offset: number;
+		/** one line around the match */
+		preview: string;
+		session?: string;
+		agent?: string;
+	}>;
+	total: number;
+	nextOffset: number | null;
 }
 
 /** A named note, whole or a character range. */
 export interface NoteText {
-	name?: string;
-	ref?: string;
-	content?: string;
-	offset?: number;
-	totalCharacters?: number;
-	nextOffset?: number | null;
+	name: string;
+	ref: string;
+	content: string;
+	offset: number;
+	totalCharacters: number;
+	nextOffset: number | null;
 }
 
 /** One named-note change. */
@@ -397,9 +445,18 @@ export interface NoteOpRequest {
 
 /** A validated named-note change; append is absent when nothing changes. */
 export interface NoteOpResponse {
-	session?: string;
-	leaf?: string;
-	result?: Record<string, unknown>;
+	session: string;
+	leaf: string;
+	result: {
+		/** write, append, delete or copy */
+		action: string;
+		name: string;
+		saved: boolean;
+		/** nothing to append: no record */
+		unchanged?: boolean;
+		/** the note's length afterwards (0 after delete) */
+		characters: number;
+	};
 	append?: EntryToAppend;
 }
 
@@ -416,9 +473,9 @@ export interface StatusRequest {
 
 /** Whether a tool result carries the status line, and the line. */
 export interface Status {
-	due?: boolean;
+	due: boolean;
 	text?: string;
-	step?: number;
+	step: number;
 	recordId?: string;
 	branchChanged?: boolean;
 	externalCompaction?: boolean;
@@ -489,10 +546,10 @@ export interface CompactionDetails {
 /** The template compaction to return from session_before_compact, or why it was declined (Pi's own summary runs). */
 export interface CompactDecision {
 	compaction?: {
-		summary?: string;
-		firstKeptEntryId?: string;
-		tokensBefore?: number;
-		details?: CompactionDetails;
+		summary: string;
+		firstKeptEntryId: string;
+		tokensBefore: number;
+		details: CompactionDetails;
 	};
 	declined?: string;
 }
@@ -553,19 +610,31 @@ export interface Decision {
 
 /** The session's volatile state (kept in the server's memory, rebuilt from the journal after a restart). */
 export interface RolloverState {
-	window?: number;
-	pending?: string;
-	stage?: string;
-	attempt?: number;
+	window: number;
+	/** the scheduled rollover's reason; absent when none */
+	pending?: "model" | "user" | "host" | "threshold" | "fallback";
+	/** a host schedule confirmed by the model or user */
+	confirmed?: boolean;
+	reminderSent?: boolean;
+	/** the maintenance stage; absent when idle (requested: only notes may run) */
+	stage?: "requested" | "checkpointed";
+	attempt: number;
+	/** the maintenance attempt in progress; absent when none */
 	active?: number;
+	repairs?: number;
+	blocked?: number;
+	exhausted?: boolean;
+	notesError?: string;
+	checkpointed?: boolean;
+	aborted?: boolean;
 }
 
 /** What to do for an event: steer, block, toolText, schedule, rollOver, cancel, giveUp; and the state after it. */
 export interface EventResponse {
-	session?: string;
-	leaf?: string;
-	state?: RolloverState;
-	decision?: Decision;
+	session: string;
+	leaf: string;
+	state: RolloverState;
+	decision: Decision;
 	notebook?: string;
 }
 
@@ -603,11 +672,11 @@ export interface RolloverConfig {
 
 /** The rollover configuration in force (<data>/note-context.json over the defaults), with any ignored values. */
 export interface ContextConfig {
-	config?: RolloverConfig;
-	problems?: Array<Record<string, unknown>>;
-	path?: string;
-	ledger?: string;
-	ledgerEnabled?: boolean;
+	config: RolloverConfig;
+	problems: Array<Record<string, unknown>>;
+	path: string;
+	ledger: string;
+	ledgerEnabled: boolean;
 }
 
 /** Ledger rows (counts and ids only), oldest first. */
