@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/internal/testutil"
 )
 
@@ -133,6 +134,12 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 					t.Fatal(err)
 				}
 			}
+			// The data directory is one pi-history made (its marker
+			// written) before the user put a configuration in it: a
+			// directory holding other files and no marker is refused.
+			if err := datadir.Prepare(data, true); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(filepath.Join(data, "note-context.json"), []byte(scenarioConfig), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -232,15 +239,18 @@ func startServe(t *testing.T, bin, data, sessions string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// exited is closed when serve has exited (waitErr says how): the wait
+	// below and the cleanup may both watch it.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(20 * time.Second):
 			cmd.Process.Kill()
-			<-done
+			<-exited
 		}
 		log.Close()
 	})
@@ -255,9 +265,9 @@ func startServe(t *testing.T, bin, data, sessions string) {
 			}
 		}
 		select {
-		case err := <-done:
+		case <-exited:
 			b, _ := os.ReadFile(filepath.Join(data, "serve.log"))
-			t.Fatalf("pi-history serve exited: %v\n%s", err, b)
+			t.Fatalf("pi-history serve exited: %v\n%s", waitErr, b)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -13,6 +13,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, fchmodSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
+import type { Health, Problem } from "./api-types.ts";
 
 export interface ServiceOptions {
 	dataDir: string;
@@ -51,11 +52,14 @@ export class ServiceDown extends Error {
 	}
 }
 
+/** An error body as it arrived: a problem document, or {status, detail} from a body that was not JSON. */
+export type ProblemBody = Partial<Problem>;
+
 /** The service answered with an error status (an RFC 9457 problem). */
 export class ApiError extends Error {
 	status: number;
-	problem: any;
-	constructor(status: number, problem: any) {
+	problem: ProblemBody;
+	constructor(status: number, problem: ProblemBody) {
 		const detail = problem?.detail || problem?.title || `HTTP ${status}`;
 		super(problem?.hint ? `${detail} (${problem.hint})` : detail);
 		this.name = "ApiError";
@@ -201,7 +205,7 @@ export class Service {
 			const challenge = randomBytes(16).toString("hex");
 			const host = new URL(url).host;
 			const r = await fetch(`${url}/healthz?challenge=${challenge}`, { redirect: "error", signal: AbortSignal.timeout(2000) });
-			const h: any = r.ok ? await r.json() : (await r.arrayBuffer(), undefined);
+			const h: Partial<Health> | undefined = r.ok ? await r.json() : (await r.arrayBuffer(), undefined);
 			if (!h) return false;
 			this.refused = "";
 			const want = createHmac("sha256", token).update(`pi-history healthz ${host} ${challenge}`).digest("hex");
@@ -276,7 +280,7 @@ export class Service {
 	 * Sends a request to the service. Throws ServiceDown when it cannot be
 	 * reached and ApiError for an error status.
 	 */
-	async request<T = any>(method: string, path: string, opts: { body?: unknown; query?: Record<string, unknown>; signal?: AbortSignal } = {}, retried = false): Promise<T> {
+	async request<T = unknown>(method: string, path: string, opts: { body?: unknown; query?: Record<string, unknown>; signal?: AbortSignal } = {}, retried = false): Promise<T> {
 		if (!(await this.available())) throw new ServiceDown(this.downMessage());
 		// Another request may drop the connection while this one waits:
 		// hold on to the address and token it is proving and using.
@@ -312,7 +316,7 @@ export class Service {
 		let r: Response;
 		try {
 			r = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), redirect: "error", signal });
-		} catch (e: any) {
+		} catch (e) {
 			if (opts.signal?.aborted) throw e;
 			if (timeout.aborted) {
 				// It answers, slowly (a large sync or import): not down.
@@ -323,12 +327,13 @@ export class Service {
 			// Refused: the request never reached a server, so it is safe to
 			// send again once, to a server that restarted (on another port,
 			// as its server.json says) since the last request.
-			if (!retried && e?.cause?.code === "ECONNREFUSED") return this.request<T>(method, path, opts, true);
+			const cause = e instanceof Error && typeof e.cause === "object" && e.cause !== null && "code" in e.cause ? e.cause.code : undefined;
+			if (!retried && cause === "ECONNREFUSED") return this.request<T>(method, path, opts, true);
 			throw new ServiceDown(this.downMessage());
 		}
 		const text = await r.text();
 		if (!r.ok) {
-			let problem: any;
+			let problem: ProblemBody;
 			try {
 				problem = JSON.parse(text);
 			} catch {

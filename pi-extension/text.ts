@@ -2,6 +2,8 @@
 // prompt section (said once), the tool descriptions (mechanics only) and the
 // short messages the hooks send.
 
+import type { EventRequest } from "./api-types.ts";
+
 /** The name of the guidance's section in Pi 1.6's structured system prompt (an XML tag). */
 export const GUIDANCE_SECTION = "note_context";
 
@@ -60,9 +62,13 @@ export function continuationOwnSummary(reason: string): string {
 	return `[note-context] A new context window is open (rollover reason: ${reason}). Its summary was not written from your notebook: read the notebook with notes() first, then continue with its Next action.`;
 }
 
+/** Why a rollover's compaction did not happen, as the service's rollover_failed event names it. */
+export type FailureWhy = NonNullable<EventRequest["event"]["why"]>;
+
 /** Classifies the error of a compaction this extension started, as the service's rollover_failed event names it. */
-export function failureWhy(err: unknown): string {
-	const m = String((err as any)?.message ?? err);
+export function failureWhy(err: unknown): FailureWhy {
+	const message = (typeof err === "object" || typeof err === "function") && err !== null && "message" in err ? err.message : undefined;
+	const m = String(message ?? err);
 	if (/already compacted/i.test(m)) return "already_compacted";
 	if (/nothing to compact/i.test(m)) return "nothing_to_compact";
 	if (/no model selected|no api key|authentication failed/i.test(m)) return "no_model";
