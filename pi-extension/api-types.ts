@@ -27,14 +27,27 @@ export interface Problem {
 }
 
 export interface Health {
-	status: "ok";
+	/** degraded while a fault (see faults) keeps part of the server from working; searches, lists and reads go on */
+	status: "ok" | "degraded";
+	faults?: Array<{
+		/** writes: ingest and pushes are refused until it clears; background: the store's flushes or compactions fail and are retried; index: indexing fails and is retried, searches scan what is not indexed meanwhile */
+		part: "writes" | "background" | "index";
+		cause: string;
+		since: string;
+		/** the fault clears only when the server restarts */
+		restart?: boolean;
+	}>;
 	/** with ?challenge: hex(HMAC-SHA256(token, 'pi-history healthz ' + challenge)) */
 	proof?: string;
 }
 
 export interface SearchRequest {
-	/** literal text, case-sensitive, at most 4096 bytes */
+	/** text to find, at most 4096 bytes: literal and case-sensitive by default, an RE2 regular expression with regex */
 	needle: string;
+	/** match letters of either case (Unicode simple case folding, as Go's strings.EqualFold) */
+	ignoreCase?: boolean;
+	/** the needle is an RE2 regular expression (Go regexp syntax); matches never cross an entry's end */
+	regex?: boolean;
 	scope?: "branch" | "session" | "lineage" | "all";
 	session?: string;
 	leaf?: string;
@@ -71,6 +84,10 @@ export interface SearchStats {
 
 export interface Hit {
 	session: string;
+	/** the session's name, else the start of its first user message */
+	title?: string;
+	/** the session's project directory */
+	cwd?: string;
 	entry: string;
 	type: string;
 	role?: string;
@@ -83,6 +100,8 @@ export interface Hit {
 	matches: number;
 	snippets: Snippet[];
 	ref: string;
+	/** the entry's page in this server's web UI */
+	url?: string;
 	seq: number;
 }
 
@@ -130,6 +149,8 @@ export interface ReadResponse {
 
 export interface SessionSummary {
 	id?: string;
+	/** the session's name, else the first line of its first user message (cut to 72 characters); empty when it has neither */
+	title?: string;
 	name?: string;
 	cwd?: string;
 	file?: string;
@@ -141,6 +162,7 @@ export interface SessionSummary {
 	leaf?: string;
 	parentSession?: string;
 	parentFile?: string;
+	/** the session's branch ends: in GET /v1/sessions/{id} only (the list leaves them out) */
 	leaves?: string[];
 }
 
@@ -240,6 +262,8 @@ export interface ImportSummary {
 	files?: number;
 	sessions?: number;
 	entries?: number;
+	/** entries of the sessions read that were stored before this import */
+	stored?: number;
 	duplicates?: number;
 	bytes?: number;
 	skippedLines?: number;
@@ -265,11 +289,19 @@ export interface WatcherStatus {
 	errors?: number;
 	lastError?: string;
 	lastRescan?: string;
+	/** the tree is too large to watch: it is rescanned every few seconds instead */
+	polling?: boolean;
+	/** skips noted since the watcher started, each path and cause once */
+	skips?: number;
+	/** what the watcher leaves out now, with the reasons (at most 1,000) */
+	skipped?: WatcherSkip[];
+	firstScan?: FirstScan;
 }
 
 export interface IndexStatus {
 	lastSeq?: number;
 	indexedThrough?: number;
+	/** entries the index has still to take in: 0 once it has caught up (the newest entries, less than a block, are searched by scanning and are not lag) */
 	lag?: number;
 }
 
@@ -303,6 +335,8 @@ export interface Stats {
 	files?: number;
 	skippedLines?: number;
 	dataDir?: string;
+	/** files, directories and links the live watcher leaves out now (GET /v1/ingest/status lists them); absent without a watcher */
+	skippedPaths?: number;
 }
 
 /** The notebook of a branch (GET notebook). */
@@ -745,6 +779,25 @@ export interface ImportEvent {
 	error?: Problem;
 }
 
+export interface WatcherSkip {
+	path: string;
+	/** the last line skipped for this reason; absent when the whole file or directory is left out */
+	line?: number;
+	reason: string;
+	since: string;
+}
+
+/** how far the watcher's first reading of the sessions directories is; searches and the session list are partial until done */
+export interface FirstScan {
+	files?: number;
+	filesDone?: number;
+	bytes?: number;
+	bytesDone?: number;
+	entries?: number;
+	done?: boolean;
+	seconds?: number;
+}
+
 /**
  * Every route of the API by "METHOD /path": its path parameters, query
  * parameters, JSON request body (undefined: none) and JSON response of
@@ -775,12 +828,18 @@ export interface Routes {
 		body: undefined;
 		response: Record<string, unknown>;
 	};
-	/** searchGet: Literal search (query parameters) */
+	/** searchGet: Search: literal by default, ignoring case or by regex (query parameters) */
 	"GET /v1/search": {
 		path: Record<string, never>;
 		query: {
-			/** literal text to find (required) */
-			needle: string;
+			/** text to find (required): literal and case-sensitive, or with regex an RE2 regular expression (or give it as q) */
+			needle?: string;
+			/** the needle, under the web UI's name for it (#/search?q=); give needle or q, not both */
+			q?: string;
+			/** match letters of either case (Unicode simple case folding, as Go's strings.EqualFold); default false */
+			ignoreCase?: boolean;
+			/** the needle is an RE2 regular expression (Go regexp syntax), matched within each entry's text; an expression that does not compile is a 400 naming needle; default false */
+			regex?: boolean;
 			/** default: branch when session is given, else all */
 			scope?: "branch" | "session" | "lineage" | "all";
 			/** session id for branch, session and lineage scopes */
@@ -812,7 +871,7 @@ export interface Routes {
 		body: undefined;
 		response: SearchResponse;
 	};
-	/** search: Literal search (JSON body) */
+	/** search: Search: literal by default, ignoring case or by regex (JSON body) */
 	"POST /v1/search": {
 		path: Record<string, never>;
 		query: Record<string, never>;

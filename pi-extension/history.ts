@@ -17,7 +17,9 @@ import { HISTORY_DESCRIPTION } from "./text.ts";
 const SCOPES = ["branch", "session", "lineage", "all"] as const;
 
 const historyParameters = Type.Object({
-	query: Type.Optional(Type.String({ description: "literal text to find" })),
+	query: Type.Optional(Type.String({ description: "literal text to find (case-sensitive unless ignoreCase; a regular expression with regex)" })),
+	ignoreCase: Type.Optional(Type.Boolean({ description: "query: match letters of either case" })),
+	regex: Type.Optional(Type.Boolean({ description: "query: an RE2 regular expression, matched within each entry" })),
 	id: Type.Optional(Type.String({ description: "entry id to read" })),
 	context: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: "neighbours on each side (id)" })),
 	list: Type.Optional(Type.Boolean()),
@@ -113,6 +115,8 @@ async function search(
 					limit: p.limit ?? 10,
 					cursor: p.cursor,
 					budget: 6000,
+					ignoreCase: p.ignoreCase || undefined,
+					regex: p.regex || undefined,
 				};
 	const scope = body.scope;
 	const r = await rt.api.call("POST /v1/search", { body, signal });
