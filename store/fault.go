@@ -58,13 +58,6 @@ type faults struct {
 	broken     error // the error that broke the commit pipeline; never cleared
 }
 
-// writeFault is the current write fault, or nil.
-func (f *faults) writeFault() *Fault {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.write
-}
-
 // list returns a copy of the current faults, writes first.
 func (f *faults) list() []Fault {
 	f.mu.Lock()
