@@ -9,7 +9,6 @@ import (
 
 	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/api/client"
-	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/internal/problem"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
@@ -86,19 +85,6 @@ func problemFor(err error) (p *client.Error, internal bool) {
 			Detail: ce.Error(), Entry: ce.ID}, false
 	case errors.As(err, &mbe):
 		return tooLarge(mbe.Limit), false
-	case errors.Is(err, export.ErrInvalid):
-		p := &client.Error{Type: ProblemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest, Detail: err.Error()}
-		var pe interface {
-			Param() string
-			Unknown() bool
-		}
-		if errors.As(err, &pe) {
-			p.Param = pe.Param()
-			if pe.Unknown() {
-				p.Type, p.Title = ProblemUnknownParam, "Unknown parameter"
-			}
-		}
-		return p, false
 	case errors.Is(err, store.ErrWritesStopped):
 		return &client.Error{Type: ProblemWritesStopped, Title: "Writes are stopped", Status: http.StatusServiceUnavailable,
 			Detail: err.Error() + "; send it again later (GET /healthz says when writes resume)"}, false
