@@ -38,7 +38,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pi-history/pi-history/api/client"
-	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
@@ -166,8 +165,8 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, svc: o.Service, engine: o.Engine, serial: o.Serial, auth: NewAuthenticator(o.Token),
 		hosts: hg, log: o.Log, sem: make(chan struct{}, o.MaxInFlight), streams: make(chan struct{}, cmp.Or(o.MaxStreams, DefaultMaxStreams))}
 	s.metrics = newMetrics(s)
-	s.export = export.Handler(o.Service.Store, s.fail)
-	s.archive = export.ArchiveHandler(o.Service.Store, s.fail)
+	s.export = serveExport(o.Service.Store, s.fail)
+	s.archive = serveArchive(o.Service.Store, s.fail)
 	s.router = s.routes()
 	return s, nil
 }

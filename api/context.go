@@ -16,7 +16,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/internal/problem"
 	"github.com/pi-history/pi-history/notebook"
 	"github.com/pi-history/pi-history/rollover"
 	"github.com/pi-history/pi-history/search"
@@ -236,31 +238,31 @@ type contextProblem struct {
 	Hint            string            `json:"hint,omitempty"`
 }
 
+// fail answers err with its problem document: notebook's errors carry the
+// members above, every other error is answered as on the rest of the API.
 func (c *ContextRoutes) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var le *notebook.LimitError
 	var se *notebook.StaleError
 	var ie *notebook.InvalidError
 	var ne *notebook.NotFoundError
-	var we *window.Error
 	var p contextProblem
+	// kindDoc is the document of a notebook error's kind with the given
+	// detail and parameter.
+	kindDoc := func(e pihistory.Kinded, detail, param string) client.Error {
+		d := problem.OfKind(e.ErrorKind())
+		return client.Error{Type: d.Type, Title: d.Title, Status: d.Status, Detail: detail, Param: param}
+	}
 	switch {
-	case errors.As(err, &we) && we.Kind == window.NotFound:
-		p = contextProblem{Error: client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: we.Msg, Param: we.Param}}
-	case errors.As(err, &we):
-		p = contextProblem{Error: client.Error{Type: ProblemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest,
-			Detail: we.Msg, Param: we.Param}}
 	case errors.As(err, &le):
-		p = contextProblem{Error: client.Error{Type: ProblemTooLarge, Title: "Over a size limit", Status: http.StatusRequestEntityTooLarge,
-			Detail: le.Error()}, Excess: le.Excess}
+		p = contextProblem{Error: kindDoc(le, le.Error(), ""), Excess: le.Excess}
 	case errors.As(err, &se):
 		cur := se.Current
-		p = contextProblem{Error: client.Error{Type: ProblemConflict, Title: "Stale notebook revision", Status: http.StatusConflict,
-			Detail: se.Error(), Param: "expectedRevision"}, CurrentRevision: &cur}
+		p = contextProblem{Error: kindDoc(se, se.Error(), "expectedRevision"), CurrentRevision: &cur}
+		p.Title = "Stale notebook revision"
 	case errors.As(err, &ie):
-		p = contextProblem{Error: client.Error{Type: ProblemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest,
-			Detail: ie.Error(), Param: ie.Field}, Hint: ie.Hint}
+		p = contextProblem{Error: kindDoc(ie, ie.Error(), ie.Field), Hint: ie.Hint}
 	case errors.As(err, &ne):
-		p = contextProblem{Error: client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: ne.Error()}, Hint: ne.Hint}
+		p = contextProblem{Error: kindDoc(ne, ne.Error(), ""), Hint: ne.Hint}
 	default:
 		pe, internal := problemFor(err)
 		if internal {
@@ -268,12 +270,7 @@ func (c *ContextRoutes) fail(w http.ResponseWriter, r *http.Request, err error) 
 		}
 		p = contextProblem{Error: *pe}
 	}
-	h := w.Header()
-	h.Set("Content-Type", problemContentType)
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(p.Status)
-	b, _ := json.Marshal(p)
-	w.Write(append(b, '\n'))
+	problem.Write(w, p.Status, p)
 }
 
 func contextJSON(w http.ResponseWriter, v any) {

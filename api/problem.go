@@ -2,39 +2,39 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/api/client"
-	"github.com/pi-history/pi-history/export"
+	"github.com/pi-history/pi-history/internal/problem"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
 )
 
-// Problem types (RFC 9457 "type" members). Each names one kind of failure;
-// clients branch on the type or the status, people read title and detail.
+// Problem types (RFC 9457 "type" members), those of package
+// internal/problem, which writes the documents of every route.
 const (
-	ProblemInvalidJSON      = "urn:pi-history:problem:invalid-json"
-	ProblemInvalidParam     = "urn:pi-history:problem:invalid-parameter"
-	ProblemUnknownParam     = "urn:pi-history:problem:unknown-parameter"
-	ProblemUnauthorized     = "urn:pi-history:problem:unauthorized"
-	ProblemForbiddenHost    = "urn:pi-history:problem:forbidden-host"
-	ProblemForbiddenOrigin  = "urn:pi-history:problem:forbidden-origin"
-	ProblemForbiddenPath    = "urn:pi-history:problem:forbidden-path"
-	ProblemNotFound         = "urn:pi-history:problem:not-found"
-	ProblemMethod           = "urn:pi-history:problem:method-not-allowed"
-	ProblemConflict         = "urn:pi-history:problem:conflict"
-	ProblemTooLarge         = "urn:pi-history:problem:body-too-large"
-	ProblemMediaType        = "urn:pi-history:problem:unsupported-media-type"
-	ProblemTooManyRequests  = "urn:pi-history:problem:too-many-requests"
-	ProblemShuttingDown     = "urn:pi-history:problem:shutting-down"
-	ProblemWritesStopped    = "urn:pi-history:problem:writes-stopped"
-	ProblemInternal         = "urn:pi-history:problem:internal"
-	problemContentType      = "application/problem+json"
-	internalErrorDetailText = "the server failed to answer; the cause is in its log"
+	ProblemInvalidJSON      = problem.InvalidJSON
+	ProblemInvalidParam     = problem.InvalidParam
+	ProblemUnknownParam     = problem.UnknownParam
+	ProblemUnauthorized     = problem.Unauthorized
+	ProblemForbiddenHost    = problem.ForbiddenHost
+	ProblemForbiddenOrigin  = problem.ForbiddenOrigin
+	ProblemForbiddenPath    = problem.ForbiddenPath
+	ProblemNotFound         = problem.NotFound
+	ProblemMethod           = problem.Method
+	ProblemConflict         = problem.Conflict
+	ProblemTooLarge         = problem.TooLarge
+	ProblemMediaType        = problem.MediaType
+	ProblemTooManyRequests  = problem.TooManyRequests
+	ProblemShuttingDown     = problem.ShuttingDown
+	ProblemWritesStopped    = problem.WritesStopped
+	ProblemUnavailable      = problem.Unavailable
+	ProblemInternal         = problem.Internal
+	internalErrorDetailText = problem.InternalDetail
 )
 
 // apiError is a failure with its problem document ready.
@@ -59,18 +59,7 @@ func forbidden(typ, param, format string, args ...any) *apiError {
 }
 
 // writeProblem sends p as application/problem+json.
-func writeProblem(w http.ResponseWriter, p *client.Error) {
-	h := w.Header()
-	h.Set("Content-Type", problemContentType)
-	h.Set("Cache-Control", "no-store")
-	h.Del("Content-Length")
-	if p.Status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer realm="pi-history"`)
-	}
-	w.WriteHeader(p.Status)
-	b, _ := json.Marshal(p)
-	w.Write(append(b, '\n'))
-}
+func writeProblem(w http.ResponseWriter, p *client.Error) { problem.Write(w, p.Status, p) }
 
 // problemFor turns any handler error into a problem document. Errors the
 // server does not expect become a 500 whose detail reveals nothing; the
@@ -83,6 +72,9 @@ func problemFor(err error) (p *client.Error, internal bool) {
 	switch {
 	case errors.As(err, &ae):
 		return &ae.p, false
+	case pihistory.KindOf(err) != pihistory.Internal:
+		d, _ := problem.Of(err)
+		return &client.Error{Type: d.Type, Title: d.Title, Status: d.Status, Detail: d.Detail, Param: d.Param}, false
 	case errors.As(err, &se):
 		if se.Kind == search.NotFound {
 			return &client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: se.Msg, Param: se.Param}, false
@@ -93,19 +85,6 @@ func problemFor(err error) (p *client.Error, internal bool) {
 			Detail: ce.Error(), Entry: ce.ID}, false
 	case errors.As(err, &mbe):
 		return tooLarge(mbe.Limit), false
-	case errors.Is(err, export.ErrInvalid):
-		p := &client.Error{Type: ProblemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest, Detail: err.Error()}
-		var pe interface {
-			Param() string
-			Unknown() bool
-		}
-		if errors.As(err, &pe) {
-			p.Param = pe.Param()
-			if pe.Unknown() {
-				p.Type, p.Title = ProblemUnknownParam, "Unknown parameter"
-			}
-		}
-		return p, false
 	case errors.Is(err, store.ErrWritesStopped):
 		return &client.Error{Type: ProblemWritesStopped, Title: "Writes are stopped", Status: http.StatusServiceUnavailable,
 			Detail: err.Error() + "; send it again later (GET /healthz says when writes resume)"}, false
@@ -115,7 +94,8 @@ func problemFor(err error) (p *client.Error, internal bool) {
 		return &client.Error{Type: ProblemShuttingDown, Title: "Request canceled", Status: http.StatusServiceUnavailable,
 			Detail: "the request was canceled before it finished (client gone or server shutting down); nothing partial was stored"}, false
 	}
-	return &client.Error{Type: ProblemInternal, Title: "Internal server error", Status: http.StatusInternalServerError, Detail: internalErrorDetailText}, true
+	d := problem.InternalDoc()
+	return &client.Error{Type: d.Type, Title: d.Title, Status: d.Status, Detail: d.Detail}, true
 }
 
 func tooLarge(limit int64) *client.Error {

@@ -95,7 +95,7 @@ func WriteArchive(ctx context.Context, w io.Writer, st *store.Store, sessions []
 	return writeArchive(ctx, w, st, sessions, progress)
 }
 
-func writeArchive(ctx context.Context, w io.Writer, src source, sessions []*store.SessionInfo, progress func(ArchiveStats)) (ArchiveStats, error) {
+func writeArchive(ctx context.Context, w io.Writer, src Source, sessions []*store.SessionInfo, progress func(ArchiveStats)) (ArchiveStats, error) {
 	var stats ArchiveStats
 	cw := &countWriter{w: w}
 	enc, err := newZstdWriter(cw)

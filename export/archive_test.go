@@ -4,13 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -377,100 +372,4 @@ func TestArchiveStreamsInConstantMemory(t *testing.T) {
 	if grow > bound {
 		t.Fatalf("heap in use grew by %d MB while streaming %d MB; want under %d MB", grow>>20, stats.Bytes>>20, bound>>20)
 	}
-}
-
-// TestArchiveHandler serves archives over HTTP from a real store: the body
-// is the archive WriteArchive makes, its account follows in the trailer,
-// and bad or empty selections are refused with a problem document before
-// anything is sent.
-func TestArchiveHandler(t *testing.T) {
-	st := openStore(t)
-	load(t, st, "testdata/journals/branches.jsonl")
-	load(t, st, "testdata/journals/hostile.jsonl")
-	srv := httptest.NewServer(ArchiveHandler(st, nil))
-	defer srv.Close()
-
-	want := filepath.Join(t.TempDir(), "want.tar.zst")
-	wantStats := writeArchiveFile(t, st, Selection{Since: time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)}, want)
-	wantBody, _ := os.ReadFile(want)
-	resp, err := http.Get(srv.URL + "?since=2026-03-05")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("archive: %d, %v", resp.StatusCode, err)
-	}
-	if !bytes.Equal(body, wantBody) {
-		t.Errorf("the served archive (%d bytes) is not what WriteArchive writes (%d bytes)", len(body), len(wantBody))
-	}
-	var got ArchiveStats
-	if err := json.Unmarshal([]byte(resp.Trailer.Get(ArchiveTrailer)), &got); err != nil || got != wantStats || got.Written != int64(len(body)) {
-		t.Errorf("trailer %q (%v), want %+v", resp.Trailer.Get(ArchiveTrailer), err, wantStats)
-	}
-	if resp.Header.Get(ArchiveSessionsHeader) != "1" || resp.Header.Get("Content-Type") != "application/zstd" {
-		t.Errorf("headers: %v", resp.Header)
-	}
-
-	for _, c := range []struct {
-		query  string
-		status int
-		param  string
-	}{
-		{"", 400, "all"},
-		{"all=maybe", 400, "all"},
-		{"all=1&color=red", 400, "color"},
-		{"project=relative/dir", 400, "project"},
-		{"since=yesterday", 400, "since"},
-		{"until=2026-13-99", 400, "until"},
-		{"project=/nowhere", 404, ""},
-		{"until=2020-01-01", 404, ""},
-	} {
-		resp, err := http.Get(srv.URL + "?" + c.query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p problem
-		err = json.NewDecoder(resp.Body).Decode(&p)
-		resp.Body.Close()
-		if resp.StatusCode != c.status || err != nil || p.Param != c.param || p.Detail == "" ||
-			resp.Header.Get("Content-Type") != "application/problem+json" {
-			t.Errorf("?%s: %d %+v (%v), want %d naming %q", c.query, resp.StatusCode, p, err, c.status, c.param)
-		}
-	}
-}
-
-// FuzzArchiveQuery: any query string either selects sessions (at least one
-// condition set, a project absolute and clean) or is refused as a bad
-// parameter naming one of the query's keys; it never panics.
-func FuzzArchiveQuery(f *testing.F) {
-	for _, s := range []string{"all=1", "project=/home/dev/shop&since=7d", "since=2026-01-01&until=2026-02-01T10:00:00Z",
-		"", "all=2", "project=rel", "until=%zz", "all=1&all=0", "since=-5d", "x=1"} {
-		f.Add(s)
-	}
-	now := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, raw string) {
-		q, err := url.ParseQuery(raw)
-		if err != nil {
-			return
-		}
-		sel, err := selectionFromQuery(q, now)
-		if err != nil {
-			var pe *paramError
-			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalid) || pe.msg == "" {
-				t.Fatalf("%q: error %v is not a bad parameter", raw, err)
-			}
-			if _, ok := q[pe.param]; !ok && pe.param != "all" {
-				t.Fatalf("%q: the error names %q, not a parameter of the query", raw, pe.param)
-			}
-			return
-		}
-		if sel.empty() {
-			t.Fatalf("%q: an empty selection was accepted", raw)
-		}
-		if sel.Project != "" && (!filepath.IsAbs(sel.Project) || filepath.Clean(sel.Project) != sel.Project) {
-			t.Fatalf("%q: project %q is not a clean absolute path", raw, sel.Project)
-		}
-	})
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
 )
@@ -59,8 +60,15 @@ func ParseFormat(s string) (Format, error) {
 
 // ErrInvalid marks a request that cannot be served as asked (bad format,
 // window number < 0); unknown sessions, leaves and windows wrap
-// store.ErrNotFound instead.
-var ErrInvalid = errors.New("invalid export request")
+// store.ErrNotFound instead. Its kind is pihistory.Invalid, so an HTTP
+// route answers it with the same problem document as any invalid
+// parameter.
+var ErrInvalid error = errInvalid{}
+
+type errInvalid struct{}
+
+func (errInvalid) Error() string             { return "invalid export request" }
+func (errInvalid) ErrorKind() pihistory.Kind { return pihistory.Invalid }
 
 // Options choose what one session export contains.
 type Options struct {
@@ -76,8 +84,8 @@ type Options struct {
 	Zstd bool
 }
 
-// source is what an export reads; *store.Store implements it.
-type source interface {
+// Source is what an export reads; *store.Store implements it.
+type Source interface {
 	Session(sid string) (*store.SessionInfo, error)
 	SessionMetas(sid string) ([]*store.Meta, error)
 	Raw(seq uint64) ([]byte, error)
@@ -89,7 +97,7 @@ type source interface {
 // session, leaf and window, so a caller can refuse a bad request before it
 // creates a file or sends response headers.
 type Export struct {
-	src  source
+	src  Source
 	Info *store.SessionInfo
 	Opts Options
 
@@ -99,14 +107,14 @@ type Export struct {
 	leaf    string             // the branch's leaf (a window's last entry may come before it)
 }
 
-// New validates a session export. Errors for an unknown session, leaf or
-// window wrap store.ErrNotFound; a bad format or window number wraps
-// ErrInvalid.
-func New(st *store.Store, sid string, o Options) (*Export, error) {
-	return newExport(st, sid, o)
+// New validates a session export read from src (a *store.Store). Errors
+// for an unknown session, leaf or window wrap store.ErrNotFound; a bad
+// format or window number wraps ErrInvalid.
+func New(src Source, sid string, o Options) (*Export, error) {
+	return newExport(src, sid, o)
 }
 
-func newExport(src source, sid string, o Options) (*Export, error) {
+func newExport(src Source, sid string, o Options) (*Export, error) {
 	if o.Format == "" {
 		o.Format = JSONL
 	}
@@ -267,7 +275,7 @@ func (x *Export) write(w *bufio.Writer) error {
 }
 
 // writeRaws writes the raw line of each meta, one read at a time.
-func writeRaws(w io.Writer, src source, metas []*store.Meta) error {
+func writeRaws(w io.Writer, src Source, metas []*store.Meta) error {
 	for _, m := range metas {
 		raw, err := src.Raw(m.Seq)
 		if err != nil {

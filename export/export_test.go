@@ -412,7 +412,7 @@ func TestMarkdownShape(t *testing.T) {
 }
 
 // failingSource is a store that cannot read.
-type failingSource struct{ source }
+type failingSource struct{ Source }
 
 func (failingSource) Session(string) (*store.SessionInfo, error) {
 	return nil, errors.New("pebble: read failed: input/output error")

@@ -28,7 +28,7 @@ import (
 // When no candidate matches the hash (the file is gone and the header had
 // an unusual shape) the rebuilt line is used: it has the same id, version,
 // time, cwd and parent, which is all Pi reads from a header.
-func headerLine(src source, si *store.SessionInfo) []byte {
+func headerLine(src Source, si *store.SessionInfo) []byte {
 	if si.Header != "" {
 		return []byte(si.Header)
 	}

@@ -2,21 +2,15 @@ package export
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/pi-history/pi-history/store"
 )
 
 // TestHostileHTML: a session full of markup and script in every field a
@@ -214,101 +208,4 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 	if strings.Join(got, ",") != strings.Join(names, ",") {
 		t.Fatalf("directory holds %v, want %v", got, names)
 	}
-}
-
-func TestHTTPHandler(t *testing.T) {
-	st := openStore(t)
-	sid := load(t, st, "testdata/journals/branches.jsonl")
-	mux := http.NewServeMux()
-	mux.Handle("GET /v1/sessions/{id}/export", Handler(st, nil))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	get := func(q string) (*http.Response, []byte) {
-		t.Helper()
-		res, err := http.Get(srv.URL + "/v1/sessions/" + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res, b
-	}
-	res, body := get(sid + "/export?format=html&leaf=b0000002")
-	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/html; charset=utf-8" {
-		t.Fatalf("status %d, type %s", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	if cd := res.Header.Get("Content-Disposition"); cd != `attachment; filename=`+sid+`-b0000002.html` {
-		t.Errorf("Content-Disposition %q", cd)
-	}
-	if !strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
-		t.Error("no sandboxing CSP on the HTML")
-	}
-	x, _ := New(st, sid, Options{Format: HTML, Leaf: "b0000002"})
-	var want bytes.Buffer
-	x.WriteTo(&want)
-	if !bytes.Equal(body, want.Bytes()) {
-		t.Error("the handler's body differs from WriteTo")
-	}
-	res, _ = get(sid + "/export?window=2&zstd=1")
-	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/zstd" ||
-		!strings.Contains(res.Header.Get("Content-Disposition"), "-w2.jsonl.zst") {
-		t.Errorf("zstd window export: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"))
-	}
-	for _, c := range []struct {
-		q      string
-		status int
-		typ    string
-		param  string
-	}{
-		{"nope/export", 404, problemNotFound, ""},
-		{sid + "/export?leaf=nope", 404, problemNotFound, ""},
-		{sid + "/export?window=9", 404, problemNotFound, ""},
-		{sid + "/export?window=x", 400, problemInvalidParam, "window"},
-		{sid + "/export?format=pdf", 400, problemInvalidParam, "format"},
-		{sid + "/export?zstd=maybe", 400, problemInvalidParam, "zstd"},
-		{sid + "/export?frmat=md", 400, problemUnknownParam, "frmat"},
-		{sid + "/export?format=md&format=bogus", 400, problemInvalidParam, "format"},
-		{sid + "/export?session=other", 400, problemInvalidParam, "session"},
-	} {
-		res, body := get(c.q)
-		var p problem
-		json.Unmarshal(body, &p)
-		if res.StatusCode != c.status || p.Type != c.typ || p.Param != c.param || res.Header.Get("Content-Type") != "application/problem+json" {
-			t.Errorf("%s: %d %s %+v", c.q, res.StatusCode, res.Header.Get("Content-Type"), p)
-		}
-	}
-}
-
-// TestHTTPMidStreamFailureAborts: an error after the headers were sent
-// aborts the response instead of ending it as if complete.
-func TestHTTPMidStreamFailureAborts(t *testing.T) {
-	st := openStore(t)
-	sid := load(t, st, "testdata/journals/branches.jsonl")
-	src := &brokenSource{Store: st, failAfter: 5}
-	mux := http.NewServeMux()
-	mux.Handle("GET /v1/sessions/{id}/export", handler(src, nil))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	res, err := http.Get(srv.URL + "/v1/sessions/" + sid + "/export")
-	if err != nil {
-		return // the connection was dropped before the headers: fine too
-	}
-	defer res.Body.Close()
-	if _, err = io.ReadAll(res.Body); err == nil {
-		t.Fatal("the body ended cleanly although the export failed")
-	}
-}
-
-// brokenSource fails raw reads after a number of them.
-type brokenSource struct {
-	*store.Store
-	failAfter int
-}
-
-func (b *brokenSource) Raw(seq uint64) ([]byte, error) {
-	if b.failAfter <= 0 {
-		return nil, fmt.Errorf("simulated read failure")
-	}
-	b.failAfter--
-	return b.Store.Raw(seq)
 }

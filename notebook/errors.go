@@ -3,6 +3,8 @@ package notebook
 import (
 	"fmt"
 	"strings"
+
+	pihistory "github.com/pi-history/pi-history"
 )
 
 // LimitError reports a write that would exceed a size ceiling. The write is
@@ -81,3 +83,16 @@ func (e *NotFoundError) Error() string {
 	}
 	return s
 }
+
+// ErrorKind makes each error above a pihistory.Kinded, so that every HTTP
+// route answers it with the same kind of problem document.
+func (e *LimitError) ErrorKind() pihistory.Kind { return pihistory.TooLarge }
+
+// ErrorKind is Conflict: the write is well formed but the notebook moved on.
+func (e *StaleError) ErrorKind() pihistory.Kind { return pihistory.Conflict }
+
+// ErrorKind is Invalid.
+func (e *InvalidError) ErrorKind() pihistory.Kind { return pihistory.Invalid }
+
+// ErrorKind is NotFound.
+func (e *NotFoundError) ErrorKind() pihistory.Kind { return pihistory.NotFound }

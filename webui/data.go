@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	pihistory "github.com/pi-history/pi-history"
+	"github.com/pi-history/pi-history/internal/problem"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/notebook"
 	"github.com/pi-history/pi-history/search"
@@ -71,29 +73,30 @@ type EntriesResponse struct {
 	LastSeq     uint64       `json:"lastSeq"`
 }
 
+// fail answers err with the problem document its kind calls for, as the
+// API's routes do; an error of no kind is logged and answered with a 500
+// that reveals nothing.
 func (u *ui) fail(w http.ResponseWriter, err error) {
-	var be *badRequest
-	switch {
-	case errors.As(err, &be):
-		writeError(w, be.status, be.typ, be.msg)
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not-found", err.Error())
-	default:
-		u.o.Log.Error("webui: data", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "the server failed to answer; the cause is in its log")
+	d, ok := problem.Of(err)
+	if !ok && errors.Is(err, store.ErrNotFound) {
+		d, ok = problem.OfKind(pihistory.NotFound), true
+		d.Detail = err.Error()
 	}
+	if !ok {
+		u.o.Log.Error("webui: data", "err", err)
+	}
+	problem.Write(w, d.Status, d)
 }
 
-type badRequest struct {
-	status   int
-	typ, msg string
-}
+// dataOp names the web UI's data reads in their errors.
+const dataOp = "web UI data"
 
-func (e *badRequest) Error() string { return e.msg }
+// bad is a refused parameter.
+func bad(msg string) error { return &pihistory.Error{Op: dataOp, Kind: pihistory.Invalid, Msg: msg} }
 
-func bad(msg string) error { return &badRequest{http.StatusBadRequest, "invalid-parameter", msg} }
+// missing is something asked for that is not stored.
 func missing(msg string) error {
-	return &badRequest{http.StatusNotFound, "not-found", msg}
+	return &pihistory.Error{Op: dataOp, Kind: pihistory.NotFound, Msg: msg}
 }
 
 // onlyParams refuses a query parameter not in known, or given twice, as

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pi-history/pi-history/internal/problem"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -67,7 +68,7 @@ func (u *ui) events(w http.ResponseWriter, r *http.Request) {
 	prev, err := marks(st)
 	if err != nil {
 		u.o.Log.Error("webui: events", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "the server failed to read sessions; the cause is in its log")
+		writeError(w, http.StatusInternalServerError, problem.Internal, "Internal server error", "the server failed to read sessions; the cause is in its log")
 		return
 	}
 	w.WriteHeader(http.StatusOK)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pi-history/pi-history/internal/problem"
 )
 
 // CookieName is the session cookie; it equals api.CookieName.
@@ -255,7 +257,7 @@ func (l *Logins) CodeHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			writeError(w, http.StatusMethodNotAllowed, "method-not-allowed", "use POST")
+			writeError(w, http.StatusMethodNotAllowed, problem.Method, "Method not allowed", "use POST")
 			return
 		}
 		c := l.NewCode()
@@ -315,7 +317,7 @@ func sameOrigin(r *http.Request) bool {
 func (u *ui) loginToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if !sameOrigin(r) {
-		writeError(w, http.StatusForbidden, "forbidden-origin", "log in from the pi-history page itself")
+		writeError(w, http.StatusForbidden, problem.ForbiddenOrigin, "Forbidden", "log in from the pi-history page itself")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
@@ -333,7 +335,7 @@ func (u *ui) loginToken(w http.ResponseWriter, r *http.Request) {
 
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
-		writeError(w, http.StatusForbidden, "forbidden-origin", "log out from the pi-history page itself")
+		writeError(w, http.StatusForbidden, problem.ForbiddenOrigin, "Forbidden", "log out from the pi-history page itself")
 		return
 	}
 	if c, err := r.Cookie(CookieName); err == nil {
@@ -343,12 +345,8 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// writeError sends an RFC 9457 problem document like the API's.
-func writeError(w http.ResponseWriter, status int, typ, detail string) {
-	h := w.Header()
-	h.Set("Content-Type", "application/problem+json")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"type": "urn:pi-history:problem:" + typ, "title": http.StatusText(status),
-		"status": status, "detail": detail})
+// writeError sends an RFC 9457 problem document through the writer every
+// route uses (internal/problem); typ is one of that package's types.
+func writeError(w http.ResponseWriter, status int, typ, title, detail string) {
+	problem.Write(w, status, problem.Doc{Type: typ, Title: title, Status: status, Detail: detail})
 }

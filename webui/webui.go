@@ -41,6 +41,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pi-history/pi-history/internal/problem"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -194,11 +195,11 @@ func (u *ui) serveAsset(w http.ResponseWriter, r *http.Request, a *asset) {
 func (u *ui) authed(fn http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-			writeError(w, http.StatusForbidden, "forbidden-origin", "a request with the session cookie must come from the pi-history page itself")
+			writeError(w, http.StatusForbidden, problem.ForbiddenOrigin, "Forbidden", "a request with the session cookie must come from the pi-history page itself")
 			return
 		}
 		if !u.o.Logins.ValidCookie(r) {
-			writeError(w, http.StatusUnauthorized, "unauthorized", "log in first: open the URL 'pi-history serve' printed, or run 'pi-history open'")
+			writeError(w, http.StatusUnauthorized, problem.Unauthorized, "Authentication required", "log in first: open the URL 'pi-history serve' printed, or run 'pi-history open'")
 			return
 		}
 		DropKeyParam(r)

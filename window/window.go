@@ -25,13 +25,13 @@ package window
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/notebook"
 	"github.com/pi-history/pi-history/rollover"
@@ -81,36 +81,28 @@ func New(st *store.Store, lineage Lineage, dataDir string, log *slog.Logger) *Se
 	return s
 }
 
-// Kind classifies the errors this package returns for a request it refuses.
-type Kind int
+// Kind classifies the errors this package returns for a request it
+// refuses; the kinds are pihistory's, shared by every layer.
+type Kind = pihistory.Kind
 
-// Error kinds.
+// The kinds this package's errors have.
 const (
-	Invalid  Kind = iota + 1 // a parameter is out of its range or missing
-	NotFound                 // the session or the leaf is not stored
+	Invalid  = pihistory.Invalid  // a parameter is out of its range or missing
+	NotFound = pihistory.NotFound // the session or the leaf is not stored
 )
 
 // Error is a refused request: what kind of failure, the parameter at fault
-// ("" when none in particular) and a message that says what to do.
-type Error struct {
-	Kind  Kind
-	Param string
-	Msg   string
-}
-
-func (e *Error) Error() string {
-	if e.Param == "" {
-		return e.Msg
-	}
-	return e.Param + ": " + e.Msg
-}
+// ("" when none in particular) and a message that says what to do. Every
+// HTTP route turns it into a problem document the same way
+// (internal/problem).
+type Error = pihistory.Error
 
 func invalid(param, format string, args ...any) *Error {
-	return &Error{Kind: Invalid, Param: param, Msg: fmt.Sprintf(format, args...)}
+	return pihistory.Errorf("", Invalid, param, format, args...)
 }
 
 func notFound(param, format string, args ...any) *Error {
-	return &Error{Kind: NotFound, Param: param, Msg: fmt.Sprintf(format, args...)}
+	return pihistory.Errorf("", NotFound, param, format, args...)
 }
 
 // ---- configuration ----

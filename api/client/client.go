@@ -503,12 +503,12 @@ func (c *Client) ExportArchive(ctx context.Context, o ArchiveOptions, w io.Write
 		}
 		return stats, fmt.Errorf("the server's archive stopped after %d bytes (see its log): %w", n, err)
 	}
-	tr := resp.Trailer.Get(export.ArchiveTrailer)
+	tr := resp.Trailer.Get(ArchiveTrailer)
 	if tr == "" {
 		return stats, fmt.Errorf("the server's archive ended after %d bytes without saying what it holds: it is incomplete (see the server's log)", n)
 	}
 	if err := json.Unmarshal([]byte(tr), &stats); err != nil {
-		return stats, fmt.Errorf("the server's account of the archive (%s trailer) is unreadable: %w", export.ArchiveTrailer, err)
+		return stats, fmt.Errorf("the server's account of the archive (%s trailer) is unreadable: %w", ArchiveTrailer, err)
 	}
 	if stats.Written != n {
 		return stats, fmt.Errorf("the server wrote %d bytes of archive but %d arrived: it is incomplete", stats.Written, n)

@@ -167,6 +167,15 @@ type IndexingProgress struct {
 // ImportStreamType is the media type of POST /v1/import's progress stream.
 const ImportStreamType = "application/x-ndjson"
 
+// ArchiveTrailer is the HTTP trailer in which GET /v1/export/archive sends
+// the archive's ArchiveStats (JSON) once the last byte is written: a
+// client that gets the body without it got a truncated archive.
+const ArchiveTrailer = "Pi-History-Archive"
+
+// ArchiveSessionsHeader tells, before an archive's body, how many sessions
+// it will hold (for progress).
+const ArchiveSessionsHeader = "Pi-History-Archive-Sessions"
+
 // CompactResponse is what POST /v1/maintenance/compact did: sizes on disk
 // in bytes before and after.
 type CompactResponse struct {
