@@ -20,6 +20,7 @@ import (
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/internal/procmem"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/webui"
@@ -174,7 +175,8 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	service.TuneServeMemory(cache, sketch)
+	// The process-wide settings are decided here, not in the library.
+	procmem.TuneServe(cache, sketch)
 	batch, err := indexBatchBytes()
 	if err != nil {
 		return err
@@ -183,8 +185,7 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch, ReserveBytes: reserve,
-		SmallPages: serveFlags.smallPages})
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch, ReserveBytes: reserve})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
@@ -284,11 +285,16 @@ func serveOnce(g *globals, args []string) error {
 		close(wdone)
 	}
 	// Preload what the first searches would otherwise read from disk
-	// piece by piece (see service.Warm).
+	// piece by piece (see service.Warm), then settle the process's memory
+	// (procmem.Settle: the heap's headroom, huge pages).
 	warmDone := make(chan struct{})
 	go func() {
 		defer close(warmDone)
 		w, err := svc.Warm(wctx)
+		var m procmem.Settled
+		if err == nil {
+			m, err = procmem.Settle(wctx, serveFlags.smallPages)
+		}
 		switch {
 		case err != nil && wctx.Err() == nil:
 			g.log.Warn("searches will load from disk what was not preloaded", "err", err)
@@ -300,11 +306,11 @@ func serveOnce(g *globals, args []string) error {
 				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
 				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "runIndexGroups", w.Filters.RunGroups, "filterTime", w.FilterTime.Round(time.Millisecond),
 				"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
-				"headroomMB", w.Headroom>>20,
+				"headroomMB", m.Headroom>>20,
 				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
-				"hugePagesMB", w.Huge.Bytes>>20, "hugePagesRefusedMB", w.Huge.Refused>>20, "hugePagesBusyMB", w.Huge.Busy>>20, "hugePagesTime", w.HugeTime.Round(time.Millisecond))
-			if w.HugeErr != nil {
-				g.log.Info("memory stays in small pages", "reason", w.HugeErr)
+				"hugePagesMB", m.Huge.Bytes>>20, "hugePagesRefusedMB", m.Huge.Refused>>20, "hugePagesBusyMB", m.Huge.Busy>>20, "hugePagesTime", m.HugeTime.Round(time.Millisecond))
+			if m.HugeErr != nil {
+				g.log.Info("memory stays in small pages", "reason", m.HugeErr)
 			}
 			if w.Sketches.Full {
 				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 1,150 MB a million entries)",
