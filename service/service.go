@@ -43,9 +43,6 @@ type Options struct {
 	// SketchCacheBytes bounds the store's sketch cache
 	// (store.DefaultSketchCacheBytes when 0).
 	SketchCacheBytes int
-	// SmallPages: Warm leaves the process's memory in small pages
-	// instead of collapsing it into huge ones (see package hugepages).
-	SmallPages bool
 	// MustExist: a missing data directory is a datadir.NoHistoryError, not
 	// one to create (the commands that only read).
 	MustExist bool
@@ -76,7 +73,6 @@ type Service struct {
 	done         chan struct{}
 	compacting   atomic.Bool
 	serial       *ingest.Serial
-	smallPages   bool // see Options.SmallPages
 }
 
 // Serial reads journal files into the store one reader per path at a time:
@@ -112,7 +108,7 @@ func Open(o Options) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{Dir: o.DataDir, SessionsDirs: o.SessionsDirs, Store: st, Index: ix, Log: o.Log, lock: lock, cancel: cancel, done: make(chan struct{}),
-		serial: ingest.NewSerial(st), smallPages: o.SmallPages}
+		serial: ingest.NewSerial(st)}
 	go func() {
 		defer close(s.done)
 		ix.Run(ctx)
