@@ -64,6 +64,12 @@ func broadBound(through uint64, runes int, filtered bool) int {
 
 // searchAll answers an all-scope search: index windows for what is indexed,
 // a scan for what is not.
+//
+// One piece (157 lines): it is the all-scope plan, read top to bottom
+// as the order in which a page is answered (the first occurrences, then
+// the index or a scan of the indexed range, then the unindexed tail), and
+// each step decides from what the one before found (answered, from, the
+// index's plan) whether the next runs at all.
 func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
 	last := e.st.LastSeq()
 	c := &collector{e: e, p: p, st: st}

@@ -234,6 +234,14 @@ const (
 	arenaFirstSegs = 8
 )
 
+// prepare checks a request and turns it into what a search runs on: its
+// needle's finder and probe, its scope's members and its filters. Each
+// check fails with the parameter it is about.
+//
+// One piece (138 lines): the checks run in the order of the request's
+// parameters, and later ones read what earlier ones settled (the scope
+// defaulted from the session, the needle's form, the cursor checked
+// against the request's hash, then the scope's members).
 func (e *Engine) prepare(req *Request) (*prepared, error) {
 	if req.Needle == "" {
 		return nil, badf("needle", "the needle is empty; give the text to find (any length from 1 character)")

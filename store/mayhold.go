@@ -84,6 +84,15 @@ const (
 )
 
 // mayHold is MayHold on this goroutine alone.
+//
+// One piece (185 lines) on purpose: it is the inner loop of every
+// search, and what one range leaves to the next (the filter tested last
+// and its answer, the chunk met last, the chunkRuns and run index of the
+// group met last with what they passed, the sketches' pass odds) lives in
+// its locals. Split into functions, that state would move into a struct
+// reached through a pointer on each chunk. Its first inner loop, the
+// cached chunks' filter verdicts, is kept apart from the second on purpose
+// (see the comment on it).
 func (s *Store) mayHold(ranges []SeqRange, p *trigram.Probe) (out []SeqRange, skipped int, err error) {
 	add := func(lo, hi uint64) {
 		if n := len(out); n > 0 && out[n-1].Hi+1 == lo {

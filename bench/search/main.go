@@ -33,6 +33,10 @@ import (
 	"github.com/pi-history/pi-history/service"
 )
 
+// One piece (277 lines): a benchmark's whole run, read top to bottom as
+// the order it measures in (flags, the heap as serve sets it, the preload,
+// the corpus line, then each group of needles); every group reads the
+// same flags and open service.
 func main() {
 	data := flag.String("data", "", "pi-history data directory holding the imported corpus (required)")
 	corpus := flag.String("corpus", "", "the corpus's JSONL directory, for ripgrep (required)")

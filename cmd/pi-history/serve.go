@@ -152,6 +152,15 @@ func restartDelay(now time.Time) time.Duration {
 	return max(0, time.Unix(at, 0).Add(restartEvery).Sub(now))
 }
 
+// serveOnce runs the server once, from opening the data directory until
+// it is stopped (or restarts itself after a failed write).
+//
+// One piece (188 lines): its steps must run in this order (the store
+// opened before the token and the listener, server.json written once
+// listening, the watcher started before the preload, ingest stopped before
+// the store closes), and each resource is released by a defer that runs,
+// in reverse order, when serving ends; split, those releases would have to
+// be handed back up through returned closers.
 func serveOnce(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
