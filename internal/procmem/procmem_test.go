@@ -75,15 +75,20 @@ func TestSettleLeavesSmallPagesWhenAsked(t *testing.T) {
 // packages make them (and this package, which main packages call).
 var processWide = map[string]map[string]bool{
 	"runtime/debug": {"SetGCPercent": true, "SetMemoryLimit": true, "SetMaxThreads": true, "SetMaxStack": true},
-	"runtime":       {"GOMAXPROCS": true},
 	"github.com/pi-history/pi-history/internal/hugepages": {"Collapse": true},
 	"github.com/pi-history/pi-history/internal/procmem":   {"TuneServe": true, "Settle": true},
+	"os":        {"Setenv": true, "Unsetenv": true, "Clearenv": true},
+	"os/signal": {"Notify": true, "Ignore": true},
+	"log":       {"SetOutput": true, "SetFlags": true, "SetPrefix": true},
+	"log/slog":  {"SetDefault": true},
+	"syscall":   {"Setrlimit": true, "Umask": true},
 }
 
 // TestOnlyMainPackagesSetProcessSettings: no library package of the
 // module (outside procmem and hugepages, whose job it is) sets the
-// collector's pace, the memory limit or huge pages; main packages decide
-// (cmd/pi-history, the benches). Tests may.
+// collector's pace, the memory limit, huge pages, the environment, signal
+// handling or the default logger; main packages decide (cmd/pi-history,
+// the benches). Tests may.
 func TestOnlyMainPackagesSetProcessSettings(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
