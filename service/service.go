@@ -21,7 +21,6 @@ import (
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/ingest"
-	"github.com/pi-history/pi-history/internal/hugepages"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -44,9 +43,6 @@ type Options struct {
 	// SketchCacheBytes bounds the store's sketch cache
 	// (store.DefaultSketchCacheBytes when 0).
 	SketchCacheBytes int
-	// SmallPages: Warm leaves the process's memory in small pages
-	// instead of collapsing it into huge ones (see package hugepages).
-	SmallPages bool
 	// MustExist: a missing data directory is a datadir.NoHistoryError, not
 	// one to create (the commands that only read).
 	MustExist bool
@@ -77,7 +73,6 @@ type Service struct {
 	done         chan struct{}
 	compacting   atomic.Bool
 	serial       *ingest.Serial
-	smallPages   bool // see Options.SmallPages
 }
 
 // Serial reads journal files into the store one reader per path at a time:
@@ -113,7 +108,7 @@ func Open(o Options) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{Dir: o.DataDir, SessionsDirs: o.SessionsDirs, Store: st, Index: ix, Log: o.Log, lock: lock, cancel: cancel, done: make(chan struct{}),
-		serial: ingest.NewSerial(st), smallPages: o.SmallPages}
+		serial: ingest.NewSerial(st)}
 	go func() {
 		defer close(s.done)
 		ix.Run(ctx)
@@ -182,26 +177,21 @@ func (s *Service) Close() error {
 
 // Warmed says what Warm brought into memory and how long each part took.
 type Warmed struct {
-	Sketches     store.WarmStats
-	SketchTime   time.Duration
-	Branches     int // sessions whose current branch is known
-	BranchTime   time.Duration
-	Texts        int   // texts read into the block cache, newest first
-	TextBytes    int64 // their bytes
-	TextTime     time.Duration
-	Filters      store.FilterStats // chunks given a filter of their texts' byte trigrams
-	FilterTime   time.Duration
-	HotTexts     store.HotTextStats // chunks whose texts are held in memory
-	HotTime      time.Duration
-	Heads        store.HeadStats // the first occurrences of every byte trigram and 4-gram
-	HeadTime     time.Duration
-	Headroom     int64 // bytes allocated and written once for the heap to grow into (see touchHeadroom)
-	HeadroomTime time.Duration
-	Blocks       int // index documents whose block start was read
-	BlockTime    time.Duration
-	Huge         hugepages.Stats // the process's memory collapsed into huge pages
-	HugeErr      error           // why none was (hugepages.ErrUnsupported), or nil
-	HugeTime     time.Duration
+	Sketches   store.WarmStats
+	SketchTime time.Duration
+	Branches   int // sessions whose current branch is known
+	BranchTime time.Duration
+	Texts      int   // texts read into the block cache, newest first
+	TextBytes  int64 // their bytes
+	TextTime   time.Duration
+	Filters    store.FilterStats // chunks given a filter of their texts' byte trigrams
+	FilterTime time.Duration
+	HotTexts   store.HotTextStats // chunks whose texts are held in memory
+	HotTime    time.Duration
+	Heads      store.HeadStats // the first occurrences of every byte trigram and 4-gram
+	HeadTime   time.Duration
+	Blocks     int // index documents whose block start was read
+	BlockTime  time.Duration
 }
 
 // Warm brings into memory what the first searches would otherwise load
@@ -214,15 +204,11 @@ type Warmed struct {
 // not held from both ends of the history into the block cache, up to
 // three quarters of it (store.WarmTexts; after the filters, whose reading
 // of every text would otherwise push out what it chose), and the block
-// start of every index document (index.Index.WarmBlockStarts), and it
-// touches the memory the heap will grow into (touchHeadroom). Last, unless
-// Options.SmallPages, it asks the kernel to move the process's memory, now
-// holding all of that, into huge pages (hugepages.Collapse): searches read
-// it scattered, and with small pages each read to a part not read lately
-// missed the TLB too (three pairs of bench/search runs: p50 of 6-12
-// character first pages 0.41 -> 0.37 ms, of 13-40 0.52 -> 0.43). A server
-// calls it once in the background after it starts; it stops when ctx
-// ends.
+// start of every index document (index.Index.WarmBlockStarts). It sets
+// nothing process-wide: what a server then does to its memory (the heap's
+// headroom, huge pages) is procmem.Settle, which its main calls after it.
+// A server calls it once in the background after it starts; it stops when
+// ctx ends.
 func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	var w Warmed
 	t0 := time.Now()
@@ -261,20 +247,6 @@ func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 		return w, fmt.Errorf("preload the index's block starts: %w", err)
 	}
 	w.BlockTime = time.Since(t0)
-	t0 = time.Now()
-	w.Headroom = touchHeadroom()
-	w.HeadroomTime = time.Since(t0)
-	if !s.smallPages {
-		t0 = time.Now()
-		w.Huge, err = hugepages.Collapse(ctx)
-		w.HugeTime = time.Since(t0)
-		switch {
-		case errors.Is(err, hugepages.ErrUnsupported):
-			w.HugeErr = err // searches run as well as small pages let them
-		case err != nil:
-			return w, fmt.Errorf("collapse memory into huge pages: %w", err)
-		}
-	}
 	return w, nil
 }
 

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pi-history/pi-history/index"
-	"github.com/pi-history/pi-history/internal/hugepages"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/search"
 )
@@ -104,26 +102,6 @@ func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
 	// cache.
 	if w.Sketches.Chunks != 1 || w.Branches != 4 || w.HotTexts.Chunks != 1 || w.HotTexts.Bytes != bytes || w.Texts != 0 || w.Blocks != 2 {
 		t.Errorf("Warm = %+v; want the one chunk of sketches, 4 sessions' branches, the chunk's %d texts of %d bytes held in memory, none read into the block cache, and 2 index blocks", w, texts, bytes)
-	}
-	// Last, the process's memory was offered for huge pages, or Warm says
-	// why not (what the kernel grants depends on the machine).
-	looked := w.Huge.Bytes + w.Huge.Refused + w.Huge.Busy + w.Huge.Sparse
-	if w.HugeErr == nil && (w.Huge.Ranges == 0 || looked == 0) || w.HugeErr != nil && !errors.Is(w.HugeErr, hugepages.ErrUnsupported) {
-		t.Errorf("Warm's huge pages = %+v, error %v; want the process's mappings offered, or ErrUnsupported", w.Huge, w.HugeErr)
-	}
-}
-
-// TestWarmLeavesSmallPagesWhenAsked: with Options.SmallPages, Warm asks for
-// no huge pages.
-func TestWarmLeavesSmallPagesWhenAsked(t *testing.T) {
-	svc, err := Open(Options{DataDir: t.TempDir(), SmallPages: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	w, err := svc.Warm(context.Background())
-	if err != nil || w.Huge != (hugepages.Stats{}) || w.HugeErr != nil {
-		t.Fatalf("Warm with SmallPages = huge pages %+v (error %v), %v; want none asked for", w.Huge, w.HugeErr, err)
 	}
 }
 

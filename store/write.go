@@ -52,6 +52,11 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // Apply stores a batch read from a journal file, with one synced commit.
+//
+// One piece (122 lines): everything between taking the write lock and
+// the synced commit is one batch, whose order (the file's session record
+// read, the entries added, the file state written last) is what makes a
+// crash leave either the whole file's batch or none of it.
 func (s *Store) Apply(fb *FileBatch) (Result, error) {
 	// Checked before the lock too: a commit that Pebble stalls (its
 	// flushes failing on a disk someone else filled) holds the lock until

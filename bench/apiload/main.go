@@ -84,6 +84,11 @@ var (
 	checkEvery   int
 )
 
+// One piece (224 lines): one load run, read top to bottom (a scratch
+// data directory, a server and watcher on it, the corpus imported, the
+// searchers and a writer for the duration, the report, then every
+// appended entry checked searchable); the goroutines share the counters
+// and deadline it sets up, and its defers stop the server and watcher.
 func run(corpus, needleList string, nSessions, perSession, conc int, duration time.Duration, maxSearches, writeRate int, keep, direct bool) error {
 	tmp, err := os.MkdirTemp("", "apiload-")
 	if err != nil {

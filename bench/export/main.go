@@ -65,6 +65,10 @@ func main() {
 	}
 }
 
+// One piece (121 lines): one export run, read top to bottom (the data
+// directory given or built from the corpus, every session selected, the
+// export timed with its own peak memory, then verified when asked); its
+// steps share the directory and the store it opens.
 func run(data, corpus string, entries, perSession int, out string, verify, keep bool, prof string) error {
 	if data != "" && corpus != "" {
 		return errors.New("give -data or -corpus, not both")

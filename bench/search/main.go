@@ -28,10 +28,15 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/pi-history/pi-history/internal/procmem"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 )
 
+// One piece (277 lines): a benchmark's whole run, read top to bottom as
+// the order it measures in (flags, the heap as serve sets it, the preload,
+// the corpus line, then each group of needles); every group reads the
+// same flags and open service.
 func main() {
 	data := flag.String("data", "", "pi-history data directory holding the imported corpus (required)")
 	corpus := flag.String("corpus", "", "the corpus's JSONL directory, for ripgrep (required)")
@@ -63,14 +68,14 @@ func main() {
 	if *sketchMB == 0 {
 		sketch = service.ServeSketchBytes()
 	}
-	service.TuneServeMemory(cache, sketch)
+	procmem.TuneServe(cache, sketch)
 	if *memLimit > 0 {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
 	if *gcPercent > 0 {
 		debug.SetGCPercent(*gcPercent)
 	}
-	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache, SketchCacheBytes: int(sketch), SmallPages: *smallPages})
+	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache, SketchCacheBytes: int(sketch)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -87,13 +92,18 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		m, err := procmem.Settle(ctx, *smallPages)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v; 8-byte runs of %d groups of 4 chunks indexed by slices of 64 entries), %.1f s; first occurrences of %d byte trigrams and %d 4-grams (%d lists full), %d seqs, %d MB, %.1f s; block starts of %d index documents, %.2f s; %d MB of headroom touched, %.1f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
 			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
 			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.HotTexts.Full, w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.Filters.RunGroups, w.FilterTime.Seconds(),
-			w.Heads.Trigrams, w.Heads.FourGrams, w.Heads.Full, w.Heads.Seqs, w.Heads.Bytes>>20, w.HeadTime.Seconds(), w.Blocks, w.BlockTime.Seconds(), w.Headroom>>20, w.HeadroomTime.Seconds(),
-			w.Huge.Bytes>>20, w.Huge.Refused>>20, w.Huge.Busy>>20, w.Huge.Sparse>>20, w.HugeTime.Seconds(), func() string {
-				if w.HugeErr != nil {
-					return " (" + w.HugeErr.Error() + ")"
+			w.Heads.Trigrams, w.Heads.FourGrams, w.Heads.Full, w.Heads.Seqs, w.Heads.Bytes>>20, w.HeadTime.Seconds(), w.Blocks, w.BlockTime.Seconds(), m.Headroom>>20, m.HeadroomTime.Seconds(),
+			m.Huge.Bytes>>20, m.Huge.Refused>>20, m.Huge.Busy>>20, m.Huge.Sparse>>20, m.HugeTime.Seconds(), func() string {
+				if m.HugeErr != nil {
+					return " (" + m.HugeErr.Error() + ")"
 				}
 				return ""
 			}())
@@ -346,7 +356,7 @@ var plans []string
 // queries (minor and major): searches whose allocations land on pages the
 // process has not touched yet (or that the kernel took back) fault on each,
 // which shows as a whole group running slower (see
-// service.ServeGCPercent).
+// procmem.ServeGCPercent).
 var faults int64
 
 // pageFaults returns the page faults the process has taken so far.

@@ -20,6 +20,7 @@ import (
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/internal/procmem"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/webui"
@@ -151,6 +152,15 @@ func restartDelay(now time.Time) time.Duration {
 	return max(0, time.Unix(at, 0).Add(restartEvery).Sub(now))
 }
 
+// serveOnce runs the server once, from opening the data directory until
+// it is stopped (or restarts itself after a failed write).
+//
+// One piece (162 lines): its steps must run in this order (the store
+// opened before the token and the listener, server.json written once
+// listening, the watcher started before the preload, ingest stopped before
+// the store closes), and each resource is released by a defer that runs,
+// in reverse order, when serving ends; split, those releases would have to
+// be handed back up through returned closers.
 func serveOnce(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
@@ -174,7 +184,8 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	service.TuneServeMemory(cache, sketch)
+	// The process-wide settings are decided here, not in the library.
+	procmem.TuneServe(cache, sketch)
 	batch, err := indexBatchBytes()
 	if err != nil {
 		return err
@@ -183,8 +194,7 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch, ReserveBytes: reserve,
-		SmallPages: serveFlags.smallPages})
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch, ReserveBytes: reserve})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
@@ -284,33 +294,12 @@ func serveOnce(g *globals, args []string) error {
 		close(wdone)
 	}
 	// Preload what the first searches would otherwise read from disk
-	// piece by piece (see service.Warm).
+	// piece by piece (see service.Warm), then settle the process's memory
+	// (procmem.Settle: the heap's headroom, huge pages).
 	warmDone := make(chan struct{})
 	go func() {
 		defer close(warmDone)
-		w, err := svc.Warm(wctx)
-		switch {
-		case err != nil && wctx.Err() == nil:
-			g.log.Warn("searches will load from disk what was not preloaded", "err", err)
-		case err == nil:
-			g.log.Info("preloaded for search", "sketchChunks", w.Sketches.Chunks, "sketchMB", w.Sketches.Bytes>>20,
-				"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
-				"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
-				"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
-				"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
-				"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "runIndexGroups", w.Filters.RunGroups, "filterTime", w.FilterTime.Round(time.Millisecond),
-				"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
-				"headroomMB", w.Headroom>>20,
-				"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
-				"hugePagesMB", w.Huge.Bytes>>20, "hugePagesRefusedMB", w.Huge.Refused>>20, "hugePagesBusyMB", w.Huge.Busy>>20, "hugePagesTime", w.HugeTime.Round(time.Millisecond))
-			if w.HugeErr != nil {
-				g.log.Info("memory stays in small pages", "reason", w.HugeErr)
-			}
-			if w.Sketches.Full {
-				g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 1,150 MB a million entries)",
-					"sketchMB", sketch>>20, "chunksCached", w.Sketches.Chunks)
-			}
-		}
+		preload(wctx, g, svc, sketch, serveFlags.smallPages)
 	}()
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "cacheMB", cache>>20, "sketchMB", sketch>>20)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
@@ -333,6 +322,40 @@ func serveOnce(g *globals, args []string) error {
 		return errRestartServe
 	}
 	return nil
+}
+
+// preload warms svc for search (service.Warm), then settles the process's
+// memory as a server keeps it (procmem.Settle; in small pages when
+// smallPages), and logs what each did; a sketch cache bound reached
+// (sketch bytes) is logged as a warning. It stops when ctx ends.
+func preload(ctx context.Context, g *globals, svc *service.Service, sketch int64, smallPages bool) {
+	w, err := svc.Warm(ctx)
+	var m procmem.Settled
+	if err == nil {
+		m, err = procmem.Settle(ctx, smallPages)
+	}
+	switch {
+	case err != nil && ctx.Err() == nil:
+		g.log.Warn("searches will load from disk what was not preloaded", "err", err)
+	case err == nil:
+		g.log.Info("preloaded for search", "sketchChunks", w.Sketches.Chunks, "sketchMB", w.Sketches.Bytes>>20,
+			"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
+			"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
+			"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
+			"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
+			"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "runIndexGroups", w.Filters.RunGroups, "filterTime", w.FilterTime.Round(time.Millisecond),
+			"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
+			"headroomMB", m.Headroom>>20,
+			"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
+			"hugePagesMB", m.Huge.Bytes>>20, "hugePagesRefusedMB", m.Huge.Refused>>20, "hugePagesBusyMB", m.Huge.Busy>>20, "hugePagesTime", m.HugeTime.Round(time.Millisecond))
+		if m.HugeErr != nil {
+			g.log.Info("memory stays in small pages", "reason", m.HugeErr)
+		}
+		if w.Sketches.Full {
+			g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 1,150 MB a million entries)",
+				"sketchMB", sketch>>20, "chunksCached", w.Sketches.Chunks)
+		}
+	}
 }
 
 // serverParts are what newAPIServer needs besides the open data directory.

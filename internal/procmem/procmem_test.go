@@ -1,0 +1,146 @@
+package procmem
+
+import (
+	"context"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pi-history/pi-history/internal/hugepages"
+)
+
+// TestServeMemoryTuning: a server sets the memory limit (room for its
+// sketch cache and block cache on top of ServeOtherHeap) and the
+// collector's pace, and
+// leaves either alone when the environment sets it (GOMEMLIMIT, GOGC).
+func TestServeMemoryTuning(t *testing.T) {
+	oldPct, oldLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLimit) })
+	const cache, sketch = 64 << 20, 1 << 30
+	for _, tc := range []struct {
+		gogc, memlimit string
+		wantPct        int
+		wantLimit      int64
+	}{
+		{"", "", ServeGCPercent, ServeOtherHeap + sketch + cache},
+		{"50", "", 100, ServeOtherHeap + sketch + cache},
+		{"", "1GiB", ServeGCPercent, 3 << 30},
+	} {
+		t.Setenv("GOGC", tc.gogc)
+		t.Setenv("GOMEMLIMIT", tc.memlimit)
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(3 << 30)
+		TuneServe(cache, sketch)
+		if pct, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); pct != tc.wantPct || limit != tc.wantLimit {
+			t.Errorf("GOGC=%q GOMEMLIMIT=%q: pace %d, limit %d; want %d, %d", tc.gogc, tc.memlimit, pct, limit, tc.wantPct, tc.wantLimit)
+		}
+	}
+}
+
+// TestSettleOffersTheMemoryForHugePages: after the preload, the heap's
+// headroom is touched and the process's memory is offered for huge pages,
+// or Settle says why not (what the kernel grants depends on the machine).
+func TestSettleOffersTheMemoryForHugePages(t *testing.T) {
+	s, err := Settle(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Headroom <= 0 {
+		t.Errorf("Settle touched %d bytes of headroom; want the heap's growth before its next collection", s.Headroom)
+	}
+	looked := s.Huge.Bytes + s.Huge.Refused + s.Huge.Busy + s.Huge.Sparse
+	if s.HugeErr == nil && (s.Huge.Ranges == 0 || looked == 0) || s.HugeErr != nil && !errors.Is(s.HugeErr, hugepages.ErrUnsupported) {
+		t.Errorf("Settle's huge pages = %+v, error %v; want the process's mappings offered, or ErrUnsupported", s.Huge, s.HugeErr)
+	}
+}
+
+// TestSettleLeavesSmallPagesWhenAsked: with smallPages, Settle asks for no
+// huge pages.
+func TestSettleLeavesSmallPagesWhenAsked(t *testing.T) {
+	s, err := Settle(context.Background(), true)
+	if err != nil || s.Huge != (hugepages.Stats{}) || s.HugeErr != nil {
+		t.Fatalf("Settle with smallPages = huge pages %+v (error %v), %v; want none asked for", s.Huge, s.HugeErr, err)
+	}
+}
+
+// processWide are the calls that change the whole process: only main
+// packages make them (and this package, which main packages call).
+var processWide = map[string]map[string]bool{
+	"runtime/debug": {"SetGCPercent": true, "SetMemoryLimit": true, "SetMaxThreads": true, "SetMaxStack": true},
+	"github.com/pi-history/pi-history/internal/hugepages": {"Collapse": true},
+	"github.com/pi-history/pi-history/internal/procmem":   {"TuneServe": true, "Settle": true},
+	"os":        {"Setenv": true, "Unsetenv": true, "Clearenv": true},
+	"os/signal": {"Notify": true, "Ignore": true},
+	"log":       {"SetOutput": true, "SetFlags": true, "SetPrefix": true},
+	"log/slog":  {"SetDefault": true},
+	"syscall":   {"Setrlimit": true, "Umask": true},
+}
+
+// TestOnlyMainPackagesSetProcessSettings: no library package of the
+// module (outside procmem and hugepages, whose job it is) sets the
+// collector's pace, the memory limit, huge pages, the environment, signal
+// handling or the default logger; main packages decide (cmd/pi-history,
+// the benches). Tests may.
+func TestOnlyMainPackagesSetProcessSettings(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found from the package directory: %v", err)
+	}
+	own := map[string]bool{filepath.Join(root, "internal", "procmem"): true, filepath.Join(root, "internal", "hugepages"): true}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || own[filepath.Dir(path)] {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		if f.Name.Name == "main" {
+			return nil
+		}
+		names := map[string]string{} // local name -> import path
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			name := p[strings.LastIndex(p, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			names[name] = p
+		}
+		rel, _ := filepath.Rel(root, path)
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && processWide[names[x.Name]][sel.Sel.Name] {
+				t.Errorf("%s: library package %s calls %s.%s, a process-wide setting: decide it in main (see package procmem)", rel, f.Name.Name, x.Name, sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

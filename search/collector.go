@@ -1,0 +1,510 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+
+	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/store"
+)
+
+// First windows of seqs: index candidates are asked for, and sketches
+// scanned, this many seqs at a time at first, then in windows two to four
+// times wider each time (see collector.grow), so that a page that fills
+// early costs little and one that does not costs few rounds. A search for
+// every hit (a count, --all) has no page to fill, and starts its scan
+// wider.
+//
+// A scan's first window is one sketch chunk: a page of a dense needle
+// fills within the first thousand entries or so (median of the
+// benchmark's 3-5 character needles: 969), and the 4,096 tested before
+// passed many more sketches than it read texts. In-process, alternating,
+// medians of five runs of each of the benchmark's 200 needles of 3-5
+// characters: p50 0.675 -> 0.550 ms (median ratio 0.91), the other groups
+// within 1%. A first window of 512 was no better than 1,024 then; for
+// counts 1,024 cost 6% more in sum than 4,096; index windows of 4,096
+// instead of 16,384 were 2% slower.
+//
+// Since the texts are held in memory, a window's texts cost little next
+// to testing its sketches: of a dense needle's first window, a fifth or
+// more of the entries pass (their own sketch read, a cache miss each)
+// while the page fills from the first 50 to 130 of them ("func ": 218
+// passed, 50 read). A first window of 256 (growing as before): in-process,
+// odd and even rounds alternating, medians of each needle's rounds, 3-5
+// characters median ratio 0.95-0.97 (sum -2%), 32 dense ones 0.96-0.97
+// (p50 61-63 -> 53-54 us), 1-2 characters 0.96, 6-12 0.97-1.00, 13-40
+// and counts 0.99 (the same runs with no change between rounds:
+// 0.98-1.01). 128 was no better overall: 3-5 characters 0.89-0.90, but
+// 6-12 p90 +4%.
+const (
+	indexWindow     = 16384
+	scanWindow      = 256
+	wholeScanWindow = 4096
+)
+
+// eachWindow calls fn on consecutive windows covering [lo, hi] in request
+// order (from hi down when newest), the first w seqs wide and each next as
+// wide as grow says, given the last width and how many seqs the windows
+// so far covered, until fn fails or stop reports true.
+func eachWindow(lo, hi, w uint64, newest bool, stop func() bool, grow func(w, covered uint64) uint64, fn func(a, b uint64) error) error {
+	covered := uint64(0)
+	for lo <= hi && !stop() {
+		a, b := lo, hi
+		if hi-lo >= w {
+			if newest {
+				a = hi - w + 1
+			} else {
+				b = lo + w - 1
+			}
+		}
+		if err := fn(a, b); err != nil {
+			return err
+		}
+		covered += b - a + 1
+		if newest {
+			if a == lo {
+				return nil
+			}
+			hi = a - 1
+		} else {
+			if b == hi {
+				return nil
+			}
+			lo = b + 1
+		}
+		w = grow(w, covered)
+	}
+	return nil
+}
+
+// fourTimes is the windows' growth when nothing tells a better one.
+func fourTimes(w, _ uint64) uint64 {
+	if w >= 1<<60 {
+		return w
+	}
+	return 4 * w
+}
+
+// grow returns the width of c's next window, given the last width and the
+// seqs covered so far: four times the last, unless the page's hits so far
+// say it fills sooner. Then it is a quarter more than the seqs the missing
+// hits should take at the density found so far, but at least twice the
+// last (hits that bunch up early do not make the windows crawl). A page of
+// a needle of middling density filled in the fourth window of 64K seqs
+// when 31K were enough (median of the benchmark's 6-12 character needles),
+// testing twice the sketches it needed. In-process, alternating, medians
+// of five runs of each of the benchmark's 200 needles a group, two runs:
+// 6-12 characters p50 0.799, 0.847 -> 0.730, 0.766 ms (median ratios
+// 0.946, 0.911; sums -8%, -6%); 3-5 and 13-40 characters median ratios
+// 0.959-1.002, sums 0.3-7% lower; newest first (one run of three each)
+// median ratios 0.907-0.969.
+func (c *collector) grow(w, covered uint64) uint64 {
+	next := fourTimes(w, covered)
+	h := uint64(len(c.hits))
+	if c.p.limit == 0 || h == 0 || next == w {
+		return next
+	}
+	est := (uint64(c.p.limit) - min(h, uint64(c.p.limit))) * covered / h
+	return min(max(est+est/4, 2*w), next)
+}
+
+// window is the first width of the index windows of c's plan. Windows
+// let a page that fills early skip the later candidates, but each costs a
+// store iterator; a direct plan with few blocks tests them all at once
+// (their sketches are in memory, and reading stops when the page fills).
+func (c *collector) window() uint64 {
+	if c.plan.Direct && len(c.plan.Blocks) <= oneWindowBlocks {
+		return math.MaxUint64 // one window
+	}
+	return indexWindow
+}
+
+// oneWindowBlocks is the most blocks a direct plan takes in one window.
+const oneWindowBlocks = 64
+
+// collector gathers confirmed hits in request order until the page is full.
+type collector struct {
+	e    *Engine
+	p    *prepared
+	st   *Stats
+	plan *index.Plan
+	// plans, when not nil, are the index's plans of a pattern's literals
+	// (one of which every match holds): the candidates of each are asked
+	// for, and their union confirmed (plan is then an empty one).
+	plans []*index.Plan
+	hits  []*store.Meta
+	texts []hitText // parallel to hits: what each keeps of its text
+	more  bool
+	last  uint64
+	n     int // entries visited, for checking ctx now and then
+	rest  *restOfWindow
+	// arena is where this goroutine's hits keep their parts (see
+	// prepared.keep).
+	arena arena
+	// slab holds the records of the page's hits, decoded into room
+	// allocated for many at once (see collector.record).
+	slab []store.Meta
+	// readers are the text readers of scanShared (this goroutine's and
+	// its helper's), opened at first use and kept for the whole search:
+	// opening a Pebble iterator costs more than reading a cached text.
+	readers [2]*store.TextReader
+}
+
+// reader returns text reader k (see collector.readers). It is opened
+// after the search took its last seq, so it sees every entry up to it.
+func (c *collector) reader(k int) (*store.TextReader, error) {
+	if c.readers[k] == nil {
+		r, err := c.e.st.NewTextReader(0, math.MaxUint64)
+		if err != nil {
+			return nil, err
+		}
+		c.readers[k] = r
+	}
+	return c.readers[k], nil
+}
+
+// close releases the collector's readers.
+func (c *collector) close() {
+	for _, r := range c.readers {
+		if r != nil {
+			r.Close()
+		}
+	}
+}
+
+func (c *collector) full() bool { return c.p.limit > 0 && len(c.hits) >= c.p.limit }
+
+func (c *collector) result(err error) (found, uint64, bool, error) {
+	if err != nil {
+		return found{}, 0, false, err
+	}
+	return found{c.hits, c.texts, c.rest}, c.last, c.more, nil
+}
+
+// offer confirms one seq whose text is in hand (held: see prepared.keep).
+func (c *collector) offer(seq uint64, text []byte, held store.Held) (bool, error) {
+	c.st.BytesScanned += int64(len(text))
+	at := c.p.find.index(text)
+	if at < 0 {
+		return false, nil
+	}
+	return c.accept(seq, text, at, held)
+}
+
+// accept takes a seq whose text, in hand, holds the needle (first at at),
+// if its record passes the filters; only then is the text kept (see
+// prepared.keep).
+func (c *collector) accept(seq uint64, text []byte, at int, held store.Held) (bool, error) {
+	m, ok, err := c.admit(seq)
+	if m != nil {
+		c.add(seq, m, c.p.keep(&c.arena, text, at, held))
+	}
+	return ok, err
+}
+
+// acceptKept is accept for a hit whose text was kept already (by a helper
+// goroutine, before its reader moved on).
+func (c *collector) acceptKept(seq uint64, text hitText) (bool, error) {
+	m, ok, err := c.admit(seq)
+	if m != nil {
+		c.add(seq, m, text)
+	}
+	return ok, err
+}
+
+// countedHit stands in the hits of a count for records nobody reads.
+var countedHit = &store.Meta{}
+
+// admit reads the record of a seq whose text holds the needle: ok when it
+// passes the filters (and counts as confirmed), m when the page still has
+// room for it.
+func (c *collector) admit(seq uint64) (m *store.Meta, ok bool, err error) {
+	if c.p.countOnly && c.p.filter.empty() {
+		// A hit that is only counted, with no filter to pass, needs no
+		// record: its text was just read, so the entry is there. Counts
+		// of boilerplate lines (200,000 hits at a million entries) spent
+		// half their time decoding records.
+		c.st.Confirmed++
+		return countedHit, true, nil
+	}
+	m, err = c.record(seq)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, nil // dropped since the index saw it
+		}
+		return nil, false, err
+	}
+	if !c.p.filter.match(m) {
+		c.unrecord()
+		return nil, false, nil
+	}
+	c.st.Confirmed++
+	if c.full() {
+		c.more = true
+		c.unrecord()
+		return nil, true, nil
+	}
+	return m, true, nil
+}
+
+// record decodes the record of seq into the next place of the collector's
+// slab, allocated for a page's hits at once instead of one allocation a
+// hit (with held parts not copied, see hitParts: first pages of dense 3-5
+// character needles, in-process alternating, median ratio 0.92). unrecord gives the place back, for a record that does not go
+// on the page; nothing else ever takes one back, so every hit's record
+// stays as it was decoded.
+func (c *collector) record(seq uint64) (*store.Meta, error) {
+	if len(c.slab) == cap(c.slab) {
+		n := slabMetas
+		if c.p.limit > 0 {
+			n = min(n, c.p.limit+1)
+		}
+		c.slab = make([]store.Meta, 0, n)
+	}
+	c.slab = c.slab[:len(c.slab)+1]
+	m := &c.slab[len(c.slab)-1]
+	if err := c.e.st.MetaInto(seq, m); err != nil {
+		c.unrecord()
+		return nil, err
+	}
+	return m, nil
+}
+
+// unrecord gives back the place record took last.
+func (c *collector) unrecord() { c.slab = c.slab[:len(c.slab)-1] }
+
+// slabMetas is the most records a slab holds (see collector.record).
+const slabMetas = 64
+
+// add puts the admitted hit seq on the page.
+func (c *collector) add(seq uint64, m *store.Meta, text hitText) {
+	if c.hits == nil && c.p.limit > 0 && !c.p.countOnly {
+		// Room for the page at its first hit: growing both lists a hit
+		// at a time reallocated each seven times on a page of 50.
+		n := min(c.p.limit, slabMetas)
+		c.hits, c.texts = make([]*store.Meta, 0, n), make([]hitText, 0, n)
+	}
+	c.hits = append(c.hits, m)
+	if !c.p.countOnly {
+		c.texts = append(c.texts, text)
+	}
+	c.last = seq
+	if c.full() {
+		c.more = true // possibly; the next page may come back empty
+	}
+}
+
+// scan confirms every searchable entry in [lo, hi] in request order. The
+// sketches are tested a window at a time (growing), so that a page that
+// fills early tests few of them.
+func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
+	if lo > hi || lo == 0 && hi == 0 {
+		return nil
+	}
+	if c.p.probe.Empty() && !c.e.byFilters(c.p) {
+		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: lo, Hi: hi}}, c.st)
+		if err != nil {
+			return err
+		}
+		return c.scanRanges(ctx, ranges)
+	}
+	w := uint64(scanWindow)
+	if c.p.limit == 0 {
+		w = wholeScanWindow
+	}
+	return eachWindow(lo, hi, w, c.p.req.NewestFirst, c.full, c.grow, func(a, b uint64) error {
+		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: a, Hi: b}}, c.st)
+		if err != nil {
+			return err
+		}
+		return c.scanWindow(ctx, a, b, ranges)
+	})
+}
+
+// scanWindow confirms ranges, the entries of window [a, b] that passed
+// the sketches, and keeps what a count would still have to read when the
+// page fills among them (see restOfWindow).
+func (c *collector) scanWindow(ctx context.Context, a, b uint64, ranges []store.SeqRange) error {
+	if err := c.scanRanges(ctx, ranges); err != nil || !c.full() || c.rest != nil {
+		return err
+	}
+	rest := &restOfWindow{end: b}
+	newest := c.p.req.NewestFirst
+	if newest {
+		rest.end = a
+	}
+	for _, r := range ranges {
+		switch {
+		case !newest && r.Hi > c.last:
+			r.Lo = max(r.Lo, c.last+1)
+		case newest && r.Lo < c.last:
+			r.Hi = min(r.Hi, c.last-1)
+		default:
+			continue
+		}
+		rest.ranges = append(rest.ranges, r)
+	}
+	c.rest = rest
+	return nil
+}
+
+// A scan reads with both cores (the second half of its entries on another
+// goroutine while this one reads the first) when it has at least
+// parallelMin entries to read and the search has already read parallelAfter
+// texts without filling its page: a page that fills early would waste the
+// other half's work (first pages of 3-5 character needles: p50 0.93 ->
+// 1.52 ms when every long scan was split).
+var (
+	parallelMin   uint64 = 1024
+	parallelAfter        = 512
+)
+
+// heldInOrderMax is the longest list of candidates whose texts are all
+// held in memory (the chunks at both ends of the history, see
+// store.TextsHeld) that this goroutine reads alone: such a text costs no
+// Pebble read, and handing the list to two goroutines in turn cost more
+// than it saved. In-process, both ways alternating in one process,
+// first pages of the benchmark's 3-5 character needles: median ratios
+// 0.84-0.88 (p50 196 -> 162 us for those near the median); the other
+// groups within 2-4%. With every held list read alone, the needles whose
+// first windows hold many candidates were slower (p90 1.67 -> 1.83 ms);
+// up to 512, p90 1.95 -> 1.75 ms.
+const heldInOrderMax = 512
+
+// scanRanges confirms every searchable entry of ranges (ascending,
+// disjoint) in request order, until the page is full. Lists of candidates
+// are read by two goroutines taking turns (see scanShared), long scans in
+// two halves at once (see scanHalves).
+func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
+	n := store.Count(ranges)
+	switch {
+	case c.st.Scanned >= parallelAfter && n >= parallelMin:
+		first, second := store.Split(ranges)
+		if c.p.req.NewestFirst {
+			first, second = second, first
+		}
+		return c.scanHalves(ctx, first, second)
+	case n >= 2 && n <= sharedMax && !c.p.probe.Empty() && (n > heldInOrderMax || !c.e.st.TextsHeld(ranges)):
+		// Candidates that passed their sketches: sparse, and most read
+		// through a block of their own. (A needle without trigrams
+		// reads every entry in order, where one iterator stepping on is
+		// cheaper than two seeking; so does a short list whose texts
+		// are held in memory, see heldInOrderMax.)
+		return c.scanShared(ctx, ranges)
+	}
+	return c.scanInOrder(ctx, ranges)
+}
+
+// scanInOrder is scanRanges on this goroutine alone.
+func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
+	var ferr error
+	err := c.e.st.ScanTextRanges(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, held store.Held) bool {
+		c.n++
+		if c.n%1024 == 0 && ctx.Err() != nil {
+			ferr = ctx.Err()
+			return false
+		}
+		c.st.Scanned++
+		if _, err := c.offer(seq, text, held); err != nil {
+			ferr = err
+			return false
+		}
+		return !c.full()
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// scanHalves reads first (in request order, on this goroutine) and second
+// (on another) at once: texts are decompressed by Pebble one block each,
+// the larger part of a long scan, and a second core halves it. The other
+// goroutine only finds the texts that hold the needle; they are offered
+// after first, in order, so hits, order, cursor and counts are exactly
+// those of one scan. When first fills the page, second is stopped and its
+// finds dropped: its work then was the price of asking it.
+func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRange) error {
+	type find struct {
+		seq  uint64
+		text hitText
+	}
+	var (
+		stop    atomic.Bool
+		finds   []find
+		scanned int
+		nbytes  int64
+		done    = make(chan error, 1)
+	)
+	go func() {
+		var ar arena // this goroutine's, for what its finds keep
+		n := 0
+		err := c.e.st.ScanTextRanges(second, c.p.req.NewestFirst, func(seq uint64, text []byte, held store.Held) bool {
+			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
+				return false
+			}
+			scanned++
+			nbytes += int64(len(text))
+			if at := c.p.find.index(text); at >= 0 {
+				finds = append(finds, find{seq, c.p.keep(&ar, text, at, held)})
+			}
+			return true
+		})
+		if err == nil {
+			err = ctx.Err()
+		}
+		done <- err
+	}()
+	err := c.scanInOrder(ctx, first)
+	if err != nil || c.full() {
+		stop.Store(true)
+		<-done
+		return err
+	}
+	if err := <-done; err != nil {
+		return err
+	}
+	c.st.Scanned += scanned
+	c.st.BytesScanned += nbytes
+	for _, f := range finds {
+		if _, err := c.acceptKept(f.seq, f.text); err != nil {
+			return err
+		}
+		if c.full() {
+			break
+		}
+	}
+	return nil
+}
+
+// candidates confirms the index's candidate blocks in [lo, hi] in request
+// order, scanning the texts of each block.
+func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
+	if c.plans != nil {
+		return c.candidatesOfEach(ctx, lo, hi)
+	}
+	var blocks []index.Block
+	if c.plan.Direct {
+		blocks = c.plan.Window(lo, hi)
+	} else {
+		var err error
+		if blocks, err = c.e.ix.Candidates(ctx, c.plan.Trigrams, lo, hi); err != nil {
+			return err
+		}
+	}
+	c.st.Candidates += len(blocks)
+	if len(blocks) == 0 || c.full() {
+		return nil
+	}
+	ranges := make([]store.SeqRange, len(blocks))
+	for i, b := range blocks {
+		ranges[i] = store.SeqRange{Lo: b.Lo, Hi: b.Hi}
+	}
+	ranges, err := c.e.mayHold(c.p, ranges, c.st)
+	if err != nil {
+		return err
+	}
+	return c.scanWindow(ctx, lo, hi, ranges)
+}

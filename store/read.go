@@ -1,0 +1,291 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+func (s *Store) getMeta(name string) ([]byte, error) {
+	return s.get(append([]byte{tagMeta}, name...))
+}
+
+func (s *Store) get(key []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: read: %w", err)
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+// Session returns a session's info.
+func (s *Store) Session(sid string) (*SessionInfo, error) {
+	return getRecord[SessionInfo](s, sessionKey(tagSession, sid), fmt.Sprintf("session %q", sid))
+}
+
+// getRecord decodes the JSON record at key; what names it in errors.
+func getRecord[T any](s *Store, key []byte, what string) (*T, error) {
+	v, err := s.get(key)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+		}
+		return nil, err
+	}
+	rec := new(T)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("store: %s record is corrupt: %w", what, err)
+	}
+	return rec, nil
+}
+
+// Sessions returns every session, in id order.
+func (s *Store) Sessions() ([]*SessionInfo, error) {
+	return scanRecords[SessionInfo](s, tagSession, "session")
+}
+
+// scanRecords decodes every JSON record stored under a one-byte table tag.
+func scanRecords[T any](s *Store, tag byte, what string) ([]*T, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []*T
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		rec := new(T)
+		if err := json.Unmarshal(v, rec); err != nil {
+			return nil, fmt.Errorf("store: %s record %q is corrupt: %w", what, it.Key(), err)
+		}
+		out = append(out, rec)
+	}
+	return out, it.Error()
+}
+
+// SessionByFile finds the session stored from a journal path.
+func (s *Store) SessionByFile(path string) (*SessionInfo, error) {
+	fs, err := s.FileState(path)
+	if err != nil {
+		return nil, err
+	}
+	return s.Session(fs.Session)
+}
+
+// FileState returns the read position of a journal file.
+func (s *Store) FileState(path string) (*FileState, error) {
+	return getRecord[FileState](s, append([]byte{tagFile}, path...), "file "+path)
+}
+
+// Files returns the read position of every known journal file.
+func (s *Store) Files() ([]*FileState, error) {
+	return scanRecords[FileState](s, tagFile, "file")
+}
+
+// Meta returns the record of the entry with seq: decoded from its chunk
+// when the sketch cache holds it (a search's hits), else read from Pebble.
+func (s *Store) Meta(seq uint64) (*Meta, error) {
+	m := new(Meta)
+	if err := s.MetaInto(seq, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// MetaInto is Meta decoding into m, whose every field it sets: a caller
+// that reads many records (a page of hits) decodes them into one
+// allocation of its own. m's strings may share the cache's memory, as
+// Meta's do.
+func (s *Store) MetaInto(seq uint64, m *Meta) error {
+	if ch, _ := s.sketches.get(seq / sketchChunk); ch != nil {
+		if b := ch.record(seq % sketchChunk); b != nil {
+			return decodeMetaInto(m, b, true)
+		}
+	}
+	v, err := s.get(seqKey(tagEntry, seq))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+		}
+		return err
+	}
+	return decodeMetaInto(m, v, false)
+}
+
+// Text returns the searchable text of seq ("" for an entry without any).
+func (s *Store) Text(seq uint64) (string, error) {
+	v, err := s.get(seqKey(tagText, seq))
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	return string(v), err
+}
+
+// TextBytes calls fn with the searchable text of seq without copying it; the
+// slice is valid only during the call. It reports whether the entry exists.
+func (s *Store) TextBytes(seq uint64, fn func([]byte)) (bool, error) {
+	v, closer, err := s.db.Get(seqKey(tagText, seq))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	fn(v)
+	closer.Close()
+	return true, nil
+}
+
+// Raw returns the original JSON line of seq.
+func (s *Store) Raw(seq uint64) ([]byte, error) {
+	v, err := s.get(seqKey(tagRaw, seq))
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+	}
+	return v, err
+}
+
+// Lookup returns the seq of entry id in session sid.
+func (s *Store) Lookup(sid, id string) (uint64, error) {
+	v, err := s.get(idKey(sid, id))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return 0, fmt.Errorf("entry %q in session %q: %w", id, sid, ErrNotFound)
+		}
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// SessionMetas returns a session's entries in file order.
+func (s *Store) SessionMetas(sid string) ([]*Meta, error) {
+	var out []*Meta
+	err := s.WalkSessionMetas(sid, func(m *Meta) bool {
+		out = append(out, m)
+		return true
+	})
+	return out, err
+}
+
+// WalkSessionMetas calls fn with a session's entries in file order, until
+// fn returns false: reading the first few costs only those.
+func (s *Store) WalkSessionMetas(sid string, fn func(*Meta) bool) error {
+	// A session's order keys name its seqs; since 2026-11-30 they
+	// hold no copy of the record, which is read from the entry's own key
+	// (older stores keep the copy, read as it is). One snapshot serves
+	// both, so a session dropped meanwhile is seen whole or not at all.
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	p := sessionKey(tagOrder, sid)
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var recs *pebble.Iterator // the entries' records, opened when first needed
+	defer func() {
+		if recs != nil {
+			recs.Close()
+		}
+	}()
+	for it.First(); it.Valid(); it.Next() {
+		v := it.Value()
+		if len(v) == 0 {
+			if len(it.Key()) != len(p)+8 {
+				return fmt.Errorf("session %s: malformed order key %q", sid, it.Key())
+			}
+			seq := binary.BigEndian.Uint64(it.Key()[len(p):])
+			if recs == nil {
+				if recs, err = snap.NewIter(&pebble.IterOptions{LowerBound: []byte{tagEntry}, UpperBound: []byte{tagEntry + 1}}); err != nil {
+					return err
+				}
+			}
+			if v, err = recordAt(recs, seq); err != nil {
+				return fmt.Errorf("session %s: %w", sid, err)
+			}
+		}
+		m, err := decodeMeta(v)
+		if err != nil {
+			return err
+		}
+		if !fn(m) {
+			return nil
+		}
+	}
+	return it.Error()
+}
+
+// recordAt moves it (an iterator over the entries' records) to the record
+// of seq and returns it: one step on from where it is when seqs come in a
+// run, as a session's mostly do, else a seek.
+func recordAt(it *pebble.Iterator, seq uint64) ([]byte, error) {
+	k := seqKey(tagEntry, seq)
+	if !it.Valid() || !it.Next() || !bytes.Equal(it.Key(), k) {
+		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
+			if err := it.Error(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("entry seq %d is listed in its session but has no record: the store is damaged; import the journals into a new data directory", seq)
+		}
+	}
+	return it.Value(), nil
+}
+
+// ScanMetas calls fn for every entry with from <= seq <= to, in seq order,
+// until fn returns false.
+func (s *Store) ScanMetas(from, to uint64, fn func(*Meta) bool) error {
+	if to < from {
+		return nil
+	}
+	upper := seqKey(tagEntry, to)
+	upper = prefixEnd(upper)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagEntry, from), UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(m) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// ScanMetasReverse is ScanMetas from to down to from.
+func (s *Store) ScanMetasReverse(from, to uint64, fn func(*Meta) bool) error {
+	if to < from {
+		return nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagEntry, from), UpperBound: prefixEnd(seqKey(tagEntry, to))})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Last(); it.Valid(); it.Prev() {
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(m) {
+			break
+		}
+	}
+	return it.Error()
+}
