@@ -25,9 +25,11 @@
 //                results.ts what they return
 //   hooks.ts     every Pi event the extension listens to
 //   messages.ts  reading and shaping Pi's entries and messages
+//   context.ts   the /context command
 //   text.ts      every text the model sees
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { registerContextCommand } from "./context.ts";
 import { registerHistory } from "./history.ts";
 import { registerHooks } from "./hooks.ts";
 import { Runtime } from "./state.ts";
@@ -47,4 +49,5 @@ export default function piHistory(pi: ExtensionAPI): void {
 	registerNewContext(rt);
 	registerHistory(rt);
 	registerHooks(rt);
+	registerContextCommand(rt);
 }
