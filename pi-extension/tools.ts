@@ -180,12 +180,17 @@ export function registerNewContext(rt: Runtime): void {
 		description: NEW_CONTEXT_DESCRIPTION,
 		parameters: Type.Object({
 			userRequested: Type.Optional(Type.Boolean({ description: "the user explicitly asked for a fresh window" })),
+			handoff: Type.Optional(Type.String({ description: "where the work stands and what comes next, for the new window (at most 12,000 characters)" })),
 		}),
 		async execute(_id, params, _signal, _onUpdate, ctx) {
 			return tool(rt, async () => {
-				const { decision } = await event(rt, ctx, { kind: "new_context", userRequested: !!params.userRequested });
+				const handoff = params.handoff || undefined;
+				const { decision, append } = await event(rt, ctx, { kind: "new_context", userRequested: !!params.userRequested, handoff });
 				if (!decision.schedule) throw new Error(decision.toolText || decision.gate?.text || "rollover refused");
-				return text(rt, decision.toolText || "rollover scheduled", { reason: decision.schedule });
+				// The Handoff is written only for a scheduled rollover: the
+				// summary carries the newest one of the current window.
+				if (append) rt.pi.appendEntry(append.customType, append.data);
+				return text(rt, (decision.toolText || "rollover scheduled") + (append ? " (Handoff saved)" : ""), { reason: decision.schedule, handoff: !!append });
 			});
 		},
 	});
