@@ -144,8 +144,8 @@ export async function contextReport(rt: Runtime, ctx: ExtensionContext): Promise
  * output where Pi has no UI (print mode and the SDK). It never reaches the
  * model.
  */
-export function show(ctx: ExtensionContext, text: string): void {
-	if (ctx.hasUI) ctx.ui.notify(text, "info");
+export function show(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
+	if (ctx.hasUI) ctx.ui.notify(text, level);
 	else process.stdout.write(`${text}\n`);
 }
 
