@@ -706,6 +706,8 @@ export interface RolloverConfig {
 	statusStepTokens: number;
 	maxBlockedCalls: number;
 	maxRepairs: number;
+	/** new_context without a handoff is refused (seed B); default false */
+	requireHandoff: boolean;
 }
 
 /** The rollover configuration in force (<data>/note-context.json over the defaults), with any ignored values. */

@@ -240,6 +240,9 @@ func (s *Service) Event(sid string, in EventRequest) (EventResponse, error) {
 	if err := in.check(); err != nil {
 		return EventResponse{}, err
 	}
+	if in.Event.Kind == rollover.EvNewContext && in.Event.Handoff == "" && s.config().RequireHandoff {
+		return EventResponse{}, invalid("event.handoff", "a handoff is required with new_context (requireHandoff is on): write what is done, what is in progress and what comes next, and call again")
+	}
 	b, err := s.branch(sid, in.Leaf)
 	if err != nil {
 		return EventResponse{}, err

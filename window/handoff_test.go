@@ -1,6 +1,8 @@
 package window
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,5 +60,37 @@ func TestNewContextHandoffIsAppendedOnlyWhenScheduled(t *testing.T) {
 	}
 	if r.Append == nil || r.Append.CustomType != rollover.HandoffType || !strings.Contains(string(r.Append.Data), `"text":"where the work stands"`) {
 		t.Fatalf("append %+v; want the Handoff entry", r.Append)
+	}
+}
+
+// With requireHandoff on (seed B's rule), new_context without a handoff is
+// refused before anything changes; off (the default, seed A's rule) the
+// notebook alone carries the rollover.
+func TestRequireHandoffRefusesNewContextWithoutOne(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		config  string
+		refused bool
+	}{
+		{"default", `{}`, false},
+		{"required", `{"requireHandoff": true}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			if err := os.WriteFile(filepath.Join(f.dir, ConfigFile), []byte(tc.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f.restart()
+			f.user("start")
+			f.assistant("ok", 10)
+			_, err := f.svc.Event(testSession, EventRequest{Event: rollover.Event{Kind: rollover.EvNewContext, UserRequested: true}})
+			kind, param := kindOf(err)
+			if got := kind == Invalid && param == "event.handoff"; got != tc.refused {
+				t.Fatalf("err %v; refused %v, want %v", err, got, tc.refused)
+			}
+			if tc.refused && !strings.Contains(err.Error(), "requireHandoff") {
+				t.Errorf("the refusal does not name the setting: %v", err)
+			}
+		})
 	}
 }
