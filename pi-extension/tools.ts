@@ -8,7 +8,7 @@ import { StringEnum } from "@mariozechner/pi-ai";
 import type { Static } from "typebox";
 import { Type } from "typebox";
 import type { NotebookWriteRequest } from "./api-types.ts";
-import { callerEntry } from "./messages.ts";
+import { batchSize, callerEntry } from "./messages.ts";
 import type { ToolResult } from "./results.ts";
 import { footer, outputSchema, text, tool } from "./results.ts";
 import { ApiError } from "./service.ts";
@@ -182,8 +182,12 @@ export function registerNewContext(rt: Runtime): void {
 			userRequested: Type.Optional(Type.Boolean({ description: "the user explicitly asked for a fresh window" })),
 			handoff: Type.Optional(Type.String({ description: "where the work stands and what comes next, for the new window (at most 12,000 characters)" })),
 		}),
-		async execute(_id, params, _signal, _onUpdate, ctx) {
+		async execute(toolCallId, params, _signal, _onUpdate, ctx) {
 			return tool(rt, async () => {
+				// Seed B: the rollover request is alone in its batch, so no
+				// other call's result is lost to the cut or runs after it.
+				const batch = batchSize(ctx, toolCallId);
+				if (batch > 1) throw new Error(`new_context must be the only tool call in its message (this one made ${batch}): nothing was scheduled; call it again on its own.`);
 				const handoff = params.handoff || undefined;
 				const { decision, append } = await event(rt, ctx, { kind: "new_context", userRequested: !!params.userRequested, handoff });
 				if (!decision.schedule) throw new Error(decision.toolText || decision.gate?.text || "rollover refused");

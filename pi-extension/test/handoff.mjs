@@ -1,4 +1,5 @@
-// The Handoff (seed B): new_context takes the agent's handoff. One over the
+// The Handoff (seed B): new_context takes the agent's handoff and must be
+// alone in its message (beside another call it is refused). One over the
 // limit is refused whole (nothing scheduled, nothing written); an accepted
 // one is kept in the journal as a note-context/handoff custom entry, carried
 // into the new window's summary beside the notebook with the Note Index of
@@ -7,7 +8,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
+import { call, check, fauxAssistantMessage, fauxText, fauxToolCall, lastToolResult, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-ho-"));
 const HANDOFF = "Done: compared med1 and med2 (identical layout).\nNext: compare big1 with big2, line counts first.";
@@ -17,7 +18,16 @@ const plan = [
 	() => call("read", { path: "big2.txt" }, "r2"),
 	() => call("notes", { sections: { Task: "Compare the files.", Next: "compare big1 and big2" } }, "n1"),
 	() => call("notes", { op: "write", name: "findings", content: "med files share a layout" }, "w1"),
-	() => call("new_context", { userRequested: true, handoff: "x".repeat(12001) }, "c1"),
+	// Seed B: new_context alone in its batch.
+	() =>
+		fauxAssistantMessage([fauxText("both"), fauxToolCall("notes", { reviewed: true }, { id: "n2" }), fauxToolCall("new_context", { userRequested: true, handoff: HANDOFF }, { id: "c0" })], {
+			stopReason: "toolUse",
+		}),
+	(ctx) => {
+		const m = lastToolResult(ctx);
+		check(m.toolName === "new_context" && m.isError && msgText(m).includes("must be the only tool call in its message (this one made 2)"), `new_context beside another call: ${msgText(m)}`);
+		return call("new_context", { userRequested: true, handoff: "x".repeat(12001) }, "c1");
+	},
 	(ctx) => {
 		const m = lastToolResult(ctx);
 		check(m.isError && msgText(m).includes("over the limit of 12000 by 1"), `an oversized handoff was not refused: ${msgText(m).slice(0, 300)}`);
