@@ -145,6 +145,8 @@ export async function reconcile(rt: Runtime, ctx: ExtensionContext): Promise<voi
 	const proposed = rt.S.proposed;
 	rt.S.proposed = undefined;
 	if (proposed && !(last && last.summary === proposed.summary)) {
+		// A /rollover checkpoint Pi did not commit is not one.
+		if (rt.S.preparing) rt.S.preparing.checkpointed = false;
 		await event(rt, ctx, { kind: "rollover_failed", why: "boundary_rejected" });
 	}
 	if (last && last.id !== rt.S.lastCompaction) {
