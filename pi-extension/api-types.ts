@@ -708,6 +708,8 @@ export interface RolloverConfig {
 	maxRepairs: number;
 	/** new_context without a handoff is refused (seed B); default false */
 	requireHandoff: boolean;
+	/** the user's /compact (Pi 1.6) starts the /rollover preparation instead (seed B); default false */
+	redirectCompact: boolean;
 }
 
 /** The rollover configuration in force (<data>/note-context.json over the defaults), with any ignored values. */

@@ -7,7 +7,7 @@
 
 import type { AgentMessage } from "./messages.ts";
 import { entryIds, lastCompactionOf, lastTextIndex, messageKey, record, takesTrailer, withTrailer } from "./messages.ts";
-import { endPreparation } from "./prepare.ts";
+import { endPreparation, redirectCompact } from "./prepare.ts";
 import { boundaryRollover, MAINTENANCE_TYPE, reconcile, rollOver, steer } from "./rollover.ts";
 import { applyEnabled, event, leafOf, loadConfig, modelId, OUR_TOOLS, push, stale } from "./session.ts";
 import type { Runtime } from "./state.ts";
@@ -261,6 +261,10 @@ function registerRunHooks(rt: Runtime): void {
 function registerCompactionHooks(rt: Runtime): void {
 	const pi = rt.pi;
 	pi.on("session_before_compact", async (ev, ctx) => {
+		// Pi 1.6's reason tells the user's /compact apart (0.73.1 has none).
+		const why: unknown = Reflect.get(ev, "reason");
+		if (why === "manual") await rt.quietly(() => loadConfig(rt, true));
+		if (redirectCompact(rt, ctx, typeof why === "string" ? why : undefined, ev.customInstructions)) return { cancel: true };
 		const d = await rt.quietly(async () => {
 			await push(rt, ctx, ev.signal); // a hung service must not hold Pi's compaction up
 			const S = rt.S;

@@ -48,12 +48,48 @@ export function registerRolloverCommand(rt: Runtime): void {
 				show(ctx, "/rollover: a rollover preparation is already under way.", "warning");
 				return;
 			}
-			rt.S.preparing = { checkpointed: false };
-			const message = { customType: PREPARE_TYPE, content: preparationText(instructions), display: true, details: { instructions: instructions || undefined } };
-			if (ctx.isIdle()) rt.pi.sendMessage(message, { triggerTurn: true });
-			else rt.pi.sendMessage(message, { deliverAs: "followUp" });
+			startPreparation(rt, ctx, instructions);
 		},
 	});
+}
+
+/** Marks a pausing preparation and shows the agent its message (a turn of its own when idle, else a follow-up). */
+export function startPreparation(rt: Runtime, ctx: ExtensionContext, instructions: string): void {
+	rt.S.preparing = { checkpointed: false };
+	const message = { customType: PREPARE_TYPE, content: preparationText(instructions), display: true, details: { instructions: instructions || undefined } };
+	if (ctx.isIdle()) rt.pi.sendMessage(message, { triggerTurn: true });
+	else rt.pi.sendMessage(message, { deliverAs: "followUp" });
+}
+
+/**
+ * The user's /compact on Pi 1.6 with redirectCompact on (seed B): Pi's
+ * compaction is cancelled (an SDK compact() rejects with "Compaction
+ * cancelled") and the /rollover preparation starts once Pi has left the
+ * compaction, its custom instructions shaping the Handoff. Returns true
+ * when the compaction is to be cancelled.
+ */
+export function redirectCompact(rt: Runtime, ctx: ExtensionContext, reason: string | undefined, customInstructions: string | undefined): boolean {
+	if (!rt.S.redirectCompact || rt.disabled || reason !== "manual" || rt.S.ourCompaction !== undefined) return false;
+	const instructions = (customInstructions ?? "").trim();
+	const n = [...instructions].length;
+	if (n > maxRolloverInstructions) {
+		show(ctx, `/compact: the instructions have ${n} characters; the limit is ${maxRolloverInstructions}. Nothing was started.`, "error");
+		return true;
+	}
+	if (rt.S.preparing) {
+		show(ctx, "/compact: a rollover preparation is already under way.", "warning");
+		return true;
+	}
+	// Pi refuses a turn started while its compaction runs: start it once
+	// the cancelled compaction is over.
+	setTimeout(() => {
+		try {
+			startPreparation(rt, ctx, instructions);
+		} catch {
+			// the session went away meanwhile
+		}
+	}, 0);
+	return true;
 }
 
 /** True when the rollover about to be carried out is the pausing one /rollover asked for. */

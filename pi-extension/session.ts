@@ -127,6 +127,7 @@ export async function loadConfig(rt: Runtime, fresh = false): Promise<void> {
 	if (rt.S.configLoaded && !fresh) return;
 	const c = await rt.api.call("GET /v1/context/config", {});
 	rt.S.externalModels = c?.config?.externalCompactionModels ?? [];
+	rt.S.redirectCompact = c?.config?.redirectCompact === true;
 	rt.disabled = c?.config?.enabled === false ? c.path || "the configuration" : "";
 	rt.S.configLoaded = true;
 }

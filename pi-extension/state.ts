@@ -65,6 +65,9 @@ export class SessionState {
 	// A /rollover preparation under way: its user rollover is carried out
 	// without a continuation; checkpointed once that rollover was made.
 	preparing?: { checkpointed: boolean };
+	// redirectCompact in the configuration: the user's /compact starts
+	// the /rollover preparation (seed B).
+	redirectCompact = false;
 }
 
 /** How many history cursors a session remembers. */
