@@ -129,6 +129,7 @@ export async function contextReport(rt: Runtime, ctx: ExtensionContext): Promise
 	await part("scheduled", async () => {
 		const r = await rt.api.call("GET /v1/sessions/{id}/rollover-state", { path, query: { leaf } });
 		const s = r.state;
+		if (rt.S.preparing) out.push("Preparation: a /rollover preparation is under way (notes, a Handoff, then the checkpoint)");
 		if (!s?.pending) {
 			out.push("Scheduled: nothing");
 			return;
