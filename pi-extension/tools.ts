@@ -16,6 +16,14 @@ import { event, leafOf, push } from "./session.ts";
 import type { Runtime } from "./state.ts";
 import { NEW_CONTEXT_DESCRIPTION, NOTES_DESCRIPTION } from "./text.ts";
 
+/**
+ * Seed B's MCP annotations of notes and new_context (Pi 1.6 reports them
+ * through getAllTools and sends them to no provider): a closed world, not
+ * read-only, non-destructive (a write or a Handoff is appended; earlier
+ * values stay readable through history) and not idempotent.
+ */
+const WRITES_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+
 const NOTE_OPS = ["list", "read", "write", "append", "delete", "copy", "search", "revisions"] as const;
 const NOTE_SCOPES = ["branch", "lineage"] as const;
 
@@ -51,6 +59,7 @@ export function registerNotes(rt: Runtime): void {
 		name: "notes",
 		label: "Notes",
 		description: NOTES_DESCRIPTION,
+		annotations: WRITES_ANNOTATIONS,
 		// Each write builds on the revision before it: two writes in one
 		// message, run side by side, would both build on the same one and
 		// the second would drop the first's sections.
@@ -178,6 +187,10 @@ export function registerNewContext(rt: Runtime): void {
 		name: "new_context",
 		label: "New context",
 		description: NEW_CONTEXT_DESCRIPTION,
+		annotations: WRITES_ANNOTATIONS,
+		// Pi 1.6: declared to the model, never called from another tool
+		// (a codemode script): a rollover request is a call of its own.
+		exposure: "model-only",
 		parameters: Type.Object({
 			userRequested: Type.Optional(Type.Boolean({ description: "the user explicitly asked for a fresh window" })),
 			handoff: Type.Optional(Type.String({ description: "where the work stands and what comes next, for the new window (at most 12,000 characters)" })),

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
+import { call, check, lastToolResult, makeFiles, msgText, piVersion, say, scripted, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-ctx-"));
 const plan = [
@@ -51,6 +51,17 @@ has(/^ {2}w1: started by start/m, "the first window");
 has(/^Scheduled: nothing/m, "the schedule");
 check(s.requests.length === before, `/context made ${s.requests.length - before} model requests`);
 check(!s.entries().some((e) => JSON.stringify(e).includes("Pi compaction:")), "/context's report reached the journal");
+// Pi 1.6 reports seed B's tool annotations and new_context's exposure.
+if (piVersion === "1.6") {
+	const tools = Object.fromEntries(s.session.getAllTools().map((t) => [t.name, t]));
+	const want = {
+		history: { readOnlyHint: true, openWorldHint: false },
+		notes: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+		new_context: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+	};
+	for (const [name, a] of Object.entries(want)) check(JSON.stringify(tools[name]?.annotations) === JSON.stringify(a), `${name} annotations: ${JSON.stringify(tools[name]?.annotations)}`);
+	check(tools.new_context.exposure === "model-only" && tools.notes.exposure === "direct", `exposures: ${tools.new_context.exposure} ${tools.notes.exposure}`);
+}
 script.done();
 check(s.errors.length === 0, `extension errors: ${JSON.stringify(s.errors)}`);
 s.dispose();
