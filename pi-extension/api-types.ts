@@ -598,6 +598,8 @@ export interface EventRequest {
 		notesOk?: boolean;
 		notesError?: string;
 		userRequested?: boolean;
+		/** new_context: the agent's Handoff, at most 12,000 characters (refused whole when longer); carried into the next window's summary */
+		handoff?: string;
 		/** rollover_failed: why the rollover's compaction did not happen */
 		why?: "cancelled" | "already_compacted" | "nothing_to_compact" | "no_model" | "other" | "boundary_rejected" | "other_compaction";
 	};
@@ -670,6 +672,8 @@ export interface EventResponse {
 	state: RolloverState;
 	decision: Decision;
 	notebook?: string;
+	/** the Handoff entry to append (new_context with a handoff that scheduled a rollover) */
+	append?: EntryToAppend;
 }
 
 /** The session's rollover state. */
@@ -702,6 +706,10 @@ export interface RolloverConfig {
 	statusStepTokens: number;
 	maxBlockedCalls: number;
 	maxRepairs: number;
+	/** new_context without a handoff is refused (seed B); default false */
+	requireHandoff: boolean;
+	/** the user's /compact (Pi 1.6) starts the /rollover preparation instead (seed B); default false */
+	redirectCompact: boolean;
 }
 
 /** The rollover configuration in force (<data>/note-context.json over the defaults), with any ignored values. */

@@ -102,6 +102,10 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "owner", label: "owner/loaded-before", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=before"}},
 		{name: "owner", label: "owner/loaded-after", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=after"}},
 		{name: "paging", script: "test/paging.mjs", serve: true},
+		{name: "context-command", script: "test/context-command.mjs", serve: true},
+		{name: "handoff", script: "test/handoff.mjs", serve: true},
+		{name: "rollover-command", script: "test/rollover-command.mjs", serve: true},
+		{name: "compact-redirect", script: "test/compact-redirect.mjs", serve: true},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
 		// server.json left by a service killed without warning names a

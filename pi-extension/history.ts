@@ -44,6 +44,8 @@ export function registerHistory(rt: Runtime): void {
 		name: "history",
 		label: "History",
 		description: HISTORY_DESCRIPTION,
+		// Seed B: history only reads, in a closed world (the session journals).
+		annotations: { readOnlyHint: true, openWorldHint: false },
 		outputSchema,
 		parameters: historyParameters,
 		async execute(toolCallId, args, signal, _onUpdate, ctx) {

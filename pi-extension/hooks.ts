@@ -7,6 +7,7 @@
 
 import type { AgentMessage } from "./messages.ts";
 import { entryIds, lastCompactionOf, lastTextIndex, messageKey, record, takesTrailer, withTrailer } from "./messages.ts";
+import { endPreparation, redirectCompact } from "./prepare.ts";
 import { boundaryRollover, MAINTENANCE_TYPE, reconcile, rollOver, steer } from "./rollover.ts";
 import { applyEnabled, event, leafOf, loadConfig, modelId, OUR_TOOLS, push, stale } from "./session.ts";
 import type { Runtime } from "./state.ts";
@@ -206,6 +207,9 @@ function registerRunHooks(rt: Runtime): void {
 		const r = await rt.quietly(() => event(rt, ctx, { kind: "settle", aborted }));
 		rt.S.running = false;
 		if (r?.decision.rollOver) rollOver(rt, ctx, r.decision.rollOver);
+		// A /rollover preparation ends with this run; its compaction, when
+		// one started, reports the checkpoint once it is over.
+		if (rt.S.ourCompaction !== "user") endPreparation(rt, ctx);
 	});
 
 	// Pi 1.6: the last actionable boundary of a run that was not aborted
@@ -237,13 +241,17 @@ function registerRunHooks(rt: Runtime): void {
 				handOff = r.decision.rollOver;
 			}
 			rt.S.running = false;
-			if (!handOff) return;
+			if (!handOff) {
+				endPreparation(rt, ctx);
+				return;
+			}
 			rollOver(rt, ctx, handOff);
 			// Pi 1.6 defers a prompt sent while agent_settled handlers run,
 			// and refuses one sent while a compaction runs: holding this
 			// handler until the compaction is over turns the second into
 			// the first.
 			await rt.rolloverDone;
+			endPreparation(rt, ctx);
 		});
 		rt.S.running = false;
 	});
@@ -253,6 +261,10 @@ function registerRunHooks(rt: Runtime): void {
 function registerCompactionHooks(rt: Runtime): void {
 	const pi = rt.pi;
 	pi.on("session_before_compact", async (ev, ctx) => {
+		// Pi 1.6's reason tells the user's /compact apart (0.73.1 has none).
+		const why: unknown = Reflect.get(ev, "reason");
+		if (why === "manual") await rt.quietly(() => loadConfig(rt, true));
+		if (redirectCompact(rt, ctx, typeof why === "string" ? why : undefined, ev.customInstructions)) return { cancel: true };
 		const d = await rt.quietly(async () => {
 			await push(rt, ctx, ev.signal); // a hung service must not hold Pi's compaction up
 			const S = rt.S;

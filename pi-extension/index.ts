@@ -25,11 +25,14 @@
 //                results.ts what they return
 //   hooks.ts     every Pi event the extension listens to
 //   messages.ts  reading and shaping Pi's entries and messages
+//   context.ts   the /context command; prepare.ts /rollover
 //   text.ts      every text the model sees
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { registerContextCommand } from "./context.ts";
 import { registerHistory } from "./history.ts";
 import { registerHooks } from "./hooks.ts";
+import { registerRolloverCommand } from "./prepare.ts";
 import { Runtime } from "./state.ts";
 import { registerNewContext, registerNotes } from "./tools.ts";
 
@@ -47,4 +50,6 @@ export default function piHistory(pi: ExtensionAPI): void {
 	registerNewContext(rt);
 	registerHistory(rt);
 	registerHooks(rt);
+	registerContextCommand(rt);
+	registerRolloverCommand(rt);
 }

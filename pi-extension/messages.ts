@@ -55,6 +55,19 @@ export function callerEntry(ctx: ExtensionContext, toolCallId: string): string |
 	return undefined;
 }
 
+/** How many tool calls the assistant message holding toolCallId makes (0 when it is not on the branch). */
+export function batchSize(ctx: ExtensionContext, toolCallId: string): number {
+	const branch = branchOf(ctx);
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const e = branch[i];
+		if (e.type === "message" && e.message?.role === "assistant" && Array.isArray(e.message.content)) {
+			const calls = e.message.content.filter((b) => b.type === "toolCall");
+			if (calls.some((b) => b.id === toolCallId)) return calls.length;
+		}
+	}
+	return 0;
+}
+
 /** The key that matches a message of the context to the entry that holds it (see entryIds). */
 export function messageKey(m: AgentMessage): string {
 	return `${m.role}:${m.timestamp}:${m.role === "toolResult" ? m.toolCallId : ""}`;

@@ -8,6 +8,7 @@
 import type { BoundaryResult, ExtensionContext, SessionBoundaryDraft } from "@mariozechner/pi-coding-agent";
 import type { Decision } from "./api-types.ts";
 import { hasIndex, lastCompactionEntry, templateDetails } from "./messages.ts";
+import { endPreparation, pausing } from "./prepare.ts";
 import { event, leafOf, modelId, piSettings, push } from "./session.ts";
 import type { Reason, Runtime } from "./state.ts";
 import { continuation, continuationOwnSummary, failureWhy } from "./text.ts";
@@ -28,13 +29,17 @@ export function steer(rt: Runtime, d: Decision): void {
 export function rollOver(rt: Runtime, ctx: ExtensionContext, reason: Reason): void {
 	if (rt.S.ourCompaction) return;
 	rt.S.ourCompaction = reason;
+	// A /rollover preparation stops at the checkpoint: no continuation.
+	const pause = pausing(rt, reason);
 	let finish!: () => void;
 	rt.rolloverDone = new Promise<void>((r) => (finish = r));
 	const done = () => {
 		rt.S.ourCompaction = undefined;
+		if (pause) endPreparation(rt, ctx);
 		finish();
 	};
 	const resume = (content: string) => {
+		if (pause) return;
 		// A prompt the user typed while Pi compacted starts the next run
 		// itself (it waits in the input hook): a continuation started
 		// now would race it, and the summary already says what happened.
@@ -52,6 +57,7 @@ export function rollOver(rt: Runtime, ctx: ExtensionContext, reason: Reason): vo
 			// could not be reached, does not.
 			const d = templateDetails(res?.details);
 			const win = d.windowNumber;
+			if (pause && rt.S.preparing) rt.S.preparing.checkpointed = win !== undefined;
 			resume(win ? continuation(win, d.reason ?? reason, hasIndex(res?.summary)) : continuationOwnSummary(reason));
 			done();
 		},
@@ -109,6 +115,14 @@ export async function boundaryRollover(
 		return undefined;
 	}
 	rt.S.proposed = { summary: c.summary, reason };
+	if (pausing(rt, reason)) {
+		// /rollover: the checkpoint alone, and the run stops there.
+		if (rt.S.preparing) rt.S.preparing.checkpointed = true;
+		return {
+			entries: [...proposal, { type: "compaction", summary: c.summary, firstKeptEntryId: c.firstKeptEntryId, details: c.details }],
+			continue: false,
+		};
+	}
 	const text = continuation(c.details.windowNumber, c.details.reason ?? reason, hasIndex(c.summary));
 	return {
 		entries: [
@@ -131,6 +145,8 @@ export async function reconcile(rt: Runtime, ctx: ExtensionContext): Promise<voi
 	const proposed = rt.S.proposed;
 	rt.S.proposed = undefined;
 	if (proposed && !(last && last.summary === proposed.summary)) {
+		// A /rollover checkpoint Pi did not commit is not one.
+		if (rt.S.preparing) rt.S.preparing.checkpointed = false;
 		await event(rt, ctx, { kind: "rollover_failed", why: "boundary_rejected" });
 	}
 	if (last && last.id !== rt.S.lastCompaction) {

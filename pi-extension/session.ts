@@ -6,7 +6,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { existsSync } from "node:fs";
-import type { Decision, EventRequest } from "./api-types.ts";
+import type { Decision, EntryToAppend, EventRequest } from "./api-types.ts";
 import { lastCompactionOf } from "./messages.ts";
 import { ApiError, ServiceDown } from "./service.ts";
 import type { Runtime } from "./state.ts";
@@ -127,6 +127,7 @@ export async function loadConfig(rt: Runtime, fresh = false): Promise<void> {
 	if (rt.S.configLoaded && !fresh) return;
 	const c = await rt.api.call("GET /v1/context/config", {});
 	rt.S.externalModels = c?.config?.externalCompactionModels ?? [];
+	rt.S.redirectCompact = c?.config?.redirectCompact === true;
 	rt.disabled = c?.config?.enabled === false ? c.path || "the configuration" : "";
 	rt.S.configLoaded = true;
 }
@@ -155,12 +156,12 @@ export function applyEnabled(rt: Runtime): void {
 }
 
 /** Reports one state-machine event and returns the decision. */
-export async function event(rt: Runtime, ctx: ExtensionContext, ev: RolloverEvent): Promise<{ decision: Decision; notebook?: string }> {
+export async function event(rt: Runtime, ctx: ExtensionContext, ev: RolloverEvent): Promise<{ decision: Decision; notebook?: string; append?: EntryToAppend }> {
 	await push(rt, ctx);
 	const r = await rt.api.call("POST /v1/sessions/{id}/events", {
 		path: { id: rt.S.sid },
 		body: { leaf: leafOf(ctx), event: ev, usage: usage(ctx), model: modelId(ctx), pi: piSettings(rt, ctx) },
 	});
 	rt.S.rollover = r.state;
-	return { decision: r.decision ?? {}, notebook: r.notebook };
+	return { decision: r.decision ?? {}, notebook: r.notebook, append: r.append };
 }

@@ -62,6 +62,12 @@ export class SessionState {
 	// A schedule the boundary could not carry out (the template was
 	// declined): agent_settled hands it to ctx.compact(), as on 0.73.1.
 	handOff?: Reason;
+	// A /rollover preparation under way: its user rollover is carried out
+	// without a continuation; checkpointed once that rollover was made.
+	preparing?: { checkpointed: boolean };
+	// redirectCompact in the configuration: the user's /compact starts
+	// the /rollover preparation (seed B).
+	redirectCompact = false;
 }
 
 /** How many history cursors a session remembers. */

@@ -8,13 +8,21 @@ import { StringEnum } from "@mariozechner/pi-ai";
 import type { Static } from "typebox";
 import { Type } from "typebox";
 import type { NotebookWriteRequest } from "./api-types.ts";
-import { callerEntry } from "./messages.ts";
+import { batchSize, callerEntry } from "./messages.ts";
 import type { ToolResult } from "./results.ts";
 import { footer, outputSchema, text, tool } from "./results.ts";
 import { ApiError } from "./service.ts";
 import { event, leafOf, push } from "./session.ts";
 import type { Runtime } from "./state.ts";
 import { NEW_CONTEXT_DESCRIPTION, NOTES_DESCRIPTION } from "./text.ts";
+
+/**
+ * Seed B's MCP annotations of notes and new_context (Pi 1.6 reports them
+ * through getAllTools and sends them to no provider): a closed world, not
+ * read-only, non-destructive (a write or a Handoff is appended; earlier
+ * values stay readable through history) and not idempotent.
+ */
+const WRITES_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 
 const NOTE_OPS = ["list", "read", "write", "append", "delete", "copy", "search", "revisions"] as const;
 const NOTE_SCOPES = ["branch", "lineage"] as const;
@@ -51,6 +59,7 @@ export function registerNotes(rt: Runtime): void {
 		name: "notes",
 		label: "Notes",
 		description: NOTES_DESCRIPTION,
+		annotations: WRITES_ANNOTATIONS,
 		// Each write builds on the revision before it: two writes in one
 		// message, run side by side, would both build on the same one and
 		// the second would drop the first's sections.
@@ -178,14 +187,27 @@ export function registerNewContext(rt: Runtime): void {
 		name: "new_context",
 		label: "New context",
 		description: NEW_CONTEXT_DESCRIPTION,
+		annotations: WRITES_ANNOTATIONS,
+		// Pi 1.6: declared to the model, never called from another tool
+		// (a codemode script): a rollover request is a call of its own.
+		exposure: "model-only",
 		parameters: Type.Object({
 			userRequested: Type.Optional(Type.Boolean({ description: "the user explicitly asked for a fresh window" })),
+			handoff: Type.Optional(Type.String({ description: "where the work stands and what comes next, for the new window (at most 12,000 characters)" })),
 		}),
-		async execute(_id, params, _signal, _onUpdate, ctx) {
+		async execute(toolCallId, params, _signal, _onUpdate, ctx) {
 			return tool(rt, async () => {
-				const { decision } = await event(rt, ctx, { kind: "new_context", userRequested: !!params.userRequested });
+				// Seed B: the rollover request is alone in its batch, so no
+				// other call's result is lost to the cut or runs after it.
+				const batch = batchSize(ctx, toolCallId);
+				if (batch > 1) throw new Error(`new_context must be the only tool call in its message (this one made ${batch}): nothing was scheduled; call it again on its own.`);
+				const handoff = params.handoff || undefined;
+				const { decision, append } = await event(rt, ctx, { kind: "new_context", userRequested: !!params.userRequested, handoff });
 				if (!decision.schedule) throw new Error(decision.toolText || decision.gate?.text || "rollover refused");
-				return text(rt, decision.toolText || "rollover scheduled", { reason: decision.schedule });
+				// The Handoff is written only for a scheduled rollover: the
+				// summary carries the newest one of the current window.
+				if (append) rt.pi.appendEntry(append.customType, append.data);
+				return text(rt, (decision.toolText || "rollover scheduled") + (append ? " (Handoff saved)" : ""), { reason: decision.schedule, handoff: !!append });
 			});
 		},
 	});

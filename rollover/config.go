@@ -29,6 +29,15 @@ type Config struct {
 	StatusStepTokens         int      `json:"statusStepTokens"`         // 40000
 	MaxBlockedCalls          int      `json:"maxBlockedCalls"`          // 3 blocked non-notes calls before maintenance gives up
 	MaxRepairs               int      `json:"maxRepairs"`               // 1 repair attempt after a failed checkpoint write
+	// RequireHandoff refuses a new_context call without a handoff (seed B's
+	// rule); false (seed A's) lets the notebook alone carry a rollover.
+	// docs/decisions/230.
+	RequireHandoff bool `json:"requireHandoff"`
+	// RedirectCompact turns the user's /compact (Pi 1.6: a manual
+	// compaction) into the /rollover preparation, its instructions shaping
+	// the Handoff (seed B); false (seed A) lets /compact run as before.
+	// docs/decisions/230.
+	RedirectCompact bool `json:"redirectCompact"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -84,8 +93,10 @@ var intKeys = map[string]struct {
 }
 
 var boolKeys = map[string]func(*Config) *bool{
-	"enabled":      func(c *Config) *bool { return &c.Enabled },
-	"autoRollover": func(c *Config) *bool { return &c.AutoRollover },
+	"enabled":         func(c *Config) *bool { return &c.Enabled },
+	"autoRollover":    func(c *Config) *bool { return &c.AutoRollover },
+	"requireHandoff":  func(c *Config) *bool { return &c.RequireHandoff },
+	"redirectCompact": func(c *Config) *bool { return &c.RedirectCompact },
 }
 
 // removedKeys are keys of the design's configuration this implementation

@@ -104,6 +104,7 @@ type Event struct {
 	NotesOK       bool      `json:"notesOk,omitempty"`       // notes: the write or review landed
 	NotesError    string    `json:"notesError,omitempty"`    // notes: why it failed
 	UserRequested bool      `json:"userRequested,omitempty"` // new_context: the userRequested argument
+	Handoff       string    `json:"handoff,omitempty"`       // new_context: the agent's Handoff (CheckHandoff)
 	Why           string    `json:"why,omitempty"`           // rollover_failed: one of FailureWhys
 }
 

@@ -39,6 +39,9 @@ type Details struct {
 	WindowNumber     int    `json:"windowNumber"`
 	NotebookRevision int    `json:"notebookRevision"`
 	Reason           Reason `json:"reason"`
+	// HandoffEntryID is the Handoff entry the summary carries; absent
+	// when the rollover had none.
+	HandoffEntryID string `json:"handoffEntryId,omitempty"`
 }
 
 // ErrCutNotOnBranch is returned when the proposed cut is not an entry of the
@@ -153,6 +156,23 @@ func compose(path []*journal.Entry, p *plan, nb *notebook.State, reason Reason, 
 		b.WriteByte('\n')
 	}
 
+	handoff, hasHandoff := CurrentHandoff(path, p.prep.BoundaryStart)
+	if hasHandoff {
+		fmt.Fprintf(&b, "\n## Handoff (written by the agent for this rollover, entry %s)\n", handoff.EntryID)
+		b.WriteString(strings.TrimRight(handoff.Text, "\n"))
+		b.WriteByte('\n')
+	}
+
+	b.WriteString(noteIndexHeading)
+	if notes := noteIndex(path); len(notes) > 0 {
+		for _, l := range notes {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	} else {
+		b.WriteString("(none)\n")
+	}
+
 	if idx := sessionIndex(path, p.prep.BoundaryStart, cfg.SessionIndexMaxTokens); len(idx) > 0 {
 		b.WriteString("\n## Earlier user messages in this session (index, oldest first; wN = window — a topic listed here was already worked on, read its entry before redoing it)\n")
 		for _, l := range idx {
@@ -167,16 +187,22 @@ func compose(path []*journal.Entry, p *plan, nb *notebook.State, reason Reason, 
 			b.WriteByte('\n')
 		}
 	}
-	b.WriteString("\n" + closingInstruction)
+	if hasHandoff {
+		b.WriteString("\n" + handoffClosingInstruction)
+	} else {
+		b.WriteString("\n" + closingInstruction)
+	}
 	return Compaction{
 		Summary:          b.String(),
 		FirstKeptEntryID: p.prep.FirstKeptEntryID,
 		TokensBefore:     p.prep.TokensBefore,
-		Details:          Details{WindowNumber: p.window + 1, NotebookRevision: nb.Revision, Reason: reason},
+		Details:          Details{WindowNumber: p.window + 1, NotebookRevision: nb.Revision, Reason: reason, HandoffEntryID: handoff.EntryID},
 	}
 }
 
 const closingInstruction = "Continue with the notebook's Next action. Before investigating, evaluating or recommending something, check `history` for an earlier result on that topic (an entry from the index above, or a query on its key term) and build on it instead of redoing the work.\n"
+
+const handoffClosingInstruction = "Continue from the Handoff, with the notebook's Next action as the plan. Before investigating, evaluating or recommending something, check `history` for an earlier result on that topic (an entry from the index above, or a query on its key term) and build on it instead of redoing the work.\n"
 
 // userMessage returns the text blocks (joined by newlines) and the number of
 // image blocks of a user message entry; ok is false for other entries.

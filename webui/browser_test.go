@@ -653,6 +653,11 @@ func TestBrowser(t *testing.T) {
 		if s := e.str(t, `document.querySelector('#notebook').textContent`); !strings.Contains(s, "HostileMarker") {
 			t.Errorf("notebook sections missing: %q", s)
 		}
+		// The agent's Handoff is shown as one, its text as text.
+		if s := e.str(t, `[...document.querySelectorAll('article.entry.handoff')].map(a => a.textContent).join('|')`); !strings.Contains(s, "handoff") ||
+			!strings.Contains(s, "HandoffMarker") || !strings.Contains(s, "<script>window.__pwned=1</script>") {
+			t.Errorf("the Handoff is not shown as a Handoff: %q", s)
+		}
 		// Open every collapsed part, then search the hostile text too.
 		e.run(t, "open details", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('details').forEach(d => d.open = true)`),
 			chromedp.Click(chromedp.CSS(`button.tab[data-tab="notebook"]`)), chromedp.Sleep(200*time.Millisecond))

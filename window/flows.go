@@ -197,6 +197,14 @@ type EventRequest struct {
 }
 
 func (in *EventRequest) check() error {
+	if in.Event.Handoff != "" {
+		if in.Event.Kind != rollover.EvNewContext {
+			return invalid("event.handoff", "a handoff goes with a new_context event only, not %q", in.Event.Kind)
+		}
+		if err := rollover.CheckHandoff(in.Event.Handoff); err != nil {
+			return invalid("event.handoff", "%s", err.Error())
+		}
+	}
 	switch in.Event.Kind {
 	case rollover.EvAgentStart, rollover.EvTurnEnd, rollover.EvToolCall, rollover.EvNotes, rollover.EvNewContext,
 		rollover.EvSettle, rollover.EvCompaction, rollover.EvAbort, rollover.EvSessionStart:
@@ -219,6 +227,10 @@ type EventResponse struct {
 	// Notebook is the branch's notebook as the reminder and continuation
 	// texts show it ("" without one).
 	Notebook string `json:"notebook,omitempty"`
+	// Append is the Handoff entry to append (new_context with a handoff
+	// that scheduled a rollover); absent otherwise. A refused request
+	// writes no Handoff, so the journal holds only Handoffs of rollovers.
+	Append *EntryToAppend `json:"append,omitempty"`
 }
 
 // Event steps the session's state machine with one event and writes the
@@ -227,6 +239,9 @@ type EventResponse struct {
 func (s *Service) Event(sid string, in EventRequest) (EventResponse, error) {
 	if err := in.check(); err != nil {
 		return EventResponse{}, err
+	}
+	if in.Event.Kind == rollover.EvNewContext && in.Event.Handoff == "" && s.config().RequireHandoff {
+		return EventResponse{}, invalid("event.handoff", "a handoff is required with new_context (requireHandoff is on): write what is done, what is in progress and what comes next, and call again")
 	}
 	b, err := s.branch(sid, in.Leaf)
 	if err != nil {
@@ -262,7 +277,15 @@ func (s *Service) Event(sid string, in EventRequest) (EventResponse, error) {
 	if rnb != nil {
 		text = rnb.Sections.Render()
 	}
-	return EventResponse{Session: sid, Leaf: b.leaf, State: ns, Decision: d, Notebook: text}, nil
+	out := EventResponse{Session: sid, Leaf: b.leaf, State: ns, Decision: d, Notebook: text}
+	if in.Event.Kind == rollover.EvNewContext && in.Event.Handoff != "" && d.Schedule != "" {
+		data, err := rollover.NewHandoffRecord(in.Event.Handoff)
+		if err != nil {
+			return EventResponse{}, invalid("event.handoff", "%s", err.Error())
+		}
+		out.Append = &EntryToAppend{CustomType: rollover.HandoffType, Data: data}
+	}
+	return out, nil
 }
 
 // StateView is a session's state-machine state as of a branch

@@ -420,6 +420,13 @@ export function entry(item, ctx) {
       case 'custom':
         extra.push(tag(String(raw.customType ?? 'custom')));
         if (raw.customType === 'note-context/notebook') body.push(notebookBody(raw.data));
+        else if (raw.customType === 'note-context/handoff' && raw.data) {
+          // The agent's Handoff for the next context window (seed B).
+          badge = 'handoff';
+          cls.push('handoff');
+          body.push(h('div', { class: 'muted', text: 'written by the agent for the next context window' }));
+          body.push(renderText(String(raw.data.text ?? '')));
+        }
         else if (raw.customType === 'note-context/note' && raw.data) {
           const d = raw.data;
           body.push(h('div', null, tag(String(d.op ?? '?')), ' ', h('b', { text: String(d.name ?? '') })));
