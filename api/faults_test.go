@@ -3,31 +3,15 @@ package api
 import (
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/internal/testutil"
 	"github.com/pi-history/pi-history/store"
 )
-
-// shortFS is the operating system's file system reporting, while avail is
-// set, that little space is free.
-type shortFS struct {
-	vfs.FS
-	avail atomic.Uint64
-}
-
-func (f *shortFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
-	du, err := f.FS.GetDiskUsage(path)
-	if a := f.avail.Load(); a != 0 {
-		du.AvailBytes = a
-		return du, nil
-	}
-	return du, err
-}
 
 // TestAFullDiskDegradesHealthAndRefusesOnlyWrites: when the store's disk
 // fills, pushes are refused with a 503 that says why, /healthz reports
@@ -35,7 +19,7 @@ func (f *shortFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
 // space is back the health is ok again without a restart and pushes are
 // stored.
 func TestAFullDiskDegradesHealthAndRefusesOnlyWrites(t *testing.T) {
-	fs := &shortFS{FS: vfs.Default}
+	fs := &testutil.ShortFS{FS: vfs.Default}
 	h := newHarnessOn(t, fs)
 	push := func(id string) req {
 		return req{Method: "POST", Path: "/v1/sessions/s1/entries", Body: client.PushRequest{Lines: []string{userLine(id, "m5", "pushed "+id)}}}
@@ -46,7 +30,7 @@ func TestAFullDiskDegradesHealthAndRefusesOnlyWrites(t *testing.T) {
 		t.Fatalf("health before the disk fills: %+v; want ok", hl)
 	}
 
-	fs.avail.Store(1 << 20)
+	fs.Avail.Store(1 << 20)
 	p := h.problem(h.do(push("x1")), http.StatusServiceUnavailable, "")
 	if p.Type != ProblemWritesStopped || !strings.Contains(p.Detail, "free") {
 		t.Errorf("push on a full disk: %+v; want a writes-stopped problem naming the free space", p)
@@ -68,7 +52,7 @@ func TestAFullDiskDegradesHealthAndRefusesOnlyWrites(t *testing.T) {
 		t.Errorf("search on a full disk found nothing: %s", w.Body)
 	}
 
-	fs.avail.Store(0)
+	fs.Avail.Store(0)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		hl = client.Health{}

@@ -6,31 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/internal/testutil"
 	"github.com/pi-history/pi-history/store"
 )
-
-// shortFS is the operating system's file system reporting, while avail is
-// set, that little space is free.
-type shortFS struct {
-	vfs.FS
-	avail atomic.Uint64
-}
-
-func (f *shortFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
-	du, err := f.FS.GetDiskUsage(path)
-	if a := f.avail.Load(); a != 0 {
-		du.AvailBytes = a
-		return du, nil
-	}
-	return du, err
-}
 
 // TestLiveIngestResumesByItselfWhenSpaceComesBack: lines appended to a
 // journal while the disk is full are not stored (the watcher's read is
@@ -45,7 +29,7 @@ func TestLiveIngestResumesByItselfWhenSpaceComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendJournal(t, path, "s0", 0, 3)
-	fs := &shortFS{FS: vfs.Default}
+	fs := &testutil.ShortFS{FS: vfs.Default}
 	svc, err := Open(Options{DataDir: filepath.Join(root, "data"), SessionsDirs: []string{sessions}, StoreFS: fs})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +70,7 @@ func TestLiveIngestResumesByItselfWhenSpaceComesBack(t *testing.T) {
 	}
 	waitFor("the journal's first lines stored", func() bool { return stored("s0-2") })
 
-	fs.avail.Store(1 << 20)
+	fs.Avail.Store(1 << 20)
 	appendJournal(t, path, "s0", 3, 6)
 	select {
 	case <-refused:
@@ -100,7 +84,7 @@ func TestLiveIngestResumesByItselfWhenSpaceComesBack(t *testing.T) {
 		t.Error("no fault reported while the disk is full")
 	}
 
-	fs.avail.Store(0)
+	fs.Avail.Store(0)
 	waitFor("the lines appended on the full disk stored once space is back", func() bool { return stored("s0-5") })
 	for i := 1; i < 6; i++ {
 		if !stored(fmt.Sprintf("s0-%d", i)) {
@@ -125,8 +109,8 @@ func TestImportStopsAtAFullDisk(t *testing.T) {
 		}
 		appendJournal(t, p, fmt.Sprintf("s%d", f), 0, 4)
 	}
-	fs := &shortFS{FS: vfs.Default}
-	fs.avail.Store(1 << 20)
+	fs := &testutil.ShortFS{FS: vfs.Default}
+	fs.Avail.Store(1 << 20)
 	svc, err := Open(Options{DataDir: filepath.Join(root, "data"), StoreFS: fs, Bulk: true})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +120,7 @@ func TestImportStopsAtAFullDisk(t *testing.T) {
 	if !errors.Is(err, store.ErrWritesStopped) || len(sum.Problems) != 0 {
 		t.Fatalf("import on a full disk: %v, problems %+v; want ErrWritesStopped and no problem listed", err, sum.Problems)
 	}
-	fs.avail.Store(0)
+	fs.Avail.Store(0)
 	sum, err = svc.Import(context.Background(), []string{sessions}, nil)
 	if err != nil || sum.Entries != 9 {
 		t.Fatalf("import once space is back: %+v, %v; want 9 entries", sum, err)
