@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -288,6 +289,18 @@ func serveOnce(g *globals, args []string) error {
 	warmDone := make(chan struct{})
 	go func() {
 		defer close(warmDone)
+		if watcher != nil {
+			// The warm-up waits for the first scan (see
+			// ingest.Watcher.FirstScanDone), which runs meanwhile at
+			// Go's default GC pace (see firstScanGC).
+			restore := firstScanGC()
+			select {
+			case <-watcher.FirstScanDone():
+			case <-wdone: // the watcher could not start
+			case <-wctx.Done():
+			}
+			restore()
+		}
 		w, err := svc.Warm(wctx)
 		switch {
 		case err != nil && wctx.Err() == nil:
@@ -388,4 +401,18 @@ func megabytes(flag string, mb int, def func() int64) (int64, error) {
 		return 0, usagef("%s %d: want at least 8, or 0 for the default", flag, mb)
 	}
 	return int64(mb) << 20, nil
+}
+
+// firstScanGC sets Go's GC pace to its default (GOGC 100) for a first
+// scan and returns what sets the server's pace back, unless GOGC is set.
+// A server's pace (service.ServeGCPercent) keeps the heap close to what
+// searches hold; the scan holds little but allocates much, and at 25 the
+// collector took a seventh of its CPU (docs/decisions/260-the-first-scan-before-the-warm-up.md).
+// The memory limit stays.
+func firstScanGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(100)
+	return func() { debug.SetGCPercent(old) }
 }
