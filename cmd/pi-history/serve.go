@@ -61,7 +61,9 @@ taken. At a million entries, 1024 instead of 512 cut the p99 of first pages
 of 13-40 character needles from about 200 to 60 ms, and 1536 (every text
 cached) the p99 of 3-12 character needles from 20-50 to 14-24 ms.
 
-On start, the trigram sketches (about 1,150 MB per million entries, with
+Once the journals that changed since the last run are read (all of them
+into a new data directory, logged with progress), the trigram sketches
+(about 1,150 MB per million entries, with
 the records, bit-sliced rows, byte filters and run indexes kept beside
 them), each
 session's current branch, then as many of the texts as fit within seven
