@@ -3,8 +3,11 @@
 // serve` whose watcher reads the same sessions directory into another
 // fresh one (its first scan, until the log says "read every journal"). It
 // runs both with the same binary, alternately, and prints their rates side
-// by side, with how long the server then took to finish its warm-up (the
-// warm-up waits for the first scan, see ingest.Watcher.FirstScanDone).
+// by side, with the server's time until every entry was also indexed (an
+// import's summary comes after its indexing and compaction, a server's
+// scan ends when the store holds every entry) and how long its warm-up took
+// after the scan (the warm-up waits for it, see
+// ingest.Watcher.FirstScanDone).
 //
 //	go run ./bench/firstscan -corpus /tmp/bg-corpus [-runs 2] [-bin pi-history]
 //
@@ -65,6 +68,7 @@ func main() {
 			then = fmt.Sprintf("warm-up done before the scan (%.1f s after the start)", -srv.warmAfter)
 		}
 		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f %s\n", r, "serve", srv.entries, srv.seconds, float64(srv.entries)/srv.seconds, then)
+		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f %s\n", r, "+index", srv.entries, srv.indexed, float64(srv.entries)/srv.indexed, "serve until every entry was indexed")
 	}
 	if *keep {
 		fmt.Println("data directories kept in", tmp)
@@ -78,6 +82,7 @@ type result struct {
 	// serve: seconds from the scan's end to the warm-up's; negative:
 	// the warm-up ended first, that many seconds after the start
 	warmAfter float64
+	indexed   float64 // serve: seconds from the start until every entry was indexed
 }
 
 // runImport times `pi-history import --json` of corpus into data.
@@ -100,7 +105,8 @@ func runImport(bin, data, corpus string) (result, error) {
 
 // runServe starts `pi-history serve` on a fresh data directory watching
 // corpus, and times it from its start to the log line that says every
-// journal was read, then waits for its warm-up and stops it.
+// journal was read, to the index covering every entry (polled with
+// `pi-history stats`), and to the warm-up's end; then it stops the server.
 func runServe(bin, data, corpus string) (result, error) {
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", corpus, "--log-format", "json")
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(data))
@@ -115,15 +121,16 @@ func runServe(bin, data, corpus string) (result, error) {
 	}
 	defer func() {
 		cmd.Process.Signal(syscall.SIGTERM)
-		go io.Copy(io.Discard, logs)
 		cmd.Wait()
 	}()
+	indexed, scanDone := make(chan float64, 1), make(chan struct{})
+	go func() { <-scanDone; indexed <- waitIndexed(bin, data, cmd.Env, t0) }()
 	var res result
 	var scanned time.Time
 	warmed := false
 	sc := bufio.NewScanner(logs)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
+	for (scanned.IsZero() || !warmed) && sc.Scan() {
 		line := sc.Text()
 		var rec struct {
 			Msg     string
@@ -136,20 +143,45 @@ func runServe(bin, data, corpus string) (result, error) {
 		case strings.HasPrefix(rec.Msg, "read every journal"):
 			scanned = time.Now()
 			res.entries, res.seconds = rec.Entries, scanned.Sub(t0).Seconds()
-			if warmed {
-				return res, nil
-			}
+			close(scanDone)
 		case rec.Msg == "preloaded for search" && scanned.IsZero():
 			// A binary whose warm-up does not wait for the scan.
 			warmed, res.warmAfter = true, -time.Since(t0).Seconds()
 		case rec.Msg == "preloaded for search":
-			res.warmAfter = time.Since(scanned).Seconds()
-			return res, nil
+			warmed, res.warmAfter = true, time.Since(scanned).Seconds()
 		case rec.Msg == "searches will load from disk what was not preloaded":
 			return res, fmt.Errorf("the warm-up failed: %s", line)
 		}
 	}
-	return res, fmt.Errorf("the server ended before its first scan and warm-up did (read: %v)", sc.Err())
+	go io.Copy(io.Discard, logs)
+	if scanned.IsZero() || !warmed {
+		return res, fmt.Errorf("the server ended before its first scan and warm-up did (read: %v)", sc.Err())
+	}
+	res.indexed = <-indexed
+	return res, nil
+}
+
+// waitIndexed polls `pi-history stats --json` of the server owning data,
+// once every journal was read, until it has indexed every entry, and
+// returns the seconds since t0 (0 if it gave up after ten minutes).
+func waitIndexed(bin, data string, env []string, t0 time.Time) float64 {
+	for time.Since(t0) < 10*time.Minute {
+		time.Sleep(250 * time.Millisecond)
+		cmd := exec.Command(bin, "stats", "--json", "--data", data)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			continue
+		}
+		var st struct {
+			Entries  int
+			IndexLag uint64
+		}
+		if json.Unmarshal(out, &st) == nil && st.Entries > 0 && st.IndexLag == 0 {
+			return time.Since(t0).Seconds()
+		}
+	}
+	return 0
 }
 
 func fail(format string, args ...any) {
