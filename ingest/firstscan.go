@@ -30,6 +30,21 @@ type firstScan struct {
 	pending map[string]int64 // path -> size when found
 	logged  time.Time
 	now     func() time.Time
+	done    chan struct{} // closed once st.Done; made by the first to ask
+}
+
+// doneChan returns fs.done, making it first (under fs.mu).
+func (fs *firstScan) doneChan() chan struct{} {
+	if fs.done == nil {
+		fs.done = make(chan struct{})
+	}
+	return fs.done
+}
+
+// finish marks the first scan done and wakes those waiting (under fs.mu).
+func (fs *firstScan) finish() {
+	fs.st.Done = true
+	close(fs.doneChan())
 }
 
 // progressEvery is how often a long first scan logs how far it is.
@@ -61,7 +76,7 @@ func (w *Watcher) beginFirstScan(files []string) bool {
 	fs.st.Started = fs.now()
 	fs.logged = fs.st.Started
 	if len(files) == 0 {
-		fs.st.Done = true
+		fs.finish()
 		return true
 	}
 	w.log.Info("reading Pi's sessions: the list and searches are partial until this ends", "journals", len(files), "MB", mb(fs.st.Bytes))
@@ -84,7 +99,8 @@ func (w *Watcher) readFirst(path string, added int) {
 	fs.st.Entries += added
 	now := fs.now()
 	if len(fs.pending) == 0 {
-		fs.st.Done, fs.st.Took = true, now.Sub(fs.st.Started)
+		fs.st.Took = now.Sub(fs.st.Started)
+		fs.finish()
 		w.log.Info("read every journal of Pi's sessions", "journals", fs.st.Files, "entries", fs.st.Entries, "MB", mb(fs.st.Bytes),
 			"seconds", fs.st.Took.Round(10*time.Millisecond).Seconds(), "entriesPerSecond", rate(fs.st.Entries, fs.st.Took))
 		return
@@ -110,6 +126,19 @@ func (w *Watcher) FirstScan() (st FirstScan, ok bool) {
 		st.Took = fs.now().Sub(st.Started)
 	}
 	return st, fs.begun
+}
+
+// FirstScanDone is closed once the first scan has read every journal it
+// found. A server holds back its warm-up until then: the warm-up's lists
+// of first occurrences, built before the scan, would be kept up to date by
+// every batch the scan stores, under the store's write lock, which made
+// the first scan of a new data directory run at a third of an import's
+// rate (docs/decisions/260-the-first-scan-before-the-warm-up.md).
+func (w *Watcher) FirstScanDone() <-chan struct{} {
+	fs := &w.first
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.doneChan()
 }
 
 func mb(b int64) float64 { return float64(b*10/1e6) / 10 }

@@ -36,6 +36,12 @@ func TestFirstScanSaysHowFarItIsAndWhenItEnds(t *testing.T) {
 	if _, ok := w.FirstScan(); ok {
 		t.Error("a first scan is reported before the watcher ran")
 	}
+	scanned := w.FirstScanDone()
+	select {
+	case <-scanned:
+		t.Error("FirstScanDone is closed before the watcher ran")
+	default:
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -46,6 +52,11 @@ func TestFirstScanSaysHowFarItIsAndWhenItEnds(t *testing.T) {
 		if ok && fs.Done {
 			if fs.Files != 5 || fs.FilesDone != 5 || fs.Bytes != total || fs.BytesDone != total || fs.Entries != 15 || fs.Took <= 0 {
 				t.Errorf("first scan done: %+v; want 5 journals, %d bytes, 15 entries", fs, total)
+			}
+			select {
+			case <-scanned:
+			default:
+				t.Error("FirstScanDone is still open after the first scan is done")
 			}
 			break
 		}
@@ -86,6 +97,11 @@ func TestFirstScanOfNothingIsDoneAtOnce(t *testing.T) {
 		if fs, ok := w.FirstScan(); ok {
 			if !fs.Done || fs.Files != 0 {
 				t.Errorf("first scan of nothing: %+v", fs)
+			}
+			select {
+			case <-w.FirstScanDone():
+			default:
+				t.Error("FirstScanDone is open after a first scan of nothing")
 			}
 			break
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -61,7 +62,9 @@ taken. At a million entries, 1024 instead of 512 cut the p99 of first pages
 of 13-40 character needles from about 200 to 60 ms, and 1536 (every text
 cached) the p99 of 3-12 character needles from 20-50 to 14-24 ms.
 
-On start, the trigram sketches (about 1,150 MB per million entries, with
+Once the journals that changed since the last run are read (all of them
+into a new data directory, logged with progress), the trigram sketches
+(about 1,150 MB per million entries, with
 the records, bit-sliced rows, byte filters and run indexes kept beside
 them), each
 session's current branch, then as many of the texts as fit within seven
@@ -299,6 +302,18 @@ func serveOnce(g *globals, args []string) error {
 	warmDone := make(chan struct{})
 	go func() {
 		defer close(warmDone)
+		if watcher != nil {
+			// The warm-up waits for the first scan (see
+			// ingest.Watcher.FirstScanDone), which runs meanwhile at
+			// Go's default GC pace (see firstScanGC).
+			restore := firstScanGC()
+			select {
+			case <-watcher.FirstScanDone():
+			case <-wdone: // the watcher could not start
+			case <-wctx.Done():
+			}
+			restore()
+		}
 		preload(wctx, g, svc, sketch, serveFlags.smallPages)
 	}()
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "cacheMB", cache>>20, "sketchMB", sketch>>20)
@@ -411,4 +426,18 @@ func megabytes(flag string, mb int, def func() int64) (int64, error) {
 		return 0, usagef("%s %d: want at least 8, or 0 for the default", flag, mb)
 	}
 	return int64(mb) << 20, nil
+}
+
+// firstScanGC sets Go's GC pace to its default (GOGC 100) for a first
+// scan and returns what sets the server's pace back, unless GOGC is set.
+// A server's pace (service.ServeGCPercent) keeps the heap close to what
+// searches hold; the scan holds little but allocates much, and at 25 the
+// collector took a seventh of its CPU (docs/decisions/260-the-first-scan-before-the-warm-up.md).
+// The memory limit stays.
+func firstScanGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(100)
+	return func() { debug.SetGCPercent(old) }
 }
