@@ -132,7 +132,7 @@ func prepare(dir string, create, readOnly bool) error {
 	info, marked, err := inspect(dir)
 	var missing *NoHistoryError
 	if errors.As(err, &missing) && create {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := mkdirSynced(dir); err != nil {
 			return fmt.Errorf("create data directory %s: %w", dir, err)
 		}
 		return writeMarker(dir)
@@ -218,7 +218,7 @@ func writeMarker(dir string) error {
 	}
 	_, werr := f.WriteString(markerText)
 	serr := f.Sync()
-	if err := errors.Join(werr, serr, f.Close()); err != nil {
+	if err := errors.Join(werr, serr, f.Close(), syncDir(dir)); err != nil {
 		return fmt.Errorf("data directory %s: write its marker %s: %w", dir, Marker, err)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
@@ -255,4 +255,48 @@ func makePrivate(dir string, info os.FileInfo) error {
 // no permission.
 func cannotWrite(err error) bool {
 	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
+}
+
+// mkdirSynced makes dir (mode 0700) and the parents it lacks, and syncs
+// the directory holding each one it made: a power cut soon after could
+// otherwise take a new directory's name away, and everything synced into
+// it with it.
+func mkdirSynced(dir string) error {
+	var made []string
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, d := range made {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDir syncs a directory's entries to disk.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }

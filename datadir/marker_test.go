@@ -275,3 +275,23 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		os.Chmod(p, 0o644)
 	}
 }
+
+// TestCreatesMissingParentsPrivately: a data directory several levels
+// below what exists is made with every missing level private (0700), and
+// marked.
+func TestCreatesMissingParentsPrivately(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "a", "b", "data")
+	if err := Prepare(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Join(root, "a"), filepath.Join(root, "a", "b"), dir} {
+		info, err := os.Stat(d)
+		if err != nil || info.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v, mode %v; want 0700", d, err, info.Mode().Perm())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, Marker)); err != nil {
+		t.Errorf("no marker: %v", err)
+	}
+}
