@@ -17,29 +17,51 @@ const TitleRunes = journal.TitleRunes
 // thinking level; a session that begins with more is rare).
 const titleScan = 64
 
-// titleCache remembers the titles taken from sessions' first user
-// messages. A session's first user message does not change while its
-// header does not (a rewritten journal is a new header), so an entry is
-// kept under the header it was found with. The zero value is ready.
+// titleCache remembers, per session, its title and project as long as
+// the session is not written to (store.SessionGeneration): search hits
+// are described without reading each session's record again. The zero
+// value is ready.
 type titleCache struct {
 	mu sync.Mutex
-	m  map[string]cachedTitle
+	m  map[string]about
 }
 
-type cachedTitle struct{ header, title string }
+// about is what a hit says of its session.
+type about struct {
+	gen        uint64
+	title, cwd string
+}
 
 // Title is what a session is called for people: its name when it has one
-// (Pi's /name, as given), else the first line of its first user message, shortened
-// to TitleRunes characters; "" when it has neither yet.
+// (Pi's /name, as given), else the first line of its first user message,
+// shortened to TitleRunes characters; "" when it has neither yet.
 func (e *Engine) Title(si *store.SessionInfo) string {
+	gen := e.st.SessionGeneration(si.ID) // read first: a write meanwhile makes the entry stale, not wrong
+	if a, ok := e.cachedAbout(si.ID, gen); ok {
+		return a.title
+	}
+	a := about{gen: gen, title: e.firstPrompt(si), cwd: si.Cwd}
+	e.titles.mu.Lock()
+	if e.titles.m == nil {
+		e.titles.m = map[string]about{}
+	}
+	e.titles.m[si.ID] = a
+	e.titles.mu.Unlock()
+	return a.title
+}
+
+func (e *Engine) cachedAbout(sid string, gen uint64) (about, bool) {
+	e.titles.mu.Lock()
+	defer e.titles.mu.Unlock()
+	a, ok := e.titles.m[sid]
+	return a, ok && a.gen == gen
+}
+
+// firstPrompt is the session's name, else the title of its first user
+// message among its first titleScan entries.
+func (e *Engine) firstPrompt(si *store.SessionInfo) string {
 	if strings.TrimSpace(si.Name) != "" {
 		return si.Name // whole: lists cut it to their width, hovers show it all
-	}
-	e.titles.mu.Lock()
-	c, ok := e.titles.m[si.ID]
-	e.titles.mu.Unlock()
-	if ok && c.header == si.Header {
-		return c.title
 	}
 	var first uint64
 	n := 0
@@ -58,32 +80,19 @@ func (e *Engine) Title(si *store.SessionInfo) string {
 	if err != nil {
 		return ""
 	}
-	title := journal.TitleLine(text, TitleRunes)
-	if title == "" {
-		return ""
-	}
-	e.titles.mu.Lock()
-	if e.titles.m == nil {
-		e.titles.m = map[string]cachedTitle{}
-	}
-	e.titles.m[si.ID] = cachedTitle{header: si.Header, title: title}
-	e.titles.mu.Unlock()
-	return title
+	return journal.TitleLine(text, TitleRunes)
 }
 
-// describeHits gives each hit its session's title and project, looking
-// each session up once.
+// describeHits gives each hit its session's title and project: from the
+// cache while the session is unchanged, else from its record once.
 func (e *Engine) describeHits(hits []Hit) {
-	type about struct{ title, cwd string }
-	seen := map[string]about{}
 	for i := range hits {
 		h := &hits[i]
-		a, ok := seen[h.Session]
+		a, ok := e.cachedAbout(h.Session, e.st.SessionGeneration(h.Session))
 		if !ok {
 			if si, err := e.st.Session(h.Session); err == nil {
 				a = about{title: e.Title(si), cwd: si.Cwd}
 			}
-			seen[h.Session] = a
 		}
 		h.Title, h.Cwd = a.title, a.cwd
 	}

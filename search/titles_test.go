@@ -88,4 +88,14 @@ func TestSessionsAndHitsCarryTitleAndProject(t *testing.T) {
 			t.Errorf("hit %s/%s: title %q, cwd %q; want %q, %q", h.Session, h.Entry, h.Title, h.Cwd, want[h.Session], wantCwd)
 		}
 	}
+	// A name given later (Pi's /name) is the title from then on: what is
+	// remembered of a session lasts only until it is written to.
+	write("plain", hdr("plain", "/home/dev/cli"),
+		`{"type":"model_change","id":"m0","parentId":null,"timestamp":"2026-01-01T10:00:00.500Z","provider":"p","modelId":"m"}`,
+		user("b1", "m0", "\n  Why does the needle   fail?\nMore detail"), user("b2", "b1", "second needle"),
+		`{"type":"session_info","id":"i2","parentId":"b2","timestamp":"2026-01-01T10:00:03.000Z","name":"Renamed"}`)
+	resp, err = e.eng.Search(t.Context(), &Request{Needle: "second needle", Scope: ScopeAll, Limit: 10})
+	if err != nil || len(resp.Hits) != 1 || resp.Hits[0].Title != "Renamed" {
+		t.Errorf("after a rename: %v, hits %+v; want the title Renamed", err, resp.Hits)
+	}
 }
