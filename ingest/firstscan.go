@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"os"
 	"sync"
 	"time"
 )
@@ -50,9 +49,10 @@ func (fs *firstScan) finish() {
 // progressEvery is how often a long first scan logs how far it is.
 const progressEvery = 5 * time.Second
 
-// begin records the journals of the first scan; later scans are not
-// tracked. It says whether this was the first.
-func (w *Watcher) beginFirstScan(files []string) bool {
+// beginFirstScan records the journals of the first scan with their sizes
+// as the scan found them; later scans are not tracked. It says whether
+// this was the first.
+func (w *Watcher) beginFirstScan(files []string, sizes map[string]int64) bool {
 	fs := &w.first
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -65,12 +65,8 @@ func (w *Watcher) beginFirstScan(files []string) bool {
 	}
 	fs.pending = make(map[string]int64, len(files))
 	for _, f := range files {
-		var size int64
-		if info, err := os.Stat(f); err == nil {
-			size = info.Size()
-		}
-		fs.pending[f] = size
-		fs.st.Bytes += size
+		fs.pending[f] = sizes[f]
+		fs.st.Bytes += sizes[f]
 	}
 	fs.st.Files = len(files)
 	fs.st.Started = fs.now()

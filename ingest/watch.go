@@ -531,6 +531,7 @@ func (w *Watcher) addTree(dir string) []string {
 func (w *Watcher) rescan(ctx context.Context) {
 	start := time.Now()
 	var changed []string
+	sizes := map[string]int64{} // of the changed journals, for the first scan's progress
 	found, whole := map[string]bool{}, true
 	for _, d := range w.dirs {
 		if _, err := os.Stat(d); err != nil {
@@ -551,6 +552,7 @@ func (w *Watcher) rescan(ctx context.Context) {
 				continue
 			}
 			changed = append(changed, f)
+			sizes[f] = info.Size()
 		}
 	}
 	if whole && ctx.Err() == nil {
@@ -572,7 +574,7 @@ func (w *Watcher) rescan(ctx context.Context) {
 	}
 	// A first scan stores every session: oldest first, across projects.
 	SortByStart(changed)
-	w.beginFirstScan(changed)
+	w.beginFirstScan(changed, sizes)
 	for _, f := range changed {
 		if ctx.Err() != nil {
 			return
