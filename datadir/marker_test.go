@@ -287,8 +287,10 @@ func TestCreatesMissingParentsPrivately(t *testing.T) {
 	}
 	for _, d := range []string{filepath.Join(root, "a"), filepath.Join(root, "a", "b"), dir} {
 		info, err := os.Stat(d)
-		if err != nil || info.Mode().Perm() != 0o700 {
-			t.Errorf("%s: %v, mode %v; want 0700", d, err, info.Mode().Perm())
+		if err != nil {
+			t.Errorf("%s: %v", d, err)
+		} else if info.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v; want 0700", d, info.Mode().Perm())
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, Marker)); err != nil {

@@ -3,7 +3,7 @@
 // serve` whose watcher reads the same sessions directory into another
 // fresh one (its first scan, until the log says "read every journal"). It
 // runs both with the same binary, alternately, and prints their rates side
-// by side, with the server's time until every entry was also indexed (an
+// by side, each with its process's peak RSS, with the server's time until every entry was also indexed (an
 // import's summary comes after its indexing and compaction, a server's
 // scan ends when the store holds every entry) and how long its warm-up took
 // after the scan (the warm-up waits for it, see
@@ -52,13 +52,13 @@ func main() {
 			fail("build ./cmd/pi-history (run from the repository's root): %v\n%s", err, out)
 		}
 	}
-	fmt.Printf("%-4s %-8s %9s %9s %12s %s\n", "run", "how", "entries", "seconds", "entries/s", "then")
+	fmt.Printf("%-4s %-8s %9s %9s %12s %12s %s\n", "run", "how", "entries", "seconds", "entries/s", "peak RSS MB", "then")
 	for r := 1; r <= *runs; r++ {
 		imp, err := runImport(*bin, filepath.Join(tmp, fmt.Sprintf("import%d", r)), *corpus)
 		if err != nil {
 			fail("import: %v", err)
 		}
-		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f\n", r, "import", imp.entries, imp.seconds, float64(imp.entries)/imp.seconds)
+		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f %12.0f\n", r, "import", imp.entries, imp.seconds, float64(imp.entries)/imp.seconds, imp.peakRSSMB)
 		srv, err := runServe(*bin, filepath.Join(tmp, fmt.Sprintf("serve%d", r)), *corpus)
 		if err != nil {
 			fail("serve: %v", err)
@@ -67,8 +67,8 @@ func main() {
 		if srv.warmAfter < 0 {
 			then = fmt.Sprintf("warm-up done before the scan (%.1f s after the start)", -srv.warmAfter)
 		}
-		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f %s\n", r, "serve", srv.entries, srv.seconds, float64(srv.entries)/srv.seconds, then)
-		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f %s\n", r, "+index", srv.entries, srv.indexed, float64(srv.entries)/srv.indexed, "serve until every entry was indexed")
+		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f %12.0f %s\n", r, "serve", srv.entries, srv.seconds, float64(srv.entries)/srv.seconds, srv.peakRSSMB, then)
+		fmt.Printf("%-4d %-8s %9d %9.1f %12.0f %12s %s\n", r, "+index", srv.entries, srv.indexed, float64(srv.entries)/srv.indexed, "", "serve until every entry was indexed")
 	}
 	if *keep {
 		fmt.Println("data directories kept in", tmp)
@@ -83,6 +83,21 @@ type result struct {
 	// the warm-up ended first, that many seconds after the start
 	warmAfter float64
 	indexed   float64 // serve: seconds from the start until every entry was indexed
+	// the process's peak resident set over its whole run (a server's
+	// includes its indexing and warm-up, until it was stopped)
+	peakRSSMB float64
+}
+
+// peakRSSMB is the peak resident set of the process that ran in ps, in
+// MB (0 where the system does not say).
+func peakRSSMB(ps *os.ProcessState) float64 {
+	if ps == nil {
+		return 0
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return float64(ru.Maxrss) / 1024 // kilobytes on Linux
+	}
+	return 0
 }
 
 // runImport times `pi-history import --json` of corpus into data.
@@ -100,14 +115,14 @@ func runImport(bin, data, corpus string) (result, error) {
 	if err := json.Unmarshal(out, &sum); err != nil {
 		return result{}, fmt.Errorf("read its summary %q: %v", out, err)
 	}
-	return result{entries: sum.Entries, seconds: secs}, nil
+	return result{entries: sum.Entries, seconds: secs, peakRSSMB: peakRSSMB(cmd.ProcessState)}, nil
 }
 
 // runServe starts `pi-history serve` on a fresh data directory watching
 // corpus, and times it from its start to the log line that says every
 // journal was read, to the index covering every entry (polled with
 // `pi-history stats`), and to the warm-up's end; then it stops the server.
-func runServe(bin, data, corpus string) (result, error) {
+func runServe(bin, data, corpus string) (res result, err error) {
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", corpus, "--log-format", "json")
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(data))
 	cmd.Stdout = io.Discard
@@ -122,10 +137,10 @@ func runServe(bin, data, corpus string) (result, error) {
 	defer func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
+		res.peakRSSMB = peakRSSMB(cmd.ProcessState)
 	}()
 	indexed, scanDone := make(chan float64, 1), make(chan struct{})
 	go func() { <-scanDone; indexed <- waitIndexed(bin, data, cmd.Env, t0) }()
-	var res result
 	var scanned time.Time
 	warmed := false
 	sc := bufio.NewScanner(logs)

@@ -448,13 +448,15 @@ func firstFew(xs []string) string {
 	return strings.Join(xs, ", ")
 }
 
+// rssKB is the peak resident set of process pid so far (VmHWM, in kB):
+// the peak between two polls counts too, not only the size at each.
 func rssKB(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
+		if strings.HasPrefix(l, "VmHWM:") {
 			f := strings.Fields(l)
 			if len(f) >= 2 {
 				kb, _ := strconv.ParseInt(f[1], 10, 64)

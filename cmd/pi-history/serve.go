@@ -158,7 +158,7 @@ func restartDelay(now time.Time) time.Duration {
 // serveOnce runs the server once, from opening the data directory until
 // it is stopped (or restarts itself after a failed write).
 //
-// One piece (162 lines): its steps must run in this order (the store
+// One piece (174 lines): its steps must run in this order (the store
 // opened before the token and the listener, server.json written once
 // listening, the watcher started before the preload, ingest stopped before
 // the store closes), and each resource is released by a defer that runs,

@@ -3,7 +3,7 @@
 // leaf must be the chosen leaf, its branch the original's path to that leaf,
 // and buildSessionContext the same messages, model and thinking level.
 //
-// usage: node check.mjs CASES.json, where CASES.json is
+// usage: node export-check.mjs CASES.json, where CASES.json is
 //   [{"original": FILE, "export": FILE, "leaf": ID, "v1": bool}, …]
 // Files are copied first: SessionManager.open rewrites v1/v2 files in place.
 // Prints [{export, leaf, entries, messages, problems: [..]}, …] as JSON.

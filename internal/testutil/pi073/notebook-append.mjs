@@ -2,7 +2,7 @@
 // command at a time, for the notebook round-trip test
 // (notebook/pi_roundtrip_test.go).
 //
-// usage: node append.mjs CWD SESSIONS_DIR
+// usage: node notebook-append.mjs CWD SESSIONS_DIR
 // Reads one JSON command per line on stdin and answers each with one JSON
 // line on stdout, after the entry is on disk (SessionManager appends
 // synchronously):
