@@ -111,10 +111,6 @@ type Export struct {
 // for an unknown session, leaf or window wrap store.ErrNotFound; a bad
 // format or window number wraps ErrInvalid.
 func New(src Source, sid string, o Options) (*Export, error) {
-	return newExport(src, sid, o)
-}
-
-func newExport(src Source, sid string, o Options) (*Export, error) {
 	if o.Format == "" {
 		o.Format = JSONL
 	}

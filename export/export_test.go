@@ -421,7 +421,7 @@ func (failingSource) Session(string) (*store.SessionInfo, error) {
 // TestAStoreThatFailsIsNotAMissingSession: a read error of the store is
 // reported as itself (a 500 over HTTP), not as "not found".
 func TestAStoreThatFailsIsNotAMissingSession(t *testing.T) {
-	_, err := newExport(failingSource{}, "s1", Options{})
+	_, err := New(failingSource{}, "s1", Options{})
 	if err == nil || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "input/output error") {
 		t.Errorf("err = %v; want the read error, not ErrNotFound", err)
 	}

@@ -127,9 +127,10 @@ func (w *Watcher) FirstScan() (st FirstScan, ok bool) {
 // FirstScanDone is closed once the first scan has read every journal it
 // found. A server holds back its warm-up until then: the warm-up's lists
 // of first occurrences, built before the scan, would be kept up to date by
-// every batch the scan stores, under the store's write lock, which made
-// the first scan of a new data directory run at a third of an import's
-// rate (docs/decisions/260-the-first-scan-before-the-warm-up.md).
+// every batch the scan stores, under the store's write lock, which slowed
+// the first scan of a new data directory well below an import's rate
+// (docs/decisions/260-the-first-scan-before-the-warm-up.md; runs in
+// docs/measurements/2026-12-06-first-scan-against-import.md).
 func (w *Watcher) FirstScanDone() <-chan struct{} {
 	fs := &w.first
 	fs.mu.Lock()

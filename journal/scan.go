@@ -14,7 +14,8 @@ import (
 // project's JSON tokenizer (internal/jsontok, which checks the syntax) and
 // decodes only the fields pi-history keeps. It replaces encoding/json on the
 // import path (which checked each line, then decoded it, then checked and
-// decoded the message and its content again: ~11% of an import's CPU) and
+// decoded the message and its content again; its cost is in
+// docs/measurements/2026-11-30-journal-reading.md) and
 // accepts, refuses and decodes exactly what encoding/json would for the
 // same Go structs: keys match case-insensitively (an exact match first),
 // the last duplicate wins, a value of the wrong type refuses the line,
