@@ -116,6 +116,7 @@ type Server struct {
 	serial  *ingest.Serial
 	auth    *Authenticator
 	hosts   *hostGuard
+	base    string // URLFor(o.Addr): this server's address for clients, the base of its web UI's links
 	log     *slog.Logger
 	router  chi.Router
 	metrics *metrics
@@ -163,7 +164,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{o: o, svc: o.Service, engine: o.Engine, serial: o.Serial, auth: NewAuthenticator(o.Token),
-		hosts: hg, log: o.Log, sem: make(chan struct{}, o.MaxInFlight), streams: make(chan struct{}, cmp.Or(o.MaxStreams, DefaultMaxStreams))}
+		hosts: hg, base: URLFor(o.Addr), log: o.Log, sem: make(chan struct{}, o.MaxInFlight), streams: make(chan struct{}, cmp.Or(o.MaxStreams, DefaultMaxStreams))}
 	s.metrics = newMetrics(s)
 	s.export = serveExport(o.Service.Store, s.fail)
 	s.archive = serveArchive(o.Service.Store, s.fail)
@@ -315,7 +316,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hosts.ok(r.Host) {
 			writeProblem(w, &forbidden(ProblemForbiddenHost, "Host",
-				"Host %q does not name this server; use %s (requests for other names are refused to defeat DNS rebinding; see serve --allow-host)", r.Host, URLFor(s.o.Addr)).p)
+				"Host %q does not name this server; use %s (requests for other names are refused to defeat DNS rebinding; see serve --allow-host)", r.Host, s.base).p)
 			return
 		}
 		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && !entryNavigation(r) {

@@ -129,7 +129,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, req *search.Requ
 
 // link gives a hit the address of its entry's page in this server's web UI.
 func (s *Server) link(h *search.Hit) {
-	h.URL = client.EntryURL(URLFor(s.o.Addr), h.Session, h.Entry)
+	h.URL = client.EntryURL(s.base, h.Session, h.Entry)
 }
 
 // searchEvery answers a search for every hit (all) as its pages come from

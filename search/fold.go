@@ -7,8 +7,8 @@ import (
 )
 
 // foldFinder finds an ignore-case literal without the regex engine, which
-// spent four fifths of the time of an ignore-case count confirming its
-// candidates. It looks for an anchor, a character of the needle whose
+// took most of an ignore-case count's time confirming its candidates (see
+// docs/decisions/180-ignore-case-and-regex.md). It looks for an anchor, a character of the needle whose
 // every case is one ASCII byte (not k or s, whose cases include the
 // Kelvin sign and the long s), in either case, steps back over the
 // characters before it in the needle, and compares each character there

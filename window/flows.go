@@ -240,7 +240,8 @@ func (s *Service) Event(sid string, in EventRequest) (EventResponse, error) {
 	if err := in.check(); err != nil {
 		return EventResponse{}, err
 	}
-	if in.Event.Kind == rollover.EvNewContext && in.Event.Handoff == "" && s.config().RequireHandoff {
+	cfg := s.config() // once: the check below and the step see the same file
+	if in.Event.Kind == rollover.EvNewContext && in.Event.Handoff == "" && cfg.RequireHandoff {
 		return EventResponse{}, invalid("event.handoff", "a handoff is required with new_context (requireHandoff is on): write what is done, what is in progress and what comes next, and call again")
 	}
 	b, err := s.branch(sid, in.Leaf)
@@ -250,7 +251,7 @@ func (s *Service) Event(sid string, in EventRequest) (EventResponse, error) {
 	path := b.path
 	nb := notebook.Read(path)
 	rnb := rolloverNotebook(nb)
-	world := rollover.World{Path: path, Notebook: rnb, Usage: in.Usage.usage(), Model: in.Model, Pi: piSettings(in.Pi), Config: s.config()}
+	world := rollover.World{Path: path, Notebook: rnb, Usage: in.Usage.usage(), Model: in.Model, Pi: piSettings(in.Pi), Config: cfg}
 
 	s.mu.Lock()
 	st := s.state(sid, path)
