@@ -115,7 +115,7 @@ func TestSearchTakesTheWebUIsNameForTheNeedle(t *testing.T) {
 	a := h.do(req{Path: "/v1/search?needle=ErrCartEmpty&scope=all"})
 	b := h.do(req{Path: "/v1/search?q=ErrCartEmpty&scope=all"})
 	strip := func(s string) string { return s[:strings.Index(s, `"stats"`)] }
-	if a.Code != 200 || b.Code != 200 || strip(a.Body.String()) != strip(b.Body.String()) {
+	if a.Code != 200 || b.Code != 200 || strip(a.Body.String()) != strip(b.Body.String()) || !strings.Contains(b.Body.String(), `"entry":"m1"`) {
 		t.Errorf("needle and q differ:\n%d %s\n%d %s", a.Code, a.Body, b.Code, b.Body)
 	}
 	if w := h.do(req{Path: "/v1/search?q=x&needle=y"}); w.Code != 400 || !strings.Contains(w.Body.String(), `"param":"q"`) {

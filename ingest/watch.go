@@ -685,7 +685,11 @@ func (w *Watcher) read(path string) {
 			w.o.OnIngest(path, rep, err)
 		}
 	}
-	w.readFirst(path, rep.Added)
+	if !errors.Is(err, store.ErrWritesStopped) {
+		// A read refused for a full disk is read again once writes resume:
+		// until then the first scan is not done.
+		w.readFirst(path, rep.Added)
+	}
 
 	w.mu.Lock()
 	f.running = false
