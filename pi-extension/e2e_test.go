@@ -97,8 +97,8 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "structured", script: "test/structured.mjs", serve: true},
 		{name: "other-compaction", script: "test/other-compaction.mjs", serve: true},
 		{name: "mid-run", script: "test/mid-run.mjs", serve: true},
-		// Another extension owns compaction (seed A §12), loaded before
-		// this one and after it.
+		// Another extension owns compaction (docs/spec-notes.md, "Compaction
+		// ownership"), loaded before this one and after it.
 		{name: "owner", label: "owner/loaded-before", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=before"}},
 		{name: "owner", label: "owner/loaded-after", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=after"}},
 		{name: "paging", script: "test/paging.mjs", serve: true},
