@@ -80,8 +80,7 @@ export function entryIds(ctx: ExtensionContext): Map<string, string> {
 	const ids = new Map<string, string>();
 	for (const e of branchOf(ctx)) {
 		if (e.type === "message") {
-			const m = e.message;
-			ids.set(`${m.role}:${m.timestamp}:${m.role === "toolResult" ? (m.toolCallId ?? "") : ""}`, e.id);
+			ids.set(messageKey(e.message), e.id);
 		} else if (e.type === "custom_message") {
 			ids.set(`custom:${new Date(e.timestamp).getTime()}:`, e.id);
 		} else if (e.type === "compaction") {
