@@ -103,7 +103,8 @@ func TestAPITypesFollowTheDocument(t *testing.T) {
 		spec := edit(t, func(s map[string]any) {
 			s["Status"].(map[string]any)["oneOf"] = []any{map[string]any{"type": "object"}}
 		})
-		node, _ := exec.LookPath("node")
+		node, err := exec.LookPath("node")
+		testutil.NeedTool(t, err == nil, "node")
 		cmd := exec.Command(node, filepath.Join("scripts", "gen-api-types.mjs"), "--stdout", "--spec", spec)
 		cmd.Dir = filepath.Join(testutil.RepoRoot(), "pi-extension")
 		out, err := cmd.CombinedOutput()

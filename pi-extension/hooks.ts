@@ -276,7 +276,7 @@ function registerCompactionHooks(rt: Runtime): void {
 					customInstructions: ev.customInstructions || undefined,
 					model: modelId(ctx),
 					ours: S.ourCompaction !== undefined,
-					// Pi's threshold compaction inside a run (§14) gets Pi's
+					// Pi's threshold compaction inside a run (docs/spec-notes.md, "Implementation notes") gets Pi's
 					// summary, never the template.
 					midRun: S.ourCompaction === undefined && S.running && ev.reason !== "manual" ? true : undefined,
 					reason: S.ourCompaction,
@@ -292,7 +292,7 @@ function registerCompactionHooks(rt: Runtime): void {
 	pi.on("session_compact", async (ev, ctx) => {
 		if (stale(ctx)) return;
 		rt.S.lastCompaction = lastCompactionOf(ctx);
-		// Seed A §5.1: a compaction that carries both this extension's
+		// Compaction ownership (docs/spec-notes.md): a compaction that carries both this extension's
 		// details and a remote compaction's means two extensions acted.
 		const d = record(ev?.compactionEntry?.details);
 		if (d && d.remoteCompaction !== undefined && d.windowNumber !== undefined) {

@@ -43,29 +43,27 @@ export function lastCompactionOf(ctx: ExtensionContext): string {
 	return lastCompactionEntry(ctx)?.id ?? "";
 }
 
-/** The assistant entry that issued tool call id (it is persisted before the tool runs). */
-export function callerEntry(ctx: ExtensionContext, toolCallId: string): string | undefined {
-	const branch = branchOf(ctx);
-	for (let i = branch.length - 1; i >= 0; i--) {
-		const e = branch[i];
-		if (e.type === "message" && e.message?.role === "assistant" && Array.isArray(e.message.content)) {
-			if (e.message.content.some((b) => b.type === "toolCall" && b.id === toolCallId)) return e.id;
-		}
-	}
-	return undefined;
-}
-
-/** How many tool calls the assistant message holding toolCallId makes (0 when it is not on the branch). */
-export function batchSize(ctx: ExtensionContext, toolCallId: string): number {
+/** The assistant entry that issued tool call id, with all the tool calls of its message (it is persisted before the tool runs). */
+function caller(ctx: ExtensionContext, toolCallId: string): { id: string; calls: number } | undefined {
 	const branch = branchOf(ctx);
 	for (let i = branch.length - 1; i >= 0; i--) {
 		const e = branch[i];
 		if (e.type === "message" && e.message?.role === "assistant" && Array.isArray(e.message.content)) {
 			const calls = e.message.content.filter((b) => b.type === "toolCall");
-			if (calls.some((b) => b.id === toolCallId)) return calls.length;
+			if (calls.some((b) => b.id === toolCallId)) return { id: e.id, calls: calls.length };
 		}
 	}
-	return 0;
+	return undefined;
+}
+
+/** The id of the assistant entry that issued tool call id. */
+export function callerEntry(ctx: ExtensionContext, toolCallId: string): string | undefined {
+	return caller(ctx, toolCallId)?.id;
+}
+
+/** How many tool calls the assistant message holding toolCallId makes (0 when it is not on the branch). */
+export function batchSize(ctx: ExtensionContext, toolCallId: string): number {
+	return caller(ctx, toolCallId)?.calls ?? 0;
 }
 
 /** The key that matches a message of the context to the entry that holds it (see entryIds). */
@@ -82,8 +80,7 @@ export function entryIds(ctx: ExtensionContext): Map<string, string> {
 	const ids = new Map<string, string>();
 	for (const e of branchOf(ctx)) {
 		if (e.type === "message") {
-			const m = e.message;
-			ids.set(`${m.role}:${m.timestamp}:${m.role === "toolResult" ? (m.toolCallId ?? "") : ""}`, e.id);
+			ids.set(messageKey(e.message), e.id);
 		} else if (e.type === "custom_message") {
 			ids.set(`custom:${new Date(e.timestamp).getTime()}:`, e.id);
 		} else if (e.type === "compaction") {

@@ -40,5 +40,8 @@ func TestExtensionHasNoAny(t *testing.T) {
 				t.Errorf("%s:%d: %q uses any; give it a type (or unknown, narrowed where it is read)", filepath.Base(f), n, m)
 			}
 		}
+		if err := sc.Err(); err != nil {
+			t.Errorf("%s: %v (the lines after it were not checked)", filepath.Base(f), err)
+		}
 	}
 }

@@ -35,22 +35,28 @@ export function registerRolloverCommand(rt: Runtime): void {
 		description: "Prepare a new context window now: the agent refreshes its notes, writes a Handoff, rolls over and waits (instructions shape the Handoff)",
 		handler: async (args: string, ctx: ExtensionCommandContext) => {
 			const instructions = (args ?? "").trim();
-			const n = [...instructions].length;
-			if (n > maxRolloverInstructions) {
-				show(ctx, `/rollover: the instructions have ${n} characters; the limit is ${maxRolloverInstructions}. Nothing was started.`, "error");
-				return;
-			}
 			if (rt.disabled) {
 				show(ctx, `/rollover: pi-history is turned off (enabled: false in ${rt.disabled}).`, "error");
 				return;
 			}
-			if (rt.S.preparing) {
-				show(ctx, "/rollover: a rollover preparation is already under way.", "warning");
-				return;
-			}
+			if (refused(rt, ctx, "/rollover", instructions)) return;
 			startPreparation(rt, ctx, instructions);
 		},
 	});
+}
+
+/** Shows why a preparation asked for by cmd cannot start (instructions over the limit, or one already under way); true when it cannot. */
+function refused(rt: Runtime, ctx: ExtensionContext, cmd: string, instructions: string): boolean {
+	const n = [...instructions].length;
+	if (n > maxRolloverInstructions) {
+		show(ctx, `${cmd}: the instructions have ${n} characters; the limit is ${maxRolloverInstructions}. Nothing was started.`, "error");
+		return true;
+	}
+	if (rt.S.preparing) {
+		show(ctx, `${cmd}: a rollover preparation is already under way.`, "warning");
+		return true;
+	}
+	return false;
 }
 
 /** Marks a pausing preparation and shows the agent its message (a turn of its own when idle, else a follow-up). */
@@ -71,15 +77,7 @@ export function startPreparation(rt: Runtime, ctx: ExtensionContext, instruction
 export function redirectCompact(rt: Runtime, ctx: ExtensionContext, reason: string | undefined, customInstructions: string | undefined): boolean {
 	if (!rt.S.redirectCompact || rt.disabled || reason !== "manual" || rt.S.ourCompaction !== undefined) return false;
 	const instructions = (customInstructions ?? "").trim();
-	const n = [...instructions].length;
-	if (n > maxRolloverInstructions) {
-		show(ctx, `/compact: the instructions have ${n} characters; the limit is ${maxRolloverInstructions}. Nothing was started.`, "error");
-		return true;
-	}
-	if (rt.S.preparing) {
-		show(ctx, "/compact: a rollover preparation is already under way.", "warning");
-		return true;
-	}
+	if (refused(rt, ctx, "/compact", instructions)) return true;
 	// Pi refuses a turn started while its compaction runs: start it once
 	// the cancelled compaction is over.
 	setTimeout(() => {

@@ -95,9 +95,9 @@ export async function boundaryRollover(
 		await event(rt, ctx, { kind: "rollover_failed", why: "other_compaction" });
 		return undefined;
 	}
-	// Another extension owns compaction for this model (§5.1): Pi's
+	// Another extension owns compaction for this model (docs/spec-notes.md, "Compaction ownership"): Pi's
 	// compaction runs, at agent_settled, and the owner writes the summary.
-	// The fallback stays on ctx.compact() at this turn_end (design §5).
+	// The fallback stays on ctx.compact() at this turn_end.
 	if (rt.S.externalModels.includes(modelId(ctx))) {
 		if (reason === "fallback") rollOver(rt, ctx, reason);
 		else rt.S.handOff = reason;

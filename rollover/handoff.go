@@ -40,11 +40,11 @@ func CheckHandoff(text string) error {
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("the handoff is blank: write where the work stands and what comes next, or leave the argument out")
 	}
-	if n := utf8.RuneCountInString(text); n > MaxHandoffChars {
-		return fmt.Errorf("the handoff has %d characters, over the limit of %d by %d: shorten it (details belong in notes) and call again", n, MaxHandoffChars, n-MaxHandoffChars)
-	}
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("the handoff is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(text); n > MaxHandoffChars {
+		return fmt.Errorf("the handoff has %d characters, over the limit of %d by %d: shorten it (details belong in notes) and call again", n, MaxHandoffChars, n-MaxHandoffChars)
 	}
 	return nil
 }

@@ -1,8 +1,8 @@
 // Pi 1.6: Pi's own threshold compaction inside a run (before the next
 // request of the same run) gets Pi's summary, never the template: the
 // extension reports it as midRun and the ledger says rollover_declined
-// {why: auto_compaction_mid_run} (design §14). Pi 0.73.1 compacts only
-// between runs: nothing to check there.
+// {why: auto_compaction_mid_run} (docs/spec-notes.md, "Implementation
+// notes"). Pi 0.73.1 compacts only between runs: nothing to check there.
 
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// A test-only extension that owns compaction (seed A §5.1, §12): it writes
+// A test-only extension that owns compaction (docs/spec-notes.md, "Compaction ownership"): it writes
 // every compaction's summary itself in session_before_compact.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 
