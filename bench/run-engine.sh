@@ -14,7 +14,7 @@
 # BENCH_OUT (default /tmp/pihist-bench) holds the corpus, binaries, data and
 # the servers' logs; KEEP_DATA=1 reuses its data directory (the import is not
 # measured then); CORPUS=DIR and SHARED=DIR as for run-import.sh. Not part
-# of the test suite: it takes minutes (about 15 at 150,000 entries).
+# of the test suite: it takes minutes (about 5 at 150,000 entries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
