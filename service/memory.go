@@ -35,26 +35,37 @@ func memoryFor(total int64) int64 {
 // Memory is how a server divides its budget among what it keeps. Each
 // part is a bound, not a reservation: a small history takes less.
 type Memory struct {
-	// Total is the budget (serve --memory-mb); the process's Go memory
-	// limit is set to it.
+	// Total is the budget (serve --memory-mb).
 	Total int64
 	// Cache is Pebble's cache of decompressed store blocks (a quarter).
 	Cache int64
+	// MemTable is the size of one of Pebble's memtables, two of which
+	// may be in memory at once: a sixty-fourth of the budget, 2-32 MB.
+	MemTable int64
 	// Sketch bounds the sketch cache: sketches, records, bit-sliced rows,
 	// chunk filters, run indexes and held texts (three eighths).
 	Sketch int64
 	// Heads bounds the first-occurrence lists (an eighth); they are not
 	// built at all when the history needs more.
 	Heads int64
+	// GoLimit is the Go memory limit: the budget less what Pebble
+	// allocates outside the Go heap (its cache and memtables, in a build
+	// with cgo).
+	GoLimit int64
 }
 
 // SplitMemory divides total bytes among a server's parts. What is left
-// (a quarter) is for each session's current branch, the index's readers,
-// requests in flight and the collector's headroom: the Go memory limit is
-// the whole budget, so parts that filled it would leave the collector
-// running without pause.
+// (a quarter, less the memtables) is for each session's current branch,
+// the index's readers, requests in flight and the collector's headroom:
+// parts that filled the Go memory limit would leave the collector running
+// without pause.
 func SplitMemory(total int64) Memory {
-	return Memory{Total: total, Cache: total / 4, Sketch: total / 8 * 3, Heads: total / 8}
+	m := Memory{Total: total, Cache: total / 4, MemTable: min(max(total/64, 2<<20), 32<<20), Sketch: total / 8 * 3, Heads: total / 8}
+	m.GoLimit = total
+	if pebbleOffHeap {
+		m.GoLimit -= m.Cache + 2*m.MemTable
+	}
+	return m
 }
 
 // totalMemory is the memory this process may use: the machine's (Linux:

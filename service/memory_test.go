@@ -27,16 +27,22 @@ func TestDefaultBudgetIsAQuarterGigabyteOrAQuarterOfASmallMachine(t *testing.T) 
 	}
 }
 
-// TestSplitMemoryKeepsAQuarterForTheRest: the parts never add up to more
-// than three quarters of the budget, whatever its size.
+// TestSplitMemoryKeepsRoomForTheRest: the parts never add up to more than
+// seven eighths of the budget, whatever its size, and the Go limit leaves
+// the collector room above what the Go heap holds.
 func TestSplitMemoryKeepsAQuarterForTheRest(t *testing.T) {
 	for _, total := range []int64{MinMemoryBytes, 100 << 20, 256 << 20, 2 << 30, 1<<40 + 7} {
 		m := SplitMemory(total)
 		if m.Total != total {
 			t.Errorf("SplitMemory(%d).Total = %d", total, m.Total)
 		}
-		if sum := m.Cache + m.Sketch + m.Heads; sum > total/4*3 || m.Cache <= 0 || m.Sketch <= 0 || m.Heads <= 0 {
-			t.Errorf("SplitMemory(%d) = %+v: parts sum to %d, want each > 0 and the sum <= %d", total, m, sum, total/4*3)
+		if sum := m.Cache + 2*m.MemTable + m.Sketch + m.Heads; sum > total/8*7 || m.Cache <= 0 || m.Sketch <= 0 || m.Heads <= 0 || m.MemTable < 2<<20 || m.MemTable > 32<<20 {
+			t.Errorf("SplitMemory(%d) = %+v: parts sum to %d, want each > 0, memtables of 2-32 MB, and the sum <= %d", total, m, sum, total/8*7)
+		}
+		// The Go limit leaves out what Pebble keeps outside the Go heap,
+		// and covers what the Go heap holds.
+		if goHeld := m.Sketch + m.Heads; m.GoLimit > total || m.GoLimit < goHeld+total/16 {
+			t.Errorf("SplitMemory(%d).GoLimit = %d: want at most the budget and room above the %d the Go heap holds", total, m.GoLimit, goHeld)
 		}
 	}
 }

@@ -178,6 +178,9 @@ type Options struct {
 	// million picorpus entries take ~900 MB of it without their texts,
 	// ~1.05 GB more with them.
 	SketchCacheBytes int
+	// MemTableBytes is the size of one Pebble memtable (32 MB when 0).
+	// Pebble keeps up to two in memory while one flushes.
+	MemTableBytes int64
 	// HeadsBytes bounds the first-occurrence lists (see WarmHeads): a
 	// history whose lists would take more keeps none. No bound when 0.
 	HeadsBytes int64
@@ -264,7 +267,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	})
 	opts.Cache = pebble.NewCache(o.CacheBytes)
 	defer opts.Cache.Unref()
-	opts.MemTableSize = memTableBytes
+	opts.MemTableSize = uint64(cmp.Or(o.MemTableBytes, memTableBytes))
 	opts.DisableWAL = o.Bulk
 	opts.Logger = pebbleLogger{&s.faults}
 	opts.EventListener = s.faults.eventListener()

@@ -62,7 +62,7 @@ func main() {
 	if *memoryMB > 0 {
 		mem = service.SplitMemory(int64(*memoryMB) << 20)
 	}
-	procmem.TuneServe(mem.Total)
+	procmem.TuneServe(mem.GoLimit)
 	if *memLimit > 0 {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}

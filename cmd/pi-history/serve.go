@@ -61,8 +61,8 @@ search sketches of the newest entries (with their records, bit-sliced rows,
 byte filters and, where room is left, their texts), an eighth the lists of
 the first entries that hold each byte gram (not built when the history
 needs more), and the rest is for each session's current branch, requests
-in flight and the collector. The budget is also the process's Go memory
-limit. A history larger than the budget allows still answers every search
+in flight and the collector; the process's Go memory limit is set so that
+all of it stays within the budget. A history larger than the budget allows still answers every search
 exactly: entries whose sketches are not held are tested from disk, which
 is slower. The "serving" line of the log gives each part, and the
 "preloaded" line says what was held and what was left out. docs/tuning.md
@@ -176,7 +176,7 @@ func serveOnce(g *globals, args []string) error {
 	}
 	mem := service.SplitMemory(total)
 	// The process-wide settings are decided here, not in the library.
-	procmem.TuneServe(mem.Total)
+	procmem.TuneServe(mem.GoLimit)
 	batch, err := indexBatchBytes()
 	if err != nil {
 		return err
@@ -304,7 +304,7 @@ func serveOnce(g *globals, args []string) error {
 		}
 		preload(wctx, g, svc, mem, serveFlags.smallPages)
 	}()
-	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "memoryMB", mem.Total>>20, "cacheMB", mem.Cache>>20, "sketchMB", mem.Sketch>>20, "headsMB", mem.Heads>>20)
+	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "memoryMB", mem.Total>>20, "cacheMB", mem.Cache>>20, "sketchMB", mem.Sketch>>20, "headsMB", mem.Heads>>20, "memTableMB", mem.MemTable>>20, "goLimitMB", mem.GoLimit>>20)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
 	// and expires in 10 minutes; 'pi-history open' makes a fresh one).
 	fmt.Fprintf(g.stdout, "pi-history is serving %s\nOpen the web UI (this link logs you in once, for 10 minutes):\n    %s\n",

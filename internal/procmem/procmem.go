@@ -28,15 +28,14 @@ import (
 // (docs/decisions/004-server-gc-pace-and-memory-limit.md).
 const ServeGCPercent = 25
 
-// TuneServe sets the Go memory limit to the server's whole memory budget
-// (total bytes: serve --memory-mb) and the collector's pace
-// (ServeGCPercent), unless GOMEMLIMIT or GOGC say otherwise. Built without
-// cgo, Pebble keeps its block cache in the Go heap, so the limit covers it
-// with the rest; the parts the server keeps are bounded below it
-// (service.SplitMemory), leaving the collector room to work.
-func TuneServe(total int64) {
+// TuneServe sets the Go memory limit (limit bytes: the part of the
+// server's budget that lives in the Go heap, service.Memory.GoLimit) and
+// the collector's pace (ServeGCPercent), unless GOMEMLIMIT or GOGC say
+// otherwise. The parts the server keeps in the Go heap are bounded below
+// the limit (service.SplitMemory), leaving the collector room to work.
+func TuneServe(limit int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(total)
+		debug.SetMemoryLimit(limit)
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(ServeGCPercent)
