@@ -107,6 +107,9 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "handoff", script: "test/handoff.mjs", serve: true},
 		{name: "rollover-command", script: "test/rollover-command.mjs", serve: true},
 		{name: "compact-redirect", script: "test/compact-redirect.mjs", serve: true, only: "1.6"},
+		// Seed B's Tail and contextManagement in Pi's settings; without tailTokens, Pi's keepRecentTokens.
+		{name: "tail", script: "test/tail.mjs", serve: true},
+		{name: "tail", label: "tail/unset", script: "test/tail.mjs", serve: true, env: []string{"PI_TEST_TAIL=unset"}},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
 		// server.json left by a service killed without warning names a
