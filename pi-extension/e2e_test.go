@@ -110,6 +110,9 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		// Seed B's Tail and contextManagement in Pi's settings; without tailTokens, Pi's keepRecentTokens.
 		{name: "tail", script: "test/tail.mjs", serve: true},
 		{name: "tail", label: "tail/unset", script: "test/tail.mjs", serve: true, env: []string{"PI_TEST_TAIL=unset"}},
+		// Pi's native overflow: a request refused as too long, and a truncated response.
+		{name: "emergency", label: "emergency/too-long", script: "test/emergency.mjs", serve: true, only: "1.6"},
+		{name: "emergency", label: "emergency/truncated", script: "test/emergency.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_OVERFLOW=length"}},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
 		// server.json left by a service killed without warning names a

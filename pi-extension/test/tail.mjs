@@ -14,6 +14,7 @@ import { call, captured, check, lastToolResult, makeFiles, msgText, say, scripte
 
 const withTail = process.env.PI_TEST_TAIL !== "unset";
 const root = mkdtempSync(join(tmpdir(), "pih-tail-"));
+let next;
 const plan = [
 	() => call("read", { path: "big1.txt" }, "r1"),
 	() => call("read", { path: "big2.txt" }, "r2"),
@@ -24,13 +25,9 @@ const plan = [
 		check(!lastToolResult(ctx).isError, `new_context refused: ${msgText(lastToolResult(ctx))}`);
 		return say("Rolling over.");
 	},
-	// the continuation, in the new window
+	// the continuation, in the new window (checked below)
 	(ctx) => {
-		const first = msgText(ctx.messages[0]);
-		check(first.includes("rollover reason: model"), `new window: ${first.slice(0, 200)}`);
-		const reads = ctx.messages.filter((m) => m.role === "toolResult" && m.toolName === "read");
-		if (withTail) check(reads.length === 0, `a Tail of 0 kept ${reads.length} read results`);
-		else check(reads.length > 0, "Pi's keepRecentTokens kept no read result");
+		next = ctx;
 		return say("Continuing.");
 	},
 ];
@@ -58,6 +55,10 @@ const settingsBefore = readFileSync(join(root, "agent", "settings.json"), "utf8"
 const more = await captured(() => s.prompt("Read big1.txt, big2.txt and small3.txt, take notes and start a fresh window."));
 check(!more.includes("pi-history: contextManagement"), `warnings repeated during the session: ${more}`);
 script.done();
+check(next && msgText(next.messages[0]).includes("rollover reason: model"), `new window: ${next && msgText(next.messages[0]).slice(0, 200)}`);
+const reads = next.messages.filter((m) => m.role === "toolResult" && m.toolName === "read");
+if (withTail) check(reads.length === 0, `a Tail of 0 kept ${reads.length} read results`);
+else check(reads.length === 1, `Pi's keepRecentTokens kept ${reads.length} read results, want small3's`);
 
 const branch = s.branch();
 const comp = branch.find((e) => e.type === "compaction");
