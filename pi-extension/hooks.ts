@@ -3,7 +3,10 @@
 // the status line on other tools' results; the tool-call guard; the state
 // machine's events at each turn and at the end of each run, and the
 // rollovers they decide (rollover.ts); the template summary in
-// session_before_compact; and the bookkeeping after a compaction or /tree.
+// session_before_compact (the emergency rollover on Pi's overflow); the
+// bookkeeping after a compaction or /tree; seed B's settings read at
+// session_start; input held during a preparation; and what arms, moves and
+// stops the idle rollover (idle.ts).
 
 import type { AgentMessage } from "./messages.ts";
 import { entryIds, lastCompactionOf, lastTextIndex, messageKey, record, takesTrailer, withTrailer } from "./messages.ts";
@@ -70,7 +73,8 @@ function registerSessionHooks(rt: Runtime): void {
 	// (Pi disconnects the agent while it compacts). Input typed during a run
 	// (a steer) is not held up: the run's end decides the rollover. (Pi 1.6
 	// refuses a prompt during a compaction before this hook runs; there
-	// agent_settled holds instead, see below.)
+	// agent_settled holds instead, see below.) Input typed while a /rollover
+	// or idle preparation runs is held until it is over (prepare.ts).
 	pi.on("input", async (ev, ctx) => {
 		if (stale(ctx)) return undefined;
 		cancelIdle(rt);
