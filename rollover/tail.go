@@ -74,12 +74,17 @@ func tailCut(path []*journal.Entry, start, budget int) CutPoint {
 }
 
 // rolloverCall is the index of the newest assistant message in path[start:]
-// that calls new_context, or -1.
+// with a new_context call that was not refused (its result, when there is
+// one yet, is not an error), or -1.
 func rolloverCall(path []*journal.Entry, start int) int {
+	refused := map[string]bool{}
 	for i := len(path) - 1; i >= max(start, 0); i-- {
 		e := path[i]
 		if e.Type == "compaction" {
 			break
+		}
+		if e.Type == "message" && e.Role == "toolResult" && e.IsError {
+			refused[e.ToolCallID] = true
 		}
 		if e.Type != "message" || e.Role != "assistant" {
 			continue
@@ -90,7 +95,7 @@ func rolloverCall(path []*journal.Entry, start int) int {
 		}
 		bs, _ := blocks(m.Content)
 		for j := range bs {
-			if bs[j].typ() == "toolCall" && jsonStr(bs[j].Name) == "new_context" {
+			if bs[j].typ() == "toolCall" && jsonStr(bs[j].Name) == "new_context" && !refused[jsonStr(bs[j].ID)] {
 				return i
 			}
 		}

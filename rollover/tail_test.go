@@ -67,6 +67,27 @@ func TestTailTokensSizeWhatARolloverKeeps(t *testing.T) {
 	}
 }
 
+func TestTailIgnoresARefusedRolloverCall(t *testing.T) {
+	// A new_context call refused earlier in the window does not hold the
+	// Tail back: the host's rollover later cuts at the newest cut point.
+	b := newJB(t)
+	b.turn("Read the file.", 4000)
+	_, ids := b.assistant("rolling over", 0, "new_context")
+	b.msg(map[string]any{"role": "toolResult", "toolCallId": ids[0], "toolName": "new_context",
+		"content": []any{map[string]any{"type": "text", "text": "refused"}}, "isError": true})
+	b.turn("Read another file.", 4000)
+	nb := b.notes(1, testSections...)
+	path := b.path()
+	zero := 0
+	p, err := makePlan(path, "", PiSettings{TailTokens: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.prep.FirstKeptEntryID != nb.ReviewedThrough {
+		t.Errorf("a Tail of 0 keeps from %s, want the newest cut point %s (the notes call)", p.prep.FirstKeptEntryID, nb.ReviewedThrough)
+	}
+}
+
 func TestTailZeroRolloverIsFreshAfterANotesCall(t *testing.T) {
 	// The notes call is reviewed through its own assistant message; its
 	// result (and the notebook record) are dropped by a Tail of 0 and must
