@@ -110,6 +110,7 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		// Seed B's Tail and contextManagement in Pi's settings; without tailTokens, Pi's keepRecentTokens.
 		{name: "tail", script: "test/tail.mjs", serve: true},
 		{name: "tail", label: "tail/unset", script: "test/tail.mjs", serve: true, env: []string{"PI_TEST_TAIL=unset"}},
+		{name: "tail", label: "tail/untrusted-project", script: "test/tail.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_TAIL=untrusted"}},
 		// Pi's native overflow: a request refused as too long, and a truncated response.
 		{name: "emergency", label: "emergency/too-long", script: "test/emergency.mjs", serve: true, only: "1.6"},
 		{name: "emergency", label: "emergency/truncated", script: "test/emergency.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_OVERFLOW=length"}},

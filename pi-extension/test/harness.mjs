@@ -51,7 +51,7 @@ export function makeFiles(dir, files) {
  */
 export async function startSession(
 	root,
-	{ contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"], before = [], after = [], settings = {}, projectSettings, promptCache, mode },
+	{ contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"], before = [], after = [], settings = {}, projectSettings, projectTrusted, promptCache, mode },
 ) {
 	const cwd = join(root, "work");
 	const agentDir = join(root, "agent");
@@ -81,7 +81,8 @@ export async function startSession(
 		requests.push(view);
 		return model(view, requests.length);
 	};
-	const settingsManager = pi.SettingsManager.create(cwd, agentDir);
+	// projectTrusted: false makes Pi 1.6 treat the project as untrusted (its settings unread).
+	const settingsManager = pi.SettingsManager.create(cwd, agentDir, projectTrusted === undefined ? undefined : { projectTrusted });
 	const resourceLoader = new pi.DefaultResourceLoader({
 		cwd,
 		agentDir,

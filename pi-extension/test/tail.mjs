@@ -10,9 +10,17 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, captured, check, lastToolResult, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
+import { call, captured, check, lastToolResult, makeFiles, msgText, piVersion, say, scripted, startSession } from "./harness.mjs";
 
-const withTail = process.env.PI_TEST_TAIL !== "unset";
+// PI_TEST_TAIL=untrusted (Pi 1.6): Pi does not trust the project, so its
+// settings are not read: the global tailTokens 5000 keeps small3's read.
+const variant = process.env.PI_TEST_TAIL ?? "";
+if (variant === "untrusted" && piVersion !== "1.6") {
+	console.log("tail: ok"); // Pi 0.73.1 trusts every project
+	process.exit(0);
+}
+const withTail = variant !== "unset";
+const zeroTail = withTail && variant !== "untrusted";
 const root = mkdtempSync(join(tmpdir(), "pih-tail-"));
 let next;
 const plan = [
@@ -38,9 +46,15 @@ const globalCM = withTail ? { contextManagement: { tailTokens: 5000, idleRollove
 const projectCM = withTail ? { contextManagement: { tailTokens: 0, idleRollover: { enabled: "yes" }, warningThreshold: 0.8 } } : undefined;
 let s;
 const out = await captured(async () => {
-	s = await startSession(root, { contextWindow: 200000, model: script.model, settings: globalCM, projectSettings: projectCM });
+	s = await startSession(root, {
+		contextWindow: 200000,
+		model: script.model,
+		settings: globalCM,
+		projectSettings: projectCM,
+		projectTrusted: variant === "untrusted" ? false : undefined,
+	});
 });
-if (withTail) {
+if (zeroTail) {
 	const lines = out.split("\n").filter((l) => l.startsWith("pi-history: contextManagement"));
 	check(lines.length === 2, `warnings at session load: ${JSON.stringify(lines)}`);
 	check(lines.some((l) => l.includes("holds warningThreshold (obsolete)") && l.includes("compaction.keepRecentTokens")), `no obsolete-key warning: ${out}`);
@@ -57,15 +71,15 @@ check(!more.includes("pi-history: contextManagement"), `warnings repeated during
 script.done();
 check(next && msgText(next.messages[0]).includes("rollover reason: model"), `new window: ${next && msgText(next.messages[0]).slice(0, 200)}`);
 const reads = next.messages.filter((m) => m.role === "toolResult" && m.toolName === "read");
-if (withTail) check(reads.length === 0, `a Tail of 0 kept ${reads.length} read results`);
-else check(reads.length === 1, `Pi's keepRecentTokens kept ${reads.length} read results, want small3's`);
+if (zeroTail) check(reads.length === 0, `a Tail of 0 kept ${reads.length} read results`);
+else check(reads.length === 1, `${variant}: ${reads.length} read results kept, want small3's`);
 
 const branch = s.branch();
 const comp = branch.find((e) => e.type === "compaction");
 check(comp, "no rollover");
 const kept = branch.find((e) => e.id === comp.firstKeptEntryId);
 const keptCall = kept?.type === "message" && kept.message.role === "assistant" && kept.message.content.some((b) => b.type === "toolCall" && b.name === "new_context");
-if (withTail) check(keptCall, `a Tail of 0 keeps from ${JSON.stringify(kept?.message?.content ?? kept?.type)}, not the new_context call`);
+if (zeroTail) check(keptCall, `a Tail of 0 keeps from ${JSON.stringify(kept?.message?.content ?? kept?.type)}, not the new_context call`);
 else check(!keptCall, "without tailTokens the cut is at the new_context call");
 check(readFileSync(join(root, "agent", "settings.json"), "utf8") === settingsBefore, "the extension changed Pi's settings");
 check(s.errors.length === 0, `extension errors: ${JSON.stringify(s.errors)}`);
