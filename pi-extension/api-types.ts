@@ -84,6 +84,8 @@ export interface SearchStats {
 
 export interface Hit {
 	session: string;
+	/** lineage scope: the agent owning the hit's session (its id from an agent lineage record, or root) */
+	agent?: string;
 	/** the session's name, else the start of its first user message */
 	title?: string;
 	/** the session's project directory */
@@ -1119,7 +1121,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;
@@ -1146,7 +1148,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;
@@ -1165,7 +1167,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;

@@ -127,12 +127,15 @@ async function search(
 	const out = hits.map((h) => {
 		const who = h.role ? h.role : h.type;
 		const snip = (h.snippets ?? []).map((s) => s.text.replace(/\s+/g, " ")).join(" … ");
-		const where = h.session !== rt.S.sid ? ` session=${h.session}` : "";
+		// A hit of another session (lineage scope) names it and its agent,
+		// so history {id, session} reads it.
+		const where = h.session !== rt.S.sid ? ` session=${h.session}${h.agent ? ` agent=${h.agent}` : ""}` : "";
 		return `${h.ref} w${h.window} ${who}${h.toolName ? `(${h.toolName})` : ""}${where}: ${snip}`;
 	});
 	if (out.length === 0) out.push(`No entry contains ${JSON.stringify(body.needle)} in scope ${scope}${filtersNote(body)}.`);
 	if (r.cursor) out.push(`[more hits: call history with cursor "${r.cursor}"]`);
-	return text(rt, out.join("\n"), { hits: hits.length, cursor: r.cursor });
+	const matches = hits.map((h) => ({ ref: h.ref, entry: h.entry, session: h.session, agent: h.agent }));
+	return text(rt, out.join("\n"), { hits: hits.length, matches, cursor: r.cursor });
 }
 
 /** history {list}: the branch in order, a page at a time; a cursor continues the listing it came from (prior). */

@@ -139,7 +139,7 @@ async function namedNote(rt: Runtime, sid: string, leaf: string, op: NonNullable
 	switch (op) {
 		case "list": {
 			const l = await rt.api.call("GET /v1/sessions/{id}/notes", { path, query: { leaf, scope, offset: p.offset }, signal });
-			const lines = l.notes.map((n) => `${n.name} (${n.characters} chars, ${n.updatedAt}) ${n.ref}${n.session && n.session !== rt.S.sid ? ` session=${n.session}` : ""}`);
+			const lines = l.notes.map((n) => `${n.name} (${n.characters} chars, ${n.updatedAt}) ${n.ref}${n.session && n.session !== rt.S.sid ? ` session=${n.session} agent=${n.agent ?? "?"}` : ""}`);
 			return text(rt, (lines.join("\n") || "No named notes.") + footer(l.total, l.nextOffset), l);
 		}
 		case "read": {
@@ -153,7 +153,7 @@ async function namedNote(rt: Runtime, sid: string, leaf: string, op: NonNullable
 		}
 		case "search": {
 			const s = await rt.api.call("GET /v1/sessions/{id}/notes/search", { path, query: { leaf, scope, query: p.query, offset: p.offset }, signal });
-			const lines = s.matches.map((m) => `${m.name} @${m.offset} ${m.ref}: ${m.preview}`);
+			const lines = s.matches.map((m) => `${m.name} @${m.offset} ${m.ref}${m.session && m.session !== rt.S.sid ? ` session=${m.session} agent=${m.agent ?? "?"}` : ""}: ${m.preview}`);
 			return text(rt, (lines.join("\n") || "No matches.") + footer(s.total, s.nextOffset), s);
 		}
 		case "revisions": {
