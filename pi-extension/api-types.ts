@@ -136,6 +136,8 @@ export interface ListResponse {
 	items: Item[];
 	total: number;
 	cursor?: string;
+	/** position of the next page's first entry, when one follows */
+	nextOffset?: number;
 }
 
 export interface ReadResponse {
@@ -945,6 +947,8 @@ export interface Routes {
 			/** entries per page (default 50) */
 			limit?: number;
 			cursor?: string;
+			/** position of the first entry to answer (0-based, in the filtered list), to page by position instead of by cursor; not with cursor */
+			offset?: number;
 			/** only entries inside the history allowlist (with searchable text), as the model's history tool lists; a type or role that never has searchable text is refused */
 			allowlisted?: boolean;
 		};

@@ -44,7 +44,8 @@ export const HISTORY_DESCRIPTION = `Read back the journal of this session, inclu
 - {id, context?}: one entry in full with context neighbours on each side (default 1), so a tool result comes with its call; offset continues a long entry; raw: true returns the JSON line as recorded, 2,000 characters per read.
 - {list: true, window?}: the branch in order, one line per entry (role, first line, id); cursor pages.
 - {windows: true}: the context windows of the branch.
-scope: branch (default: this branch), session (all branches), lineage (sessions forked from or into this one), all (every session). session reads an entry of another session from a search hit.`;
+- paging: "offset" pages query, list and windows 20 at a time from offset, each page naming the next offset, and makes {id} return the recorded JSON 2,000 characters at a time from offset; cursor paging is the default.
+scope: branch (default: this branch), session (all branches), lineage (this session with the sessions forked from or into it and those of the agents that spawned it or that it spawned, not its siblings), all (every session). session reads an entry of another session from a search hit.`;
 
 export const statusSep = "\n\n";
 

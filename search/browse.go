@@ -163,6 +163,16 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	qh := queryHash("list", req.Session, leaf, strconv.Itoa(req.Window), strings.Join(req.Types, ","), strings.Join(req.Roles, ","),
 		boolS(req.NewestFirst), boolS(req.AllBranches), boolS(req.Allowlisted))
 	startAt := 0
+	if req.Offset < 0 {
+		return nil, badf("offset", "offset %d is negative; items are numbered from 0", req.Offset)
+	}
+	if req.Offset > 0 && req.Cursor != "" {
+		return nil, badf("offset", "give a cursor or an offset, not both")
+	}
+	if req.Offset > len(sel) {
+		return nil, badf("offset", "offset %d is past the end of the list (%d items); start from 0", req.Offset, len(sel))
+	}
+	startAt = req.Offset
 	if req.Cursor != "" {
 		pos, err := decodeCursor(req.Cursor, qh)
 		if err == errOtherQuery && req.Leaf == "" {
@@ -192,6 +202,7 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	}
 	if end < len(sel) {
 		resp.Cursor = encodeCursor(qh, uint64(end))
+		resp.NextOffset = &end
 	}
 	return resp, nil
 }

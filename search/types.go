@@ -130,6 +130,10 @@ type ListRequest struct {
 	AllBranches bool     `json:"allBranches,omitempty"` // every entry of the session in file order
 	Limit       int      `json:"limit,omitempty"`
 	Cursor      string   `json:"cursor,omitempty"`
+	// Offset is the position of the first item to answer (0-based, in the
+	// filtered list), for callers that page by position (seed B's history
+	// paging) rather than by cursor; not with Cursor.
+	Offset int `json:"offset,omitempty"`
 	// Allowlisted lists only what the history allowlist admits (the
 	// model's history tool), as ReadRequest.Allowlisted reads: entries
 	// with no searchable text are left out, and a type or role that never
@@ -160,6 +164,9 @@ type ListResponse struct {
 	Items   []Item `json:"items"`
 	Total   int    `json:"total"` // items in the list, all pages
 	Cursor  string `json:"cursor,omitempty"`
+	// NextOffset is the position of the next page's first item, when one
+	// follows (the cursor's position, for paging by offset).
+	NextOffset *int `json:"nextOffset,omitempty"`
 }
 
 // ReadRequest reads one entry.
