@@ -104,6 +104,7 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "owner", label: "owner/loaded-after", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=after"}},
 		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "paging-offset", script: "test/paging-offset.mjs", serve: true},
+		{name: "previews", script: "test/previews.mjs", serve: true, only: "1.6"},
 		{name: "context-command", script: "test/context-command.mjs", serve: true},
 		{name: "handoff", script: "test/handoff.mjs", serve: true},
 		{name: "rollover-command", script: "test/rollover-command.mjs", serve: true},
