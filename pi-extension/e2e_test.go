@@ -105,6 +105,7 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "paging", script: "test/paging.mjs", serve: true},
 		{name: "paging-offset", script: "test/paging-offset.mjs", serve: true},
 		{name: "previews", script: "test/previews.mjs", serve: true, only: "1.6"},
+		{name: "lineage", script: "test/lineage.mjs", serve: true},
 		{name: "context-command", script: "test/context-command.mjs", serve: true},
 		{name: "handoff", script: "test/handoff.mjs", serve: true},
 		{name: "rollover-command", script: "test/rollover-command.mjs", serve: true},
