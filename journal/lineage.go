@@ -89,3 +89,99 @@ func ParseAgentLink(customType string, raw []byte) (AgentLink, error) {
 	}
 	return l, nil
 }
+
+// The records of the minimal-subagents extension (ian-pascoe/pi-extensions,
+// packages/pi-minimal-subagents), read as lineage too (decision 320): each
+// child session starts with an identity record naming its root session, its
+// own agent id and its parent agent's id ("root" for the root agent), and
+// the root session's registry records every agent of the tree with its
+// parent agent and its session.
+const (
+	SubagentIdentityType = "minimal-subagents.identity"
+	SubagentRegistryType = "minimal-subagents.registry"
+	SubagentRootAgent    = "root" // the parent id minimal-subagents gives the root agent's children
+)
+
+// IsLineageType says whether a custom entry's customType is read for the
+// lineage scope.
+func IsLineageType(customType string) bool {
+	return IsAgentLinkType(customType) || customType == SubagentIdentityType || customType == SubagentRegistryType
+}
+
+// SubagentIdentity is a child session's minimal-subagents identity record.
+type SubagentIdentity struct {
+	RootSession string `json:"original_root_session_id"`
+	Agent       string `json:"canonical_agent_id"`
+	Parent      string `json:"direct_parent_id"`
+}
+
+// ParseSubagentIdentity reads a minimal-subagents identity record.
+func ParseSubagentIdentity(raw []byte) (SubagentIdentity, error) {
+	var line struct {
+		Data *SubagentIdentity `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &line); err != nil {
+		return SubagentIdentity{}, fmt.Errorf("%s record is not valid JSON: %v", SubagentIdentityType, err)
+	}
+	if line.Data == nil || line.Data.RootSession == "" || line.Data.Agent == "" || line.Data.Parent == "" {
+		return SubagentIdentity{}, fmt.Errorf("%s record lacks original_root_session_id, canonical_agent_id or direct_parent_id", SubagentIdentityType)
+	}
+	return *line.Data, nil
+}
+
+// SubagentAgent is one agent of a minimal-subagents registry.
+type SubagentAgent struct {
+	Agent   string `json:"agent_id"`
+	Parent  string `json:"parent_id"`
+	Session string `json:"session_id"` // "" until its session exists
+}
+
+// ApplySubagentRegistry replays one minimal-subagents registry record onto
+// agents (agent id → agent): a checkpoint replaces them, agent-created adds
+// one, agent-deleted removes some; other events change nothing here. A
+// record this cannot read is an error and leaves agents as they were.
+func ApplySubagentRegistry(agents map[string]SubagentAgent, raw []byte) error {
+	var line struct {
+		Data *struct {
+			Event    string         `json:"event"`
+			Agent    *SubagentAgent `json:"agent"`
+			AgentIDs []string       `json:"agent_ids"`
+			Snapshot *struct {
+				Agents     []SubagentAgent `json:"agents"`
+				Tombstones []string        `json:"tombstones"`
+			} `json:"snapshot"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &line); err != nil {
+		return fmt.Errorf("%s record is not valid JSON: %v", SubagentRegistryType, err)
+	}
+	d := line.Data
+	if d == nil {
+		return fmt.Errorf("%s record has no data", SubagentRegistryType)
+	}
+	switch d.Event {
+	case "checkpoint":
+		if d.Snapshot == nil {
+			return fmt.Errorf("%s checkpoint has no snapshot", SubagentRegistryType)
+		}
+		clear(agents)
+		for _, a := range d.Snapshot.Agents {
+			if a.Agent != "" {
+				agents[a.Agent] = a
+			}
+		}
+		for _, id := range d.Snapshot.Tombstones {
+			delete(agents, id)
+		}
+	case "agent-created":
+		if d.Agent == nil || d.Agent.Agent == "" {
+			return fmt.Errorf("%s agent-created names no agent", SubagentRegistryType)
+		}
+		agents[d.Agent.Agent] = *d.Agent
+	case "agent-deleted":
+		for _, id := range d.AgentIDs {
+			delete(agents, id)
+		}
+	}
+	return nil
+}

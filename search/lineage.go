@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/pi-history/pi-history/journal"
-	"github.com/pi-history/pi-history/store"
 )
 
 // RootAgent is the agent name of a session no agent lineage record says
@@ -34,8 +33,9 @@ func (e *Engine) Lineage(id string) ([]string, error) {
 
 // LineageMembers returns a session with its ancestors and its descendants,
 // at any depth, through forks (a journal's parentSession) and through agent
-// lineage records (journal.AgentParentType, journal.AgentChildType, read on
-// each session's current branch): upward from a session to what it was
+// lineage records (journal.AgentParentType, journal.AgentChildType, and
+// minimal-subagents' identity and registry records, read on each session's
+// current branch): upward from a session to what it was
 // forked from or spawned by, downward to its forks and to the children its
 // records name. Siblings and cousins (reached only through an ancestor's
 // other children) are not its lineage. A record that names an unknown
@@ -47,7 +47,8 @@ func (e *Engine) LineageMembers(id string) ([]LineageMember, error) {
 		return nil, err
 	}
 	w := lineageWalk{e: e, byFile: fileIndex(infos), known: map[string]bool{}, forkParent: map[string]string{},
-		forkChildren: map[string][]string{}, own: map[string]string{}, hint: map[string]string{}, read: map[string]*agentLinks{}}
+		forkChildren: map[string][]string{}, own: map[string]string{}, hint: map[string]string{}, read: map[string]*agentLinks{},
+		registries: map[string]map[string]journal.SubagentAgent{}}
 	for _, si := range infos {
 		w.known[si.ID] = true
 	}
@@ -95,6 +96,7 @@ type lineageWalk struct {
 	own          map[string]string // a session's own agent id, from its newest parent record
 	hint         map[string]string // a session's agent id as named by the record that reached it
 	read         map[string]*agentLinks
+	registries   map[string]map[string]journal.SubagentAgent // a root session's minimal-subagents registry
 }
 
 // agentLinks are the sessions one session's agent lineage records name.
@@ -124,12 +126,31 @@ func (w *lineageWalk) links(s string) *agentLinks {
 	if err != nil {
 		return l
 	}
+	var ident *journal.SubagentIdentity
+	var registry map[string]journal.SubagentAgent
 	for _, m := range t.Metas {
-		if m.Type != "custom" || !journal.IsAgentLinkType(m.Extra.CustomType) || !t.OnCurrentBranch(m.ID) {
+		if m.Type != "custom" || !journal.IsLineageType(m.Extra.CustomType) || !t.OnCurrentBranch(m.ID) {
 			continue
 		}
-		rec, ok := w.record(m)
-		if !ok {
+		raw, err := w.e.st.Raw(m.Seq)
+		if err != nil {
+			continue
+		}
+		switch m.Extra.CustomType {
+		case journal.SubagentIdentityType:
+			if id, err := journal.ParseSubagentIdentity(raw); err == nil {
+				ident = &id // the newest one: a fork clone appends its own
+			}
+			continue
+		case journal.SubagentRegistryType:
+			if registry == nil {
+				registry = map[string]journal.SubagentAgent{}
+			}
+			_ = journal.ApplySubagentRegistry(registry, raw) // an unreadable event changes nothing
+			continue
+		}
+		rec, err := journal.ParseAgentLink(m.Extra.CustomType, raw)
+		if err != nil {
 			continue
 		}
 		if rec.Up && rec.Agent != "" {
@@ -151,17 +172,48 @@ func (w *lineageWalk) links(s string) *agentLinks {
 			}
 		}
 	}
+	if registry != nil {
+		w.registries[s] = registry
+	}
+	w.subagentLinks(s, l, ident, registry)
 	return l
 }
 
-// record reads one stored lineage record; a malformed one is passed over.
-func (w *lineageWalk) record(m *store.Meta) (journal.AgentLink, bool) {
-	raw, err := w.e.st.Raw(m.Seq)
-	if err != nil {
-		return journal.AgentLink{}, false
+// subagentLinks adds the links minimal-subagents records give: a child's
+// parent (the root session, or the parent agent's session from the root's
+// registry) and children (the registry's agents whose parent is this
+// session's agent, or the root agent's for the root session).
+func (w *lineageWalk) subagentLinks(s string, l *agentLinks, ident *journal.SubagentIdentity, registry map[string]journal.SubagentAgent) {
+	add := func(to *[]string, sid, agent string) {
+		if sid != "" && sid != s && w.known[sid] {
+			*to = append(*to, sid)
+			if agent != "" && w.hint[sid] == "" {
+				w.hint[sid] = agent
+			}
+		}
 	}
-	rec, err := journal.ParseAgentLink(m.Extra.CustomType, raw)
-	return rec, err == nil
+	me := journal.SubagentRootAgent
+	if ident != nil {
+		if w.own[s] == "" {
+			w.own[s] = ident.Agent
+		}
+		me = ident.Agent
+		registry = nil
+		if root := ident.RootSession; root != s && w.known[root] {
+			w.links(root)
+			registry = w.registries[root]
+		}
+		if ident.Parent == journal.SubagentRootAgent {
+			add(&l.up, ident.RootSession, RootAgent)
+		} else if p, ok := registry[ident.Parent]; ok {
+			add(&l.up, p.Session, p.Agent)
+		}
+	}
+	for _, a := range registry {
+		if a.Parent == me {
+			add(&l.down, a.Session, a.Agent)
+		}
+	}
 }
 
 // resolve is the stored session a record names: by id, else by its

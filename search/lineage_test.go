@@ -152,3 +152,50 @@ func TestAgentLinkRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestLineageReadsMinimalSubagentsRecords: minimal-subagents' identity
+// records (in each child) and registry (in the root) give the same
+// lineage: up to the parent agent's session, down to the agents whose
+// parent is this one, not siblings, not agents the registry deleted.
+func TestLineageReadsMinimalSubagentsRecords(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	const I, R = journal.SubagentIdentityType, journal.SubagentRegistryType
+	ident := func(agent, parent string) map[string]any {
+		return map[string]any{"version": 1, "original_root_session_id": "ms-root", "canonical_agent_id": agent, "direct_parent_id": parent, "created_at": "2026-01-01T00:00:00Z"}
+	}
+	created := func(agent, parent, session string) map[string]any {
+		return map[string]any{"version": 2, "root_session_id": "ms-root", "timestamp": "2026-01-01T00:00:00Z", "event": "agent-created",
+			"agent": map[string]any{"agent_id": agent, "parent_id": parent, "session_id": session, "friendly_id": agent}}
+	}
+	for _, path := range []string{
+		agentJournal(t, dir, "ms-root", "", R, created("a1", "root", "ms-a1"), R, created("a2", "root", "ms-a2"),
+			R, map[string]any{"version": 2, "root_session_id": "ms-root", "event": "turn-started", "agent_id": "a1"},
+			R, created("a1.1", "a1", "ms-g"), R, created("a9", "root", "ms-del"),
+			R, map[string]any{"version": 2, "root_session_id": "ms-root", "event": "agent-deleted", "agent_ids": []string{"a9"}}),
+		agentJournal(t, dir, "ms-a1", "", I, ident("a1", "root")),
+		agentJournal(t, dir, "ms-a2", "", I, ident("a2", "root")),
+		agentJournal(t, dir, "ms-g", "", I, ident("a1.1", "a1")),
+		agentJournal(t, dir, "ms-del", "", I, ident("a9", "root")),
+	} {
+		e.importFile(t, path)
+	}
+	for sid, want := range map[string][]string{
+		"ms-root": {"ms-root:root", "ms-a1:a1", "ms-a2:a2", "ms-g:a1.1"},
+		"ms-a1":   {"ms-a1:a1", "ms-g:a1.1", "ms-root:root"},
+		"ms-g":    {"ms-g:a1.1", "ms-a1:a1", "ms-root:root"},
+		"ms-a2":   {"ms-a2:a2", "ms-root:root"},
+	} {
+		ms, err := e.eng.LineageMembers(sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.Session+":"+m.Agent)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("lineage of %s: %v, want %v", sid, got, want)
+		}
+	}
+}
