@@ -11,10 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { call, check, lastToolResult, makeFiles, msgText, piVersion, say, scripted, startSession } from "./harness.mjs";
 
+// Pi 0.73.1's fake model hands over a tool call's arguments whole, so only
+// Pi 1.6's shows them growing.
 if (piVersion !== "1.6") {
 	console.log("previews: Pi 1.6 only");
 	process.exit(0);
 }
+// The Pi package the session runs on (the same module, so the same theme).
 const pi = await import("./pi16/node_modules/@earendil-works/pi-coding-agent/dist/index.js");
 pi.initTheme();
 
