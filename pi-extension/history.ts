@@ -33,13 +33,9 @@ const historyParameters = Type.Object({
 	roles: Type.Optional(Type.Array(Type.String())),
 	types: Type.Optional(Type.Array(Type.String())),
 	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: "id: character offset; with paging offset, also where a query, list or windows page starts" })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: "id: character offset" })),
 	cursor: Type.Optional(Type.String({ description: "next page of a query or list: the cursor it gave (enough on its own)" })),
-	paging: Type.Optional(
-		StringEnum(PAGINGS, {
-			description: `cursor (default) or offset: pages of ${PAGE} with nextOffset for query, list and windows, and id reads the recorded JSON 2,000 characters at a time`,
-		}),
-	),
+	paging: Type.Optional(StringEnum(PAGINGS)),
 });
 
 /** The arguments of a history call (scope typed from SCOPES: TypeBox cannot see through StringEnum; Pi checks the arguments against the schema). */
