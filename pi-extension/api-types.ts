@@ -534,6 +534,8 @@ export interface GateRequest {
 	pi?: {
 		keepRecentTokens?: number;
 		reserveTokens?: number;
+		/** contextManagement.tailTokens from Pi's settings: sizes the history a rollover of the extension keeps (seed B's Tail); absent: Pi's keepRecentTokens */
+		tailTokens?: number;
 	};
 }
 
@@ -542,7 +544,7 @@ export interface Verdict {
 	ok?: boolean;
 	blocker?: "no_notebook" | "stale_notebook" | "nothing_to_drop" | "low_reclaim" | "low_pressure" | "external_owner" | "already_pending" | "disabled" | "auto_rollover_off" | "bad_request";
 	text?: string;
-	reason?: "model" | "user" | "host" | "threshold" | "fallback";
+	reason?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** the host initiated it */
 	auto?: boolean;
 	/** a model or user request turns a pending host schedule into its own */
@@ -566,11 +568,13 @@ export interface CompactionRequest {
 	model?: string;
 	ours?: boolean;
 	midRun?: boolean;
-	reason?: "model" | "user" | "host" | "threshold" | "fallback";
+	reason?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** Pi's compaction settings (default: Pi's defaults) */
 	pi?: {
 		keepRecentTokens?: number;
 		reserveTokens?: number;
+		/** contextManagement.tailTokens from Pi's settings: sizes the history a rollover of the extension keeps (seed B's Tail); absent: Pi's keepRecentTokens */
+		tailTokens?: number;
 	};
 }
 
@@ -578,7 +582,7 @@ export interface CompactionRequest {
 export interface CompactionDetails {
 	windowNumber: number;
 	notebookRevision: number;
-	reason: "model" | "user" | "host" | "threshold" | "fallback";
+	reason: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 }
 
 /** The template compaction to return from session_before_compact, or why it was declined (Pi's own summary runs). */
@@ -617,6 +621,8 @@ export interface EventRequest {
 	pi?: {
 		keepRecentTokens?: number;
 		reserveTokens?: number;
+		/** contextManagement.tailTokens from Pi's settings: sizes the history a rollover of the extension keeps (seed B's Tail); absent: Pi's keepRecentTokens */
+		tailTokens?: number;
 	};
 }
 
@@ -633,18 +639,18 @@ export interface Decision {
 	/** new_context's result text, or the sentence to append to the notes result */
 	toolText?: string;
 	/** a rollover was scheduled (or confirmed) with this reason */
-	schedule?: "model" | "user" | "host" | "threshold" | "fallback";
+	schedule?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	gate?: Verdict;
 	/** roll over now, at this boundary, with this reason */
-	rollOver?: "model" | "user" | "host" | "threshold" | "fallback";
+	rollOver?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** why a pending schedule was cancelled (a gate blocker, external_owner or user_abort) */
 	cancel?: string;
 	/** the reason of the cancelled schedule */
-	cancelled?: "model" | "user" | "host" | "threshold" | "fallback";
+	cancelled?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** maintenance gives up for the window: Pi's own compaction proceeds */
 	giveUp?: boolean;
 	/** the reason of a rollover whose compaction failed */
-	failed?: "model" | "user" | "host" | "threshold" | "fallback";
+	failed?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	failedWhy?: string;
 }
 
@@ -652,7 +658,7 @@ export interface Decision {
 export interface RolloverState {
 	window: number;
 	/** the scheduled rollover's reason; absent when none */
-	pending?: "model" | "user" | "host" | "threshold" | "fallback";
+	pending?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** a host schedule confirmed by the model or user */
 	confirmed?: boolean;
 	reminderSent?: boolean;
@@ -714,6 +720,8 @@ export interface RolloverConfig {
 	requireHandoff: boolean;
 	/** the user's /compact (Pi 1.6) starts the /rollover preparation instead (seed B); default false */
 	redirectCompact: boolean;
+	/** Pi's context overflow gets the template with the last saved Handoff marked stale (seed B); false lets Pi's own summary recover; default true */
+	emergencyRollover: boolean;
 }
 
 /** The rollover configuration in force (<data>/note-context.json over the defaults), with any ignored values. */

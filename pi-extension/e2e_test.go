@@ -110,6 +110,20 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "handoff", script: "test/handoff.mjs", serve: true},
 		{name: "rollover-command", script: "test/rollover-command.mjs", serve: true},
 		{name: "compact-redirect", script: "test/compact-redirect.mjs", serve: true, only: "1.6"},
+		// Seed B's Tail and contextManagement in Pi's settings; without tailTokens, Pi's keepRecentTokens.
+		{name: "tail", script: "test/tail.mjs", serve: true},
+		{name: "tail", label: "tail/unset", script: "test/tail.mjs", serve: true, env: []string{"PI_TEST_TAIL=unset"}},
+		{name: "tail", label: "tail/untrusted-project", script: "test/tail.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_TAIL=untrusted"}},
+		// Pi's native overflow: a request refused as too long, and a truncated response.
+		{name: "emergency", label: "emergency/too-long", script: "test/emergency.mjs", serve: true, only: "1.6"},
+		{name: "emergency", label: "emergency/truncated", script: "test/emergency.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_OVERFLOW=length"}},
+		// The idle rollover on a fake clock; never in print mode, with idleRollover.enabled false, below minTokens
+		// or once the cache is lost.
+		{name: "idle", script: "test/idle.mjs", serve: true, only: "1.6"},
+		{name: "idle", label: "idle/print-mode", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=print"}},
+		{name: "idle", label: "idle/disabled", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=disabled"}},
+		{name: "idle", label: "idle/below-min-tokens", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=below"}},
+		{name: "idle", label: "idle/slept-past-cutoff", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=slept"}},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
 		// server.json left by a service killed without warning names a
