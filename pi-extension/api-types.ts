@@ -84,6 +84,8 @@ export interface SearchStats {
 
 export interface Hit {
 	session: string;
+	/** lineage scope: the agent owning the hit's session (its id from an agent lineage record, or root) */
+	agent?: string;
 	/** the session's name, else the start of its first user message */
 	title?: string;
 	/** the session's project directory */
@@ -134,6 +136,8 @@ export interface ListResponse {
 	items: Item[];
 	total: number;
 	cursor?: string;
+	/** position of the next page's first entry, when one follows */
+	nextOffset?: number;
 }
 
 export interface ReadResponse {
@@ -951,6 +955,8 @@ export interface Routes {
 			/** entries per page (default 50) */
 			limit?: number;
 			cursor?: string;
+			/** position of the first entry to answer (0-based, in the filtered list), to page by position instead of by cursor; not with cursor */
+			offset?: number;
 			/** only entries inside the history allowlist (with searchable text), as the model's history tool lists; a type or role that never has searchable text is refused */
 			allowlisted?: boolean;
 		};
@@ -1127,7 +1133,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;
@@ -1154,7 +1160,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;
@@ -1173,7 +1179,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;
