@@ -252,8 +252,11 @@ func fillContent(e *Entry, r *lineFields) error {
 			e.Text, e.Searchable = r.summary.v, true
 		}
 	case "custom":
-		if r.customType == NotebookType {
+		switch r.customType {
+		case NotebookType:
 			e.Text, e.Searchable = notebookContent(r.data)
+		case HandoffType:
+			e.Text, e.Searchable = handoffContent(r.data)
 		}
 	case "context_edit":
 		// What the model reads in the target's place from here on; an
@@ -275,6 +278,11 @@ var (
 
 // NotebookType is the customType of sectioned-notebook entries.
 const NotebookType = "note-context/notebook"
+
+// HandoffType is the customType of the agent's Handoff records (package
+// rollover writes them): their text is searchable and read back like the
+// notebook's.
+const HandoffType = "note-context/handoff"
 
 // messageText applies the allowlist to a message.
 func messageText(m *msgFields) (string, bool) {

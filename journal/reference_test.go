@@ -142,8 +142,14 @@ func refFillContent(e *Entry, r *rawEntry) error {
 			e.Text, e.Searchable = *r.Summary, true
 		}
 	case "custom":
-		if r.CustomType == NotebookType {
+		switch r.CustomType {
+		case NotebookType:
 			e.Text, e.Searchable = refNotebookText(r.Data)
+		case HandoffType:
+			var h struct{ Text string }
+			if json.Unmarshal(r.Data, &h) == nil && h.Text != "" {
+				e.Text, e.Searchable = h.Text, true
+			}
 		}
 	case "context_edit":
 		var rep struct {

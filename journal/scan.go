@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -600,6 +601,37 @@ func notebookContent(data []byte) (string, bool) {
 	})
 	return string(b), true
 }
+
+// handoffContent returns the text of a Handoff record: its "text" member
+// decoded as encoding/json decodes it into a string field (keys matched
+// as it matches them, the last one wins, null leaves the text as it was,
+// any other kind fails the record). False when there is no text.
+func handoffContent(data []byte) (string, bool) {
+	if len(data) == 0 || data[0] != '{' {
+		return "", false
+	}
+	var text strSpan
+	s := newScanner(data)
+	err := s.Object(func(key []byte, plain bool) error {
+		if fieldOf([]string{"text"}, key, plain) != 0 || s.IsNull() {
+			return s.Value()
+		}
+		if s.B[s.I] != '"' {
+			return errNotText
+		}
+		raw, p, err := s.Str()
+		text = strSpan{raw, p}
+		return err
+	})
+	if err != nil {
+		return "", false
+	}
+	b := appendText(nil, text)
+	return string(b), len(b) > 0
+}
+
+// errNotText stops a scan at a member that should hold text and does not.
+var errNotText = errors.New("not a string")
 
 // replacementContent returns the content of a checked context_edit
 // replacement: the value of its "content" member (the last one, keys

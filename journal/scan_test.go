@@ -152,6 +152,14 @@ var trickyLines = []string{
 	`{"type":"message","id":"a","message":{"role":"something new","content":"x"}}`,
 	`{"type":"custom_message","id":"a","customType":"r","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`,
 	`{"type":"custom_message","id":"a","customType":"r"}`,
+	// Handoffs
+	`{"type":"custom","id":"a","customType":"note-context/handoff","data":{"version":1,"text":"where the work stands"}}`,
+	`{"type":"custom","id":"a","customType":"note-context/handoff","data":{"TEXT":"folded","text":"last","Text":null}}`,
+	`{"type":"custom","id":"a","customType":"note-context/handoff","data":{"text":3}}`,
+	`{"type":"custom","id":"a","customType":"note-context/handoff","data":{"text":""}}`,
+	`{"type":"custom","id":"a","customType":"note-context/handoff","data":["text"]}`,
+	`{"type":"custom","id":"a","customType":"note-context/handoff","data":null}`,
+	`{"type":"custom","id":"a","customType":"note-context/handoff","data":{"text":"lone \ud800 surrogate"}}`,
 	// notebooks
 	`{"type":"custom","id":"a","customType":"note-context/notebook","data":{"sections":{"A":"1","B":null,"C":3,"A":"again"}}}`,
 	`{"type":"custom","id":"a","customType":"note-context/notebook","data":{"Sections":{"A":"folded"}}}`,

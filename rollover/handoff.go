@@ -17,8 +17,8 @@ import (
 // the journal as a custom entry of type HandoffType, so history reads it
 // and the web UI shows it, and it follows /tree like the notebook.
 const (
-	HandoffType    = "note-context/handoff" // customType of Handoff records
-	HandoffVersion = 1                      // the "version" written in Handoff records
+	HandoffType    = journal.HandoffType // customType of Handoff records
+	HandoffVersion = 1                   // the "version" written in Handoff records
 	// MaxHandoffChars is the most a Handoff may hold, in characters
 	// (Unicode code points). A longer one is refused whole: nothing is
 	// scheduled and nothing is written.

@@ -17,9 +17,11 @@ export const ext = () => globalThis[Symbol.for("pi-history.extension")];
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export function fail(msg) {
-	// Printed as well as thrown: a check inside a model callback throws into
-	// Pi, which ends the run without showing it.
+	// Printed as well as thrown, and the script's exit code set: a check
+	// inside a model callback throws into Pi, which ends the run without
+	// showing it, and the script may go on to print "ok".
 	console.error(`check failed: ${msg}`);
+	process.exitCode = 1;
 	throw new Error(msg);
 }
 
