@@ -128,10 +128,10 @@ func (g *globals) openExisting() (*service.Service, error) {
 	if errors.Is(err, fs.ErrNotExist) && errors.Is(serr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no pi-history data in %s: nothing was imported there; run 'pi-history import' (or 'pi-history serve') first, or check --data and PI_HISTORY_DATA", dir)
 	}
-	svc, err := g.openServiceWith(openHow{})
+	svc, err := g.openServiceWith(openHow{reading: true})
 	if err != nil && cannotWrite(err) {
 		g.log.Debug("the data directory cannot be written; opening it for reading only", "dir", dir, "err", err)
-		return g.openServiceWith(openHow{readOnly: true})
+		return g.openServiceWith(openHow{readOnly: true, reading: true})
 	}
 	return svc, err
 }
@@ -151,6 +151,7 @@ type openHow struct {
 	create   bool // make it when missing (import, serve)
 	bulk     bool // for a bulk load (see service.Options)
 	readOnly bool // for reading only (see service.Options)
+	reading  bool // for a command that reads (search, show, export …): a server's default memory budget
 }
 
 // openServiceWith opens the data directory as how says.
@@ -175,8 +176,14 @@ func (g *globals) openServiceWith(how openHow) (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A command that reads keeps to a server's default budget; imports and
+	// maintenance keep the store's defaults, sized for writing much.
+	var mem service.Memory
+	if how.reading {
+		mem = service.SplitMemory(service.ServeMemoryBytes())
+	}
 	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: how.bulk, IndexBatchBytes: batch, FlushBytes: flush,
-		MustExist: !how.create, ReadOnly: how.readOnly, ReserveBytes: reserve})
+		MustExist: !how.create, ReadOnly: how.readOnly, ReserveBytes: reserve, Memory: mem})
 }
 
 // reserveBytes reads PI_HISTORY_RESERVE_MB, the free space under which the
@@ -251,6 +258,7 @@ func plural(n int, noun string) string {
 const heapLimit = 768 << 20
 
 func main() {
+	limitMallocArenas()
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(heapLimit)
 	}
