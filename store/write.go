@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 	"os"
 	"strings"
 
@@ -32,15 +33,8 @@ type FileBatch struct {
 	Replace bool
 }
 
-// Result says what a write did.
-type Result struct {
-	Session    string `json:"session"`
-	Added      int    `json:"added"`      // new entries stored
-	Confirmed  int    `json:"confirmed"`  // pushed entries now also found in the file
-	Duplicates int    `json:"duplicates"` // entries already stored with the same bytes
-	Replaced   int    `json:"replaced"`   // entries a rewrite dropped (a v1 journal migrated) or gave other bytes
-	LastSeq    uint64 `json:"lastSeq"`
-}
+// Result says what a write did (a wire type: see pihistory.PushResult).
+type Result = pihistory.PushResult
 
 // ConflictError is returned by Push for an id already stored with other content.
 type ConflictError struct{ Session, ID string }
