@@ -66,8 +66,9 @@ type ContextRoutes struct {
 }
 
 // NewContextRoutes serves the context routes of st, with the ledger and the
-// configuration file of dataDir. eng gives named notes their lineage scope;
-// nil keeps them to their own session. A broken configuration file is
+// configuration file of dataDir. eng resolves branches (the one resolver)
+// and gives named notes their lineage scope; nil resolves over st and keeps
+// named notes to their own session. A broken configuration file is
 // logged and the defaults are used: the extension must keep working.
 func NewContextRoutes(st *store.Store, eng *search.Engine, dataDir string, log *slog.Logger) *ContextRoutes {
 	if log == nil {
@@ -76,8 +77,10 @@ func NewContextRoutes(st *store.Store, eng *search.Engine, dataDir string, log *
 	var lineage window.Lineage
 	if eng != nil {
 		lineage = eng
+	} else {
+		eng = search.New(st, nil)
 	}
-	return &ContextRoutes{Window: window.New(st, lineage, dataDir, log), Log: log}
+	return &ContextRoutes{Window: window.New(eng, lineage, dataDir, log), Log: log}
 }
 
 // Mount registers the routes on r, the authenticated /v1 router: paths
