@@ -470,3 +470,7 @@ type GateBlocker string
 // FallbackStage is the fallback state machine's stage (package rollover
 // names the values).
 type FallbackStage string
+
+// HTTPStatus is the status the document is sent with (internal/problem's
+// Write reads it).
+func (e Problem) HTTPStatus() int { return e.Status }

@@ -251,9 +251,10 @@ func (c *ContextRoutes) fail(w http.ResponseWriter, r *http.Request, err error) 
 	var p contextProblem
 	// kindDoc is the document of a notebook error's kind with the given
 	// detail and parameter.
-	kindDoc := func(e pihistory.Kinded, detail, param string) client.Error {
+	kindDoc := func(e pihistory.Kinded, detail, param string) problem.Doc {
 		d := problem.OfKind(e.ErrorKind())
-		return client.Error{Type: d.Type, Title: d.Title, Status: d.Status, Detail: detail, Param: param}
+		d.Detail, d.Param = detail, param
+		return d
 	}
 	switch {
 	case errors.As(err, &le):
@@ -273,7 +274,7 @@ func (c *ContextRoutes) fail(w http.ResponseWriter, r *http.Request, err error) 
 		}
 		p = contextProblem{Error: *pe}
 	}
-	problem.Write(w, p.Status, p)
+	problem.Write(w, p)
 }
 
 func contextJSON(w http.ResponseWriter, v any) {

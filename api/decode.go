@@ -310,6 +310,20 @@ func (q *query) bool(name string, def bool) bool {
 	return b
 }
 
+// yesNo is bool (false by default) that also takes yes and no, which the
+// export routes took first.
+func (q *query) yesNo(name string) bool {
+	switch s, _ := q.v[name]; {
+	case len(s) == 1 && s[0] == "yes":
+		q.seen[name] = true
+		return true
+	case len(s) == 1 && s[0] == "no":
+		q.seen[name] = true
+		return false
+	}
+	return q.bool(name, false)
+}
+
 func (q *query) list(name string) []string {
 	q.seen[name] = true
 	var out []string

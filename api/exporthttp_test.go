@@ -101,7 +101,8 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 		{sid + "/export?window=x", 400, ProblemInvalidParam, "A parameter is invalid", "window"},
 		{sid + "/export?format=pdf", 400, ProblemInvalidParam, "A parameter is invalid", "format"},
 		{sid + "/export?zstd=maybe", 400, ProblemInvalidParam, "A parameter is invalid", "zstd"},
-		{sid + "/export?frmat=md", 400, ProblemUnknownParam, "Unknown parameter", "frmat"},
+		{sid + "/export?frmat=md", 400, ProblemUnknownParam, "Unknown query parameter", "frmat"},
+		{sid + "/export?zstd=yes&inline=no&window=0", 400, ProblemInvalidParam, "A parameter is invalid", "window"},
 		{sid + "/export?format=md&format=bogus", 400, ProblemInvalidParam, "A parameter is invalid", "format"},
 		{sid + "/export?session=other", 400, ProblemInvalidParam, "A parameter is invalid", "session"},
 	} {
@@ -228,7 +229,9 @@ func FuzzArchiveQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		sel, err := selectionFromQuery(q, now)
+		r := httptest.NewRequest(http.MethodGet, "/v1/export/archive", nil)
+		r.URL.RawQuery = q.Encode()
+		sel, err := selectionFromQuery(r, now)
 		if err != nil {
 			var ae *apiError
 			if !errors.As(err, &ae) || ae.p.Status != http.StatusBadRequest || ae.p.Detail == "" {

@@ -8,9 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	pihistory "github.com/pi-history/pi-history"
 	"os"
 	"strings"
+
+	pihistory "github.com/pi-history/pi-history"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
@@ -37,13 +38,7 @@ type FileBatch struct {
 type Result = pihistory.PushResult
 
 // ConflictError is returned by Push for an id already stored with other content.
-type ConflictError struct{ Session, ID string }
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("entry %q of session %q is already stored with different content; entries are immutable, so push the same bytes or a new id", e.ID, e.Session)
-}
-
-func (e *ConflictError) Unwrap() error { return ErrConflict }
+type ConflictError = pihistory.ConflictError
 
 // Apply stores a batch read from a journal file, with one synced commit.
 //

@@ -80,7 +80,7 @@ func (u *ui) fail(w http.ResponseWriter, err error) {
 	if !ok {
 		u.o.Log.Error("webui: data", "err", err)
 	}
-	problem.Write(w, d.Status, d)
+	problem.Write(w, d)
 }
 
 // dataOp names the web UI's data reads in their errors.
