@@ -1,8 +1,12 @@
-// Package pihistory holds the words every layer of pi-history shares. So
-// far that is how a request fails: an Error names the operation that
-// failed and its Kind, and every HTTP route (the API, the web UI's data
-// routes, export) turns the kind into the same problem document through
-// internal/problem.
+// Package pihistory holds the words every layer of pi-history shares: the
+// History every client asks (history.go: search, list, read, windows,
+// sessions, branch path) with its requests and answers, the wire types of
+// the HTTP API (wire.go), and how a request fails (this file): an Error
+// names the operation that failed and its Kind, and every HTTP route (the
+// API, the web UI's data routes, export) turns the kind into the same
+// problem document through internal/problem. It imports only the standard
+// library, so every package of the module, and a program that only talks
+// to a running server (api/client), may import it.
 package pihistory
 
 import (
