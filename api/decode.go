@@ -256,7 +256,7 @@ func newQuery(r *http.Request) *query {
 	return &query{v: r.URL.Query(), seen: map[string]bool{}}
 }
 
-func (q *query) fail(err *apiError) {
+func (q *query) fail(err error) {
 	if q.err == nil {
 		q.err = err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -233,12 +232,12 @@ func FuzzArchiveQuery(f *testing.F) {
 		r.URL.RawQuery = q.Encode()
 		sel, err := selectionFromQuery(r, now)
 		if err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.p.Status != http.StatusBadRequest || ae.p.Detail == "" {
+			p, internal := problemFor(err)
+			if internal || p.Status != http.StatusBadRequest || p.Detail == "" {
 				t.Fatalf("%q: error %v is not a bad parameter", raw, err)
 			}
-			if _, ok := q[ae.p.Param]; !ok && ae.p.Param != "all" {
-				t.Fatalf("%q: the error names %q, not a parameter of the query", raw, ae.p.Param)
+			if _, ok := q[p.Param]; !ok && p.Param != "all" {
+				t.Fatalf("%q: the error names %q, not a parameter of the query", raw, p.Param)
 			}
 			return
 		}

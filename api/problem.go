@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/internal/problem"
 )
@@ -43,12 +44,15 @@ func newProblem(status int, typ, title, param, format string, args ...any) *apiE
 	return &apiError{client.Error{Type: typ, Title: title, Status: status, Detail: fmt.Sprintf(format, args...), Param: param}}
 }
 
-func badParam(param, format string, args ...any) *apiError {
-	return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A parameter is invalid", param, format, args...)
+// badParam refuses a parameter: a pihistory.Error of kind Invalid, which
+// every route answers with the same problem document.
+func badParam(param, format string, args ...any) error {
+	return pihistory.Errorf("", pihistory.Invalid, param, format, args...)
 }
 
-func notFound(param, format string, args ...any) *apiError {
-	return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", param, format, args...)
+// notFound says what a request names is not stored: kind NotFound.
+func notFound(param, format string, args ...any) error {
+	return pihistory.Errorf("", pihistory.NotFound, param, format, args...)
 }
 
 func forbidden(typ, param, format string, args ...any) *apiError {
