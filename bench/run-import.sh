@@ -7,7 +7,8 @@
 #
 #   bash bench/run-import.sh [ENTRIES]        (BENCH_OUT=/tmp/pihist-bench by default)
 #
-# Needs ../shared/tools/picorpus (or CORPUS=DIR pointing at any directory of
+# Needs ../shared/tools/picorpus (SHARED=DIR names another shared directory;
+# or CORPUS=DIR pointing at any directory of
 # Pi journals). Not part of the test suite: it takes minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,18 +17,10 @@ entries=${1:-1000000}
 out=${BENCH_OUT:-/tmp/pihist-bench}
 mkdir -p "$out"
 corpus=${CORPUS:-$out/corpus-$entries}
-if [ ! -d "$corpus" ]; then
-  echo "generating $entries entries into $corpus"
-  (cd ../shared/tools/picorpus && go run . -out "$corpus" -entries "$entries" -seed 1)
-fi
-# ripgrep is the search benchmark's baseline: install it where we can.
-if ! command -v rg >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing ripgrep (the search benchmark's baseline)"
-    (apt-get update -qq && apt-get install -y -qq ripgrep) >/dev/null 2>&1 || true
-  fi
-  command -v rg >/dev/null 2>&1 || echo "warning: ripgrep (rg) is not installed: the search benchmark will print no baseline" >&2
-fi
+# shellcheck source=bench/corpus.sh
+. bench/corpus.sh
+bench_corpus "$entries" "$corpus"
+bench_need_rg
 go build -o "$out/pi-history" ./cmd/pi-history
 go build -o "$out/bench-search" ./bench/search
 go build -o "$out/bench-live" ./bench/live

@@ -11,7 +11,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"flag"
@@ -26,8 +25,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
 
+	"github.com/pi-history/pi-history/bench/internal/benchkit"
 	"github.com/pi-history/pi-history/internal/procmem"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
@@ -120,36 +119,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "warning: ripgrep (rg) is not on PATH: the rg columns stay empty (install it, e.g. apt-get install ripgrep)")
 	}
 
-	// sampleAt returns a plain string of minLen to maxLen characters from
-	// the text of an entry seqOf picks, or "" after many tries.
-	sampleAt := func(seqOf func() uint64, minLen, maxLen int) string {
-		for range 10000 {
-			text, err := svc.Store.Text(seqOf())
-			if err != nil || len(text) < maxLen {
-				continue
-			}
-			runes := []rune(text)
-			l := minLen + r.IntN(maxLen-minLen+1)
-			if len(runes) <= l {
-				continue
-			}
-			i := r.IntN(len(runes) - l)
-			s := string(runes[i : i+l])
-			if plain(s) {
-				return s
-			}
-		}
-		return ""
-	}
-	sample := func(minLen, maxLen int) string {
-		return sampleAt(func() uint64 { return 1 + r.Uint64N(last) }, minLen, maxLen)
-	}
-	nearMiss := func(s string) string {
-		b := []rune(s)
-		i := r.IntN(len(b))
-		b[i] = 'Q'
-		return string(b) + "q"
-	}
+	sm := &benchkit.Sampler{Text: svc.Store.Text, Last: last, R: r}
+	sampleAt, sample, nearMiss := sm.At, sm.Sample, sm.NearMiss
 	type group struct {
 		name    string
 		needles []string
@@ -211,9 +182,9 @@ func main() {
 		}()
 	}
 	sessions, _ := eng.Sessions(ctx)
-	var ordered []string // the journals in the store's order, for rgInOrder
+	var ordered []string // the journals in the store's order, for benchkit.RgInOrder
 	if *rgN > 0 {
-		ordered = storeOrder(svc, sessions)
+		ordered = benchkit.StoreOrder(svc, sessions)
 	}
 	fmt.Printf("\nrg: ripgrep stopped at 50 lines in whatever order its parallel walk finds them; rg in order: ripgrep reaching\n" +
 		"the same first page, the oldest 50 matches (one file at a time, in the store's order; in branch scope, the session's\n" +
@@ -225,21 +196,21 @@ func main() {
 			continue
 		}
 		ours, hits := run(eng, g.needles, g.req)
-		at := spread(len(g.needles), *rgN)
-		sub := choose(g.needles, at)
-		rgT, rgO := rgTimes(*corpus, sub, 50), rgInOrder(func(int) []string { return ordered }, sub, 50)
+		at := benchkit.Spread(len(g.needles), *rgN)
+		sub := benchkit.Choose(g.needles, at)
+		rgT, rgO := benchkit.RgTimes(*corpus, sub, 50), benchkit.RgInOrder(func(int) []string { return ordered }, sub, 50)
 		report(g.name, ours, rgT, rgO, hits)
-		same := choose(ours, at)
-		reportSame(same, ratios(same, rgO), "rg in order")
+		same := benchkit.Choose(ours, at)
+		reportSame(same, benchkit.Ratios(same, rgO), "rg in order")
 		printEach(sub, same, rgO, "rg in order")
 		if pooled[g.name] {
 			pool, poolHits, poolRg, poolRgO = append(pool, ours...), append(poolHits, hits...), append(poolRg, rgT...), append(poolRgO, rgO...)
-			poolSame, poolRatios = append(poolSame, same...), append(poolRatios, ratios(same, rgO)...)
+			poolSame, poolRatios = append(poolSame, same...), append(poolRatios, benchkit.Ratios(same, rgO)...)
 			delete(pooled, g.name)
 			if len(pooled) == 0 {
 				fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (the four groups above together: %d queries)\n",
-					"all scope, first page, 3+ chars and near-misses pooled", pct(pool, 0.5), pct(pool, 0.99),
-					versus(pool, poolRg, poolRgO), pct(poolHits, 0.5), len(pool))
+					"all scope, first page, 3+ chars and near-misses pooled", benchkit.Pct(pool, 0.5), benchkit.Pct(pool, 0.99),
+					versus(pool, poolRg, poolRgO), benchkit.Pct(poolHits, 0.5), len(pool))
 				reportSame(poolSame, poolRatios, "rg in order")
 			}
 		}
@@ -267,12 +238,12 @@ func main() {
 			k++
 			return search.Request{Needle: nd, Scope: search.ScopeBranch, Session: bs[(k-1)%len(bs)], Limit: 50}
 		})
-		at := spread(len(bn), *rgN)
-		sub := choose(bn, at)
-		rgO := rgInOrder(func(i int) []string { return bf[at[i]] }, sub, 50)
+		at := benchkit.Spread(len(bn), *rgN)
+		sub := benchkit.Choose(bn, at)
+		rgO := benchkit.RgInOrder(func(i int) []string { return bf[at[i]] }, sub, 50)
 		report(name, ours, nil, rgO, hits)
-		same := choose(ours, at)
-		reportSame(same, ratios(same, rgO), "rg in order")
+		same := benchkit.Choose(ours, at)
+		reportSame(same, benchkit.Ratios(same, rgO), "rg in order")
 		printEach(sub, same, rgO, "rg in order")
 	}
 
@@ -285,12 +256,12 @@ func main() {
 		ours, hits := run(eng, cn, func(nd string) search.Request {
 			return search.Request{Needle: nd, Scope: search.ScopeAll, Limit: 1, Count: true}
 		})
-		at := spread(len(cn), *rgN)
-		sub := choose(cn, at)
-		rgC := rgTimes(*corpus, sub, 0)
+		at := benchkit.Spread(len(cn), *rgN)
+		sub := benchkit.Choose(cn, at)
+		rgC := benchkit.RgTimes(*corpus, sub, 0)
 		report(name, ours, rgC, nil, hits)
-		same := choose(ours, at)
-		reportSame(same, ratios(same, rgC), "rg -c")
+		same := benchkit.Choose(ours, at)
+		reportSame(same, benchkit.Ratios(same, rgC), "rg -c")
 		printEach(sub, same, rgC, "rg -c")
 	}
 
@@ -328,17 +299,6 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// plain reports whether s is written the same in JSON as in text (so ripgrep
-// over the raw journal looks for the same bytes).
-func plain(s string) bool {
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || !unicode.IsPrint(c) {
-			return false
-		}
-	}
-	return strings.TrimSpace(s) != ""
 }
 
 // scanned sums the work of the last group: candidate blocks, entries
@@ -402,104 +362,6 @@ func run(eng *search.Engine, needles []string, mk func(string) search.Request) (
 	return ts, hits
 }
 
-// rgInOrder runs ripgrep so that it reaches the answer of a first page in
-// all scope, oldest first: the first matching lines in the order the store
-// holds the entries, not the first its parallel walk happens to print. It
-// searches files (for needle i, files(i), in the order the store took
-// them) one at a time (-j1) and stops after first lines. ripgrep matches the raw JSON line, so a
-// needle such as "type" matches lines that search does not; that only lets
-// it stop sooner.
-func rgInOrder(files func(i int) []string, needles []string, first int) []float64 {
-	if _, err := exec.LookPath("rg"); err != nil {
-		return nil
-	}
-	var ts []float64
-	for i, nd := range needles {
-		fs := files(i)
-		if len(fs) == 0 {
-			return nil
-		}
-		t0 := time.Now()
-		cmd := exec.Command("rg", append([]string{"-j1", "-F", "--no-filename", "--", nd}, fs...)...)
-		out, _ := cmd.StdoutPipe()
-		cmd.Start()
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 256<<20)
-		for i := 0; i < first && sc.Scan(); i++ {
-		}
-		cmd.Process.Kill()
-		cmd.Wait()
-		ts = append(ts, float64(time.Since(t0).Microseconds())/1000)
-	}
-	return ts
-}
-
-// storeOrder lists the journals of the store's sessions in the order their
-// first entries were stored (a bulk import stores a file's entries
-// together), for rgInOrder.
-func storeOrder(svc *service.Service, sessions []search.SessionSummary) []string {
-	type file struct {
-		path  string
-		first uint64
-	}
-	var fs []file
-	for _, s := range sessions {
-		t, err := svc.Store.Tree(s.ID)
-		if err != nil || len(t.Metas) == 0 || s.File == "" {
-			continue
-		}
-		first := t.Metas[0].Seq
-		for _, m := range t.Metas {
-			first = min(first, m.Seq)
-		}
-		fs = append(fs, file{s.File, first})
-	}
-	slices.SortFunc(fs, func(a, b file) int { return cmp.Compare(a.first, b.first) })
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.path)
-	}
-	return out
-}
-
-// rgTimes runs ripgrep for each needle: with first > 0, until it has
-// printed that many matching lines, in whatever order its parallel walk
-// finds them (the cheapest "first page" it can give); with 0, counting
-// every match in the corpus.
-func rgTimes(dir string, needles []string, first int) []float64 {
-	if _, err := exec.LookPath("rg"); err != nil {
-		return nil
-	}
-	var ts []float64
-	for _, nd := range needles {
-		t0 := time.Now()
-		if first > 0 {
-			cmd := exec.Command("rg", "-F", "--no-filename", "--", nd, dir)
-			out, _ := cmd.StdoutPipe()
-			cmd.Start()
-			sc := bufio.NewScanner(out)
-			sc.Buffer(nil, 256<<20)
-			for i := 0; i < first && sc.Scan(); i++ {
-			}
-			cmd.Process.Kill()
-			cmd.Wait()
-		} else {
-			exec.Command("rg", "-F", "-c", "--", nd, dir).Run()
-		}
-		ts = append(ts, float64(time.Since(t0).Microseconds())/1000)
-	}
-	return ts
-}
-
-func pct(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[min(int(p*float64(len(s))), len(s)-1)]
-}
-
 // versus formats the ripgrep columns: each baseline's median and its ratio
 // to ours, "-" where it did not run.
 func versus(ours, rg, rgOrdered []float64) string {
@@ -507,45 +369,9 @@ func versus(ours, rg, rgOrdered []float64) string {
 		if len(base) == 0 {
 			return fmt.Sprintf("%9s %*s", "-", w, "-")
 		}
-		return fmt.Sprintf("%9.1f %*s", pct(base, 0.5), w, fmt.Sprintf("%.0fx", pct(base, 0.5)/max(pct(ours, 0.5), 0.001)))
+		return fmt.Sprintf("%9.1f %*s", benchkit.Pct(base, 0.5), w, fmt.Sprintf("%.0fx", benchkit.Pct(base, 0.5)/max(benchkit.Pct(ours, 0.5), 0.001)))
 	}
 	return col(rg, 9) + " " + col(rgOrdered, 9)
-}
-
-// spread returns k indexes spread evenly over [0, n) (all of them when
-// k >= n): the needles of a group that ripgrep also runs. They used to be
-// the group's first k, whose times are taken right after ripgrep ran the
-// group before: its processes leave this one's data out of the CPU
-// caches, and the first queries after them ran two to five times slower
-// than the same queries a few hundred milliseconds later (branch scope:
-// our p50 over the first 20 0.173 ms, over the whole group 0.062). Spread
-// through the group, they meet the conditions its other queries meet.
-func spread(n, k int) []int {
-	k = max(min(k, n), 0)
-	out := make([]int, k)
-	for i := range out {
-		out[i] = i * n / k
-	}
-	return out
-}
-
-// choose returns the elements of xs at the indexes at.
-func choose[T any](xs []T, at []int) []T {
-	out := make([]T, len(at))
-	for i, k := range at {
-		out[i] = xs[k]
-	}
-	return out
-}
-
-// ratios returns, for each needle base timed, base's time over ours (the
-// same needle's, at the same index).
-func ratios(ours, base []float64) []float64 {
-	var out []float64
-	for i, b := range base {
-		out = append(out, b/max(ours[i], 0.001))
-	}
-	return out
 }
 
 // reportSame prints, under a group's line, the figures of the needles
@@ -557,7 +383,7 @@ func reportSame(ours, rs []float64, base string) {
 		return
 	}
 	fmt.Printf("    the %d needles %s ran: ours p50 %.3f ms; %s/ours per needle: median %.0fx, lowest %.0fx\n",
-		len(rs), base, pct(ours, 0.5), base, pct(rs, 0.5), slices.Min(rs))
+		len(rs), base, benchkit.Pct(ours, 0.5), base, benchkit.Pct(rs, 0.5), slices.Min(rs))
 }
 
 // printEach prints, with -each, every needle ripgrep ran: our time,
@@ -572,7 +398,7 @@ func printEach(needles []string, ours, rs []float64, base string) {
 		us, them, ratio float64
 	}
 	rows := make([]row, len(rs))
-	for i, ratio := range ratios(ours, rs) {
+	for i, ratio := range benchkit.Ratios(ours, rs) {
 		rows[i] = row{needles[i], ours[i], rs[i], ratio}
 	}
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.ratio, b.ratio) })
@@ -583,7 +409,7 @@ func printEach(needles []string, ours, rs []float64, base string) {
 
 func report(name string, ours, rg, rgOrdered, hits []float64) {
 	n := float64(max(len(ours), 1))
-	fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB; %d page faults in all)\n", name, pct(ours, 0.5), pct(ours, 0.99), versus(ours, rg, rgOrdered), pct(hits, 0.5),
+	fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB; %d page faults in all)\n", name, benchkit.Pct(ours, 0.5), benchkit.Pct(ours, 0.99), versus(ours, rg, rgOrdered), benchkit.Pct(hits, 0.5),
 		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6, faults)
 	if len(plans) == len(ours) {
 		reportPlans(ours)
@@ -623,7 +449,7 @@ func reportPlans(ours []float64) {
 	slices.Sort(kinds)
 	var parts []string
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s: %d, p50 %.2f ms", k, len(byKind[k]), pct(byKind[k], 0.5)))
+		parts = append(parts, fmt.Sprintf("%s: %d, p50 %.2f ms", k, len(byKind[k]), benchkit.Pct(byKind[k], 0.5)))
 	}
 	fmt.Printf("    by plan: %s\n", strings.Join(parts, "; "))
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/pi-history/pi-history/bench/internal/benchkit"
+	"github.com/pi-history/pi-history/search"
+	"github.com/pi-history/pi-history/service"
+)
+
+// query is one search a group sends: a needle, and for branch scope the
+// session whose current branch it searches (and that session's journal,
+// for ripgrep).
+type query struct {
+	needle, session, file string
+}
+
+// kind is what a group asks for.
+type kind struct {
+	name  string // as the tables print it
+	scope string // all or branch
+	limit int
+	count bool // exact count of every hit
+}
+
+var (
+	firstPage = kind{"first page, all scope, 3+ chars", "all", 50, false}
+	shortPage = kind{"first page, all scope, 1-2 chars", "all", 50, false}
+	branch    = kind{"first page, branch scope", "branch", 50, false}
+	counts    = kind{"exact count, 20-char needles", "all", 1, true}
+	kinds     = []kind{firstPage, shortPage, branch, counts}
+)
+
+// needleSet is one sample of every group's needles.
+type needleSet map[string][]query
+
+// add appends q to k's group unless sampling found no needle.
+func (s needleSet) add(k kind, q query) {
+	if q.needle != "" {
+		s[k.name] = append(s[k.name], q)
+	}
+}
+
+// corpusFacts is what sampling learns of the stored history.
+type corpusFacts struct {
+	sessions, entries int
+	ordered           []string // journals in the store's order, for rg in order
+}
+
+// sampleNeedles opens the data directory read-only in this process (no
+// server may own it), draws sets of needles for every group as bench/search
+// does (first pages pool sampled 3-5, 6-12 and 13-40 character needles with
+// near-misses of 6-20, a quarter each), and closes it again.
+func sampleNeedles(data string, sets, n, countN int, seed uint64) ([]needleSet, corpusFacts, error) {
+	var facts corpusFacts
+	svc, err := service.Open(service.Options{DataDir: data, MustExist: true, ReadOnly: true, CacheBytes: 64 << 20, SketchCacheBytes: 64 << 20})
+	if err != nil {
+		return nil, facts, fmt.Errorf("open %s to sample needles: %w", data, err)
+	}
+	defer svc.Close()
+	ctx := context.Background()
+	eng := search.New(svc.Store, svc.Index)
+	sessions, err := eng.Sessions(ctx)
+	if err != nil || len(sessions) == 0 {
+		return nil, facts, fmt.Errorf("list the sessions of %s: %v (none stored?)", data, err)
+	}
+	facts.sessions, facts.entries = len(sessions), int(svc.Store.LastSeq())
+	facts.ordered = benchkit.StoreOrder(svc, sessions)
+	r := rand.New(rand.NewPCG(seed, 99))
+	sm := &benchkit.Sampler{Text: svc.Store.Text, Last: svc.Store.LastSeq(), R: r}
+	var out []needleSet
+	for range sets {
+		set := needleSet{}
+		for i := 0; i < n; i++ {
+			var nd string
+			switch i % 4 {
+			case 0:
+				nd = sm.Sample(3, 5)
+			case 1:
+				nd = sm.Sample(6, 12)
+			case 2:
+				nd = sm.Sample(13, 40)
+			default:
+				nd = sm.NearMiss(sm.Sample(6, 20))
+			}
+			set.add(firstPage, query{needle: nd})
+			set.add(shortPage, query{needle: sm.Sample(1, 2)})
+		}
+		for len(set[branch.name]) < n {
+			s := sessions[r.IntN(len(sessions))]
+			seqs, err := svc.Store.CurrentBranchSeqs(s.ID)
+			if err != nil || len(seqs) == 0 {
+				continue
+			}
+			nd := sm.At(func() uint64 { return seqs[r.IntN(len(seqs))] }, 5, 12)
+			if nd == "" {
+				continue // no text long enough on this branch
+			}
+			set[branch.name] = append(set[branch.name], query{needle: nd, session: s.ID, file: s.File})
+		}
+		for range countN {
+			set.add(counts, query{needle: sm.Sample(20, 20)})
+		}
+		out = append(out, set)
+	}
+	return out, facts, nil
+}

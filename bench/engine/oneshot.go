@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/pi-history/pi-history/bench/internal/benchkit"
+)
+
+// oneShot is the CLI with no server: each needle's time for a first page
+// and for every hit, beside ripgrep's on the same needles.
+type oneShot struct {
+	page, all      []float64 // ms
+	rgPage, rgAll  []float64
+	errs           int
+	firstErr       string
+	needles        int
+	worstAllNeedle string
+}
+
+// measureOneShot runs 'bin search' once per needle (a first page of 50,
+// then --all) with no server running, then ripgrep on the same needles.
+func measureOneShot(bin, data, corpus string, needles []string) oneShot {
+	o := oneShot{needles: len(needles)}
+	run := func(nd string, args ...string) float64 {
+		var errb bytes.Buffer
+		cmd := exec.Command(bin, append(append([]string{"search", "--data", data, "--color", "never"}, args...), "--", nd)...)
+		cmd.Stdout, cmd.Stderr = io.Discard, &errb
+		t0 := time.Now()
+		err := cmd.Run()
+		el := float64(time.Since(t0).Microseconds()) / 1000
+		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) { // 1: nothing matched
+			if o.errs == 0 {
+				o.firstErr = fmt.Sprintf("%q: %v: %s", nd, err, strings.TrimSpace(errb.String()))
+			}
+			o.errs++
+		}
+		return el
+	}
+	worst := -1.0
+	for _, nd := range needles {
+		o.page = append(o.page, run(nd, "--limit", "50"))
+		t := run(nd, "--all")
+		o.all = append(o.all, t)
+		if t > worst {
+			worst, o.worstAllNeedle = t, nd
+		}
+	}
+	o.rgPage = benchkit.RgTimes(corpus, needles, 50)
+	o.rgAll = benchkit.RgAll(corpus, needles)
+	return o
+}
+
+func (o oneShot) print() {
+	fmt.Printf("\none-shot CLI, no server ('pi-history search --data DIR', %d needles of the 3+ character group; rg over the same JSONL):\n", o.needles)
+	line := func(name string, ours, rg []float64, rgName string) {
+		fmt.Printf("  %-28s p50 %8.1f ms, worst %8.1f ms | %s p50 %7.1f ms, worst %7.1f ms | rg/us (medians) %.2fx\n", name,
+			benchkit.Pct(ours, 0.5), benchkit.Pct(ours, 1), rgName, benchkit.Pct(rg, 0.5), benchkit.Pct(rg, 1),
+			benchkit.Pct(rg, 0.5)/max(benchkit.Pct(ours, 0.5), 0.001))
+	}
+	line("first page (--limit 50)", o.page, o.rgPage, "rg stopped at 50 lines")
+	line("every hit (--all)", o.all, o.rgAll, "rg printing every line")
+	fmt.Printf("  slowest --all: %q\n", o.worstAllNeedle)
+	if o.errs > 0 {
+		fmt.Printf("  %d runs failed; the first: %s\n", o.errs, o.firstErr)
+	}
+}
