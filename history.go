@@ -8,10 +8,12 @@ import (
 // History is what pi-history knows about stored sessions, as every client
 // of it asks: literal search, chronological lists, reads by id, a branch's
 // context windows, the sessions, and the path of a branch. *search.Engine
-// answers from the store and index in this process; the HTTP API serves a
-// History, and api/client is one again on the other side of the wire, so
-// the CLI, the web UI, export and the context machinery hold a History and
-// need not know which.
+// answers from the store and index in this process; the HTTP API serves
+// one (package api), and api/client's History is one again on the other
+// side of the wire, so the CLI holds a History and need not know which.
+// Readers in the server's process that need the entries themselves (the
+// web UI's pages, the context machinery in package window) resolve their
+// branches with the same resolver (search.Engine.Branch).
 //
 // Every method fails with an *Error whose Kind says why: Invalid for a
 // malformed request (Param names the field), NotFound for a session, leaf
