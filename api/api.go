@@ -41,7 +41,9 @@ import (
 
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/store"
 )
 
 // Engine answers the search-related routes: a History, with the two
@@ -51,6 +53,9 @@ type Engine interface {
 	pihistory.History
 	SearchPages(ctx context.Context, r *pihistory.SearchRequest, fn func(*pihistory.SearchResponse) error) error
 	AllowlistedWindows(ctx context.Context, session, leaf string) (leafUsed string, windows []pihistory.Window, err error)
+	// Branch is the one resolver of a session and leaf to a branch, for
+	// the routes that read the entries themselves (export).
+	Branch(session, leaf string) (*store.SessionTree, []*journal.Entry, string, error)
 }
 
 // Default limits.
@@ -163,7 +168,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, svc: o.Service, engine: o.Engine, serial: o.Serial, auth: NewAuthenticator(o.Token),
 		hosts: hg, base: URLFor(o.Addr), log: o.Log, sem: make(chan struct{}, o.MaxInFlight), streams: make(chan struct{}, cmp.Or(o.MaxStreams, DefaultMaxStreams))}
 	s.metrics = newMetrics(s)
-	s.export = serveExport(o.Service.Store, s.fail)
+	s.export = serveExport(o.Service.Store, o.Engine, s.fail)
 	s.archive = serveArchive(o.Service.Store, s.fail)
 	s.router = s.routes()
 	return s, nil

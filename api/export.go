@@ -22,15 +22,15 @@ import (
 //
 //	GET /v1/sessions/{id}/export?format=jsonl|md|html&leaf=ID&window=N&zstd=1&inline=1
 //
-// from src. The response streams as it is read, with Content-Type and a
-// Content-Disposition file name (attachment; inline=1 for viewing HTML or
-// Markdown in the browser). Bad requests are refused through fail before
+// from src, its branch resolved by br (the one resolver). The response
+// streams as it is read, with Content-Type and a Content-Disposition file
+// name (attachment; inline=1 for viewing HTML or Markdown in the browser). Bad requests are refused through fail before
 // anything is sent. An error in the middle of the stream aborts the
 // connection (http.ErrAbortHandler), so the client sees a truncated
 // transfer, never a response that looks complete.
-func serveExport(src export.Source, fail func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
+func serveExport(src export.Source, br export.Branches, fail func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		x, inline, err := exportFromRequest(src, r)
+		x, inline, err := exportFromRequest(src, br, r)
 		if err != nil {
 			fail(w, r, err)
 			return
@@ -59,7 +59,7 @@ func serveExport(src export.Source, fail func(http.ResponseWriter, *http.Request
 // exportFromRequest reads an export's parameters: the session id from the
 // path value "id" (else the "session" query parameter), the rest from the
 // query, strictly as every /v1 route reads its query (see query).
-func exportFromRequest(src export.Source, r *http.Request) (*export.Export, bool, error) {
+func exportFromRequest(src export.Source, br export.Branches, r *http.Request) (*export.Export, bool, error) {
 	q := newQuery(r)
 	sid := r.PathValue("id")
 	if sid == "" {
@@ -83,7 +83,7 @@ func exportFromRequest(src export.Source, r *http.Request) (*export.Export, bool
 		}
 		o.Format = f
 	}
-	x, err := export.New(src, sid, o)
+	x, err := export.New(src, br, sid, o)
 	return x, inline, err
 }
 

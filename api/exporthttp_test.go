@@ -17,6 +17,7 @@ import (
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -54,7 +55,7 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 	st, sids := exportStore(t, "branches.jsonl")
 	sid := sids[0]
 	mux := http.NewServeMux()
-	mux.Handle("GET /v1/sessions/{id}/export", serveExport(st, answerProblem))
+	mux.Handle("GET /v1/sessions/{id}/export", serveExport(st, search.New(st, nil), answerProblem))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	get := func(q string) (*http.Response, []byte) {
@@ -77,7 +78,7 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 	if !strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
 		t.Error("no sandboxing CSP on the HTML")
 	}
-	x, _ := export.New(st, sid, export.Options{Format: export.HTML, Leaf: "b0000002"})
+	x, _ := export.New(st, search.New(st, nil), sid, export.Options{Format: export.HTML, Leaf: "b0000002"})
 	var want bytes.Buffer
 	x.WriteTo(&want)
 	if !bytes.Equal(body, want.Bytes()) {
@@ -95,7 +96,7 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 		param      string
 	}{
 		{"nope/export", 404, ProblemNotFound, "Not found", ""},
-		{sid + "/export?leaf=nope", 404, ProblemNotFound, "Not found", ""},
+		{sid + "/export?leaf=nope", 404, ProblemNotFound, "Not found", "leaf"},
 		{sid + "/export?window=9", 404, ProblemNotFound, "Not found", ""},
 		{sid + "/export?window=x", 400, ProblemInvalidParam, "A parameter is invalid", "window"},
 		{sid + "/export?format=pdf", 400, ProblemInvalidParam, "A parameter is invalid", "format"},
@@ -120,7 +121,7 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 func TestExportHandlerAbortsOnAMidStreamFailure(t *testing.T) {
 	st, sids := exportStore(t, "branches.jsonl")
 	mux := http.NewServeMux()
-	mux.Handle("GET /v1/sessions/{id}/export", serveExport(&brokenSource{Store: st, failAfter: 5}, answerProblem))
+	mux.Handle("GET /v1/sessions/{id}/export", serveExport(&brokenSource{Store: st, failAfter: 5}, search.New(st, nil), answerProblem))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/v1/sessions/" + sids[0] + "/export")

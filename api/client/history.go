@@ -20,36 +20,36 @@ type history struct{ c *Client }
 
 func (h history) Search(ctx context.Context, req *pihistory.SearchRequest) (*pihistory.SearchResponse, error) {
 	resp, err := h.c.Search(ctx, req)
-	return resp, refused(err)
+	return resp, Refusal(err)
 }
 
 func (h history) List(ctx context.Context, req *pihistory.ListRequest) (*pihistory.ListResponse, error) {
 	resp, err := h.c.List(ctx, req)
-	return resp, refused(err)
+	return resp, Refusal(err)
 }
 
 func (h history) Read(ctx context.Context, req *pihistory.ReadRequest) (*pihistory.ReadResponse, error) {
 	resp, err := h.c.Read(ctx, req)
-	return resp, refused(err)
+	return resp, Refusal(err)
 }
 
 func (h history) Windows(ctx context.Context, session, leaf string) (string, []pihistory.Window, error) {
 	resp, err := h.c.Windows(ctx, session, leaf)
 	if err != nil {
-		return "", nil, refused(err)
+		return "", nil, Refusal(err)
 	}
 	return resp.Leaf, resp.Windows, nil
 }
 
 func (h history) Sessions(ctx context.Context) ([]pihistory.SessionSummary, error) {
 	ss, err := h.c.Sessions(ctx)
-	return ss, refused(err)
+	return ss, Refusal(err)
 }
 
 func (h history) Session(ctx context.Context, id string) (*pihistory.SessionSummary, error) {
 	d, err := h.c.Session(ctx, id, SessionOptions{NoTree: true})
 	if err != nil {
-		return nil, refused(err)
+		return nil, Refusal(err)
 	}
 	return &d.Summary, nil
 }
@@ -62,7 +62,7 @@ func (h history) BranchPath(ctx context.Context, session, leaf string) (string, 
 	for {
 		resp, err := h.c.List(ctx, req)
 		if err != nil {
-			return "", nil, refused(err)
+			return "", nil, Refusal(err)
 		}
 		for _, it := range resp.Items {
 			refs = append(refs, pihistory.EntryRef{Session: session, Entry: it.Entry, Seq: it.Seq})
@@ -81,7 +81,7 @@ const branchPage = 1000
 
 // refused turns a problem document that refuses the request (400, 404)
 // back into the *pihistory.Error the server's engine returned.
-func refused(err error) error {
+func Refusal(err error) error {
 	var pe *Error
 	if !errors.As(err, &pe) {
 		return err
