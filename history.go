@@ -75,7 +75,7 @@ type Scope string
 const (
 	ScopeBranch  Scope = "branch"  // the ancestor chain of a leaf (default: the session's current leaf)
 	ScopeSession Scope = "session" // every branch of one session
-	ScopeLineage Scope = "lineage" // the session, its fork ancestors and its fork descendants
+	ScopeLineage Scope = "lineage" // the session, its ancestors and its descendants through forks and agent lineage records
 	ScopeAll     Scope = "all"     // every session
 )
 
@@ -105,6 +105,7 @@ type SearchRequest struct {
 // Hit is one matching entry.
 type Hit struct {
 	Session         string    `json:"session"`
+	Agent           string    `json:"agent,omitempty"` // lineage scope: the agent owning the session (its id, or root)
 	Title           string    `json:"title,omitempty"` // the session's name, else the start of its first user message
 	Cwd             string    `json:"cwd,omitempty"`   // the session's project directory
 	Entry           string    `json:"entry"`
@@ -163,6 +164,10 @@ type ListRequest struct {
 	AllBranches bool     `json:"allBranches,omitempty"` // every entry of the session in file order
 	Limit       int      `json:"limit,omitempty"`
 	Cursor      string   `json:"cursor,omitempty"`
+	// Offset is the position of the first item to answer (0-based, in the
+	// filtered list), for callers that page by position (seed B's history
+	// paging) rather than by cursor; not with Cursor.
+	Offset int `json:"offset,omitempty"`
 	// Allowlisted lists only what the history allowlist admits (the
 	// model's history tool), as ReadRequest.Allowlisted reads: entries
 	// with no searchable text are left out, and a type or role that never
@@ -193,6 +198,9 @@ type ListResponse struct {
 	Items   []Item `json:"items"`
 	Total   int    `json:"total"` // items in the list, all pages
 	Cursor  string `json:"cursor,omitempty"`
+	// NextOffset is the position of the next page's first item, when one
+	// follows (the cursor's position, for paging by offset).
+	NextOffset *int `json:"nextOffset,omitempty"`
 }
 
 // ReadRequest reads one entry.

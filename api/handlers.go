@@ -295,6 +295,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 		AllBranches: q.bool("allBranches", false),
 		Limit:       q.int("limit", 0),
 		Cursor:      q.str("cursor"),
+		Offset:      q.int("offset", 0),
 		Allowlisted: q.bool("allowlisted", false),
 	}
 	if err := q.done(); err != nil {

@@ -84,6 +84,8 @@ export interface SearchStats {
 
 export interface Hit {
 	session: string;
+	/** lineage scope: the agent owning the hit's session (its id from an agent lineage record, or root) */
+	agent?: string;
 	/** the session's name, else the start of its first user message */
 	title?: string;
 	/** the session's project directory */
@@ -134,6 +136,8 @@ export interface ListResponse {
 	items: Item[];
 	total: number;
 	cursor?: string;
+	/** position of the next page's first entry, when one follows */
+	nextOffset?: number;
 }
 
 export interface ReadResponse {
@@ -530,6 +534,8 @@ export interface GateRequest {
 	pi?: {
 		keepRecentTokens?: number;
 		reserveTokens?: number;
+		/** contextManagement.tailTokens from Pi's settings: sizes the history a rollover of the extension keeps (seed B's Tail); absent: Pi's keepRecentTokens */
+		tailTokens?: number;
 	};
 }
 
@@ -538,7 +544,7 @@ export interface Verdict {
 	ok?: boolean;
 	blocker?: "no_notebook" | "stale_notebook" | "nothing_to_drop" | "low_reclaim" | "low_pressure" | "external_owner" | "already_pending" | "disabled" | "auto_rollover_off" | "bad_request";
 	text?: string;
-	reason?: "model" | "user" | "host" | "threshold" | "fallback";
+	reason?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** the host initiated it */
 	auto?: boolean;
 	/** a model or user request turns a pending host schedule into its own */
@@ -562,11 +568,13 @@ export interface CompactionRequest {
 	model?: string;
 	ours?: boolean;
 	midRun?: boolean;
-	reason?: "model" | "user" | "host" | "threshold" | "fallback";
+	reason?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** Pi's compaction settings (default: Pi's defaults) */
 	pi?: {
 		keepRecentTokens?: number;
 		reserveTokens?: number;
+		/** contextManagement.tailTokens from Pi's settings: sizes the history a rollover of the extension keeps (seed B's Tail); absent: Pi's keepRecentTokens */
+		tailTokens?: number;
 	};
 }
 
@@ -574,7 +582,7 @@ export interface CompactionRequest {
 export interface CompactionDetails {
 	windowNumber: number;
 	notebookRevision: number;
-	reason: "model" | "user" | "host" | "threshold" | "fallback";
+	reason: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 }
 
 /** The template compaction to return from session_before_compact, or why it was declined (Pi's own summary runs). */
@@ -613,6 +621,8 @@ export interface EventRequest {
 	pi?: {
 		keepRecentTokens?: number;
 		reserveTokens?: number;
+		/** contextManagement.tailTokens from Pi's settings: sizes the history a rollover of the extension keeps (seed B's Tail); absent: Pi's keepRecentTokens */
+		tailTokens?: number;
 	};
 }
 
@@ -629,18 +639,18 @@ export interface Decision {
 	/** new_context's result text, or the sentence to append to the notes result */
 	toolText?: string;
 	/** a rollover was scheduled (or confirmed) with this reason */
-	schedule?: "model" | "user" | "host" | "threshold" | "fallback";
+	schedule?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	gate?: Verdict;
 	/** roll over now, at this boundary, with this reason */
-	rollOver?: "model" | "user" | "host" | "threshold" | "fallback";
+	rollOver?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** why a pending schedule was cancelled (a gate blocker, external_owner or user_abort) */
 	cancel?: string;
 	/** the reason of the cancelled schedule */
-	cancelled?: "model" | "user" | "host" | "threshold" | "fallback";
+	cancelled?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** maintenance gives up for the window: Pi's own compaction proceeds */
 	giveUp?: boolean;
 	/** the reason of a rollover whose compaction failed */
-	failed?: "model" | "user" | "host" | "threshold" | "fallback";
+	failed?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	failedWhy?: string;
 }
 
@@ -648,7 +658,7 @@ export interface Decision {
 export interface RolloverState {
 	window: number;
 	/** the scheduled rollover's reason; absent when none */
-	pending?: "model" | "user" | "host" | "threshold" | "fallback";
+	pending?: "model" | "user" | "host" | "threshold" | "fallback" | "emergency";
 	/** a host schedule confirmed by the model or user */
 	confirmed?: boolean;
 	reminderSent?: boolean;
@@ -710,6 +720,8 @@ export interface RolloverConfig {
 	requireHandoff: boolean;
 	/** the user's /compact (Pi 1.6) starts the /rollover preparation instead (seed B); default false */
 	redirectCompact: boolean;
+	/** Pi's context overflow gets the template with the last saved Handoff marked stale (seed B); false lets Pi's own summary recover; default true */
+	emergencyRollover: boolean;
 }
 
 /** The rollover configuration in force (<data>/note-context.json over the defaults), with any ignored values. */
@@ -943,6 +955,8 @@ export interface Routes {
 			/** entries per page (default 50) */
 			limit?: number;
 			cursor?: string;
+			/** position of the first entry to answer (0-based, in the filtered list), to page by position instead of by cursor; not with cursor */
+			offset?: number;
 			/** only entries inside the history allowlist (with searchable text), as the model's history tool lists; a type or role that never has searchable text is refused */
 			allowlisted?: boolean;
 		};
@@ -1119,7 +1133,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;
@@ -1146,7 +1160,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;
@@ -1165,7 +1179,7 @@ export interface Routes {
 		query: {
 			/** the branch ending at this entry (default: the current leaf) */
 			leaf?: string;
-			/** branch (default) or lineage: also the sessions this one was forked from or into */
+			/** branch (default) or lineage: also the sessions this one was forked from or into and those of the agents that spawned it or that it spawned, at any depth (not its siblings) */
 			scope?: "branch" | "lineage";
 			/** page start (entries, matches or characters) */
 			offset?: number;

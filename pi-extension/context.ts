@@ -7,6 +7,7 @@
 
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { afterPiMs } from "./idle.ts";
 import { leafOf, push } from "./session.ts";
 import type { Runtime } from "./state.ts";
 
@@ -71,6 +72,10 @@ export async function contextReport(rt: Runtime, ctx: ExtensionContext): Promise
 		const on = c.enabled === false ? "off" : "on";
 		out.push(`  Pi compaction: ${on}, reserveTokens ${num(c.reserveTokens ?? 16384)}, keepRecentTokens ${num(c.keepRecentTokens ?? 20000)}`);
 	}
+	const cm = rt.S.cm;
+	const tail = cm.tailTokens === undefined ? "Pi's keepRecentTokens (tailTokens not set)" : `${num(cm.tailTokens)} tokens`;
+	const idle = cm.idleRollover.enabled ? `on from ${num(cm.idleRollover.minTokens)} tokens` : "off";
+	out.push(`  contextManagement: Tail ${tail}; idle rollover ${idle}`);
 	if (rt.disabled) {
 		out.push(`pi-history is turned off (enabled: false in ${rt.disabled}).`);
 		return out.join("\n");
@@ -129,7 +134,9 @@ export async function contextReport(rt: Runtime, ctx: ExtensionContext): Promise
 	await part("scheduled", async () => {
 		const r = await rt.api.call("GET /v1/sessions/{id}/rollover-state", { path, query: { leaf } });
 		const s = r.state;
-		if (rt.S.preparing) out.push("Preparation: a /rollover preparation is under way (notes, a Handoff, then the checkpoint)");
+		if (rt.S.preparing) out.push(`Preparation: ${rt.S.preparing.kind === "idle" ? "an idle" : "a /rollover"} preparation is under way (notes, a Handoff, then the checkpoint)`);
+		const t = rt.idleTimer;
+		if (t) out.push(`Idle rollover: due in ${Math.max(0, Math.round((t.refreshAt + afterPiMs - rt.clock.now()) / 1000))}s unless something happens first`);
 		if (!s?.pending) {
 			out.push("Scheduled: nothing");
 			return;

@@ -103,10 +103,27 @@ func runScenarios(t *testing.T, dir, bin string, v piVersion) {
 		{name: "owner", label: "owner/loaded-before", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=before"}},
 		{name: "owner", label: "owner/loaded-after", script: "test/owner.mjs", serve: true, env: []string{"PI_TEST_OWNER=after"}},
 		{name: "paging", script: "test/paging.mjs", serve: true},
+		{name: "paging-offset", script: "test/paging-offset.mjs", serve: true},
+		{name: "previews", script: "test/previews.mjs", serve: true, only: "1.6"},
+		{name: "lineage", script: "test/lineage.mjs", serve: true},
 		{name: "context-command", script: "test/context-command.mjs", serve: true},
 		{name: "handoff", script: "test/handoff.mjs", serve: true},
 		{name: "rollover-command", script: "test/rollover-command.mjs", serve: true},
 		{name: "compact-redirect", script: "test/compact-redirect.mjs", serve: true, only: "1.6"},
+		// Seed B's Tail and contextManagement in Pi's settings; without tailTokens, Pi's keepRecentTokens.
+		{name: "tail", script: "test/tail.mjs", serve: true},
+		{name: "tail", label: "tail/unset", script: "test/tail.mjs", serve: true, env: []string{"PI_TEST_TAIL=unset"}},
+		{name: "tail", label: "tail/untrusted-project", script: "test/tail.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_TAIL=untrusted"}},
+		// Pi's native overflow: a request refused as too long, and a truncated response.
+		{name: "emergency", label: "emergency/too-long", script: "test/emergency.mjs", serve: true, only: "1.6"},
+		{name: "emergency", label: "emergency/truncated", script: "test/emergency.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_OVERFLOW=length"}},
+		// The idle rollover on a fake clock; never in print mode, with idleRollover.enabled false, below minTokens
+		// or once the cache is lost.
+		{name: "idle", script: "test/idle.mjs", serve: true, only: "1.6"},
+		{name: "idle", label: "idle/print-mode", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=print"}},
+		{name: "idle", label: "idle/disabled", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=disabled"}},
+		{name: "idle", label: "idle/below-min-tokens", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=below"}},
+		{name: "idle", label: "idle/slept-past-cutoff", script: "test/idle.mjs", serve: true, only: "1.6", env: []string{"PI_TEST_IDLE=slept"}},
 		{name: "service-down", label: "service-down/autostart-off", script: "test/service-down.mjs", env: []string{"PI_HISTORY_AUTOSTART=0"}},
 		{name: "service-down", label: "service-down/no-binary", script: "test/service-down.mjs", env: []string{"PI_HISTORY_BIN=" + filepath.Join(t.TempDir(), "missing", "pi-history")}},
 		// server.json left by a service killed without warning names a

@@ -6,7 +6,8 @@
 import { StringEnum } from "@mariozechner/pi-ai";
 import type { Static } from "typebox";
 import { Type } from "typebox";
-import type { Item, SearchRequest } from "./api-types.ts";
+import type { Hit, Item, SearchRequest } from "./api-types.ts";
+import { listPage, PAGE, readPage, searchPage, windowsPage } from "./history-pages.ts";
 import { callerEntry } from "./messages.ts";
 import type { ToolResult } from "./results.ts";
 import { outputSchema, text, tool } from "./results.ts";
@@ -15,6 +16,7 @@ import type { ListQuery, Runtime } from "./state.ts";
 import { HISTORY_DESCRIPTION } from "./text.ts";
 
 const SCOPES = ["branch", "session", "lineage", "all"] as const;
+const PAGINGS = ["cursor", "offset"] as const;
 
 const historyParameters = Type.Object({
 	query: Type.Optional(Type.String({ description: "literal text to find (case-sensitive unless ignoreCase; a regular expression with regex)" })),
@@ -33,10 +35,14 @@ const historyParameters = Type.Object({
 	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
 	offset: Type.Optional(Type.Integer({ minimum: 0, description: "id: character offset" })),
 	cursor: Type.Optional(Type.String({ description: "next page of a query or list: the cursor it gave (enough on its own)" })),
+	paging: Type.Optional(StringEnum(PAGINGS)),
 });
 
 /** The arguments of a history call (scope typed from SCOPES: TypeBox cannot see through StringEnum; Pi checks the arguments against the schema). */
-type HistoryParams = Omit<Static<typeof historyParameters>, "scope"> & { scope?: (typeof SCOPES)[number] };
+type HistoryParams = Omit<Static<typeof historyParameters>, "scope" | "paging"> & {
+	scope?: (typeof SCOPES)[number];
+	paging?: (typeof PAGINGS)[number];
+};
 
 /** Registers the history tool. */
 export function registerHistory(rt: Runtime): void {
@@ -54,6 +60,7 @@ export function registerHistory(rt: Runtime): void {
 				await push(rt, ctx);
 				const leaf = leafOf(ctx);
 				const self = callerEntry(ctx, toolCallId);
+				if (p.paging === "offset") return byOffset(rt, leaf, self, p, signal);
 				if (p.id) return readEntry(rt, p.id, p, signal);
 				const prior = p.cursor ? rt.S.cursors.get(p.cursor) : undefined;
 				if (p.query || prior?.kind === "search") return search(rt, leaf, self, p, prior?.kind === "search" ? prior.req : undefined, signal);
@@ -68,6 +75,17 @@ export function registerHistory(rt: Runtime): void {
 			});
 		},
 	});
+}
+
+/** history with paging offset (seed B's pages): the same calls, paged by position. */
+async function byOffset(rt: Runtime, leaf: string, self: string | undefined, p: HistoryParams, signal: AbortSignal | undefined): Promise<ToolResult> {
+	if (p.cursor) throw new Error("history: paging offset pages by offset, not cursor; give the offset the last page named, or drop paging to continue with the cursor");
+	if (p.limit !== undefined) throw new Error(`history: paging offset has pages of ${PAGE}; drop limit (or drop paging to choose the page size)`);
+	if (p.id) return readPage(rt, p.id, p, signal);
+	if (p.query) return searchPage(rt, leaf, self, p, hitLine(rt), signal);
+	if (p.windows) return windowsPage(rt, leaf, p, signal);
+	if (p.list) return listPage(rt, leaf, p, signal);
+	throw new Error("history needs one of query, id, list or windows");
 }
 
 /** history {id}: one entry (of this session, or of session) with its neighbours. */
@@ -124,15 +142,11 @@ async function search(
 	const r = await rt.api.call("POST /v1/search", { body, signal });
 	if (r.cursor) rt.remember(r.cursor, { kind: "search", req: { ...body, cursor: undefined } });
 	const hits = (r.hits ?? []).filter((h) => !(h.entry === self && h.session === rt.S.sid));
-	const out = hits.map((h) => {
-		const who = h.role ? h.role : h.type;
-		const snip = (h.snippets ?? []).map((s) => s.text.replace(/\s+/g, " ")).join(" … ");
-		const where = h.session !== rt.S.sid ? ` session=${h.session}` : "";
-		return `${h.ref} w${h.window} ${who}${h.toolName ? `(${h.toolName})` : ""}${where}: ${snip}`;
-	});
+	const out = hits.map(hitLine(rt));
 	if (out.length === 0) out.push(`No entry contains ${JSON.stringify(body.needle)} in scope ${scope}${filtersNote(body)}.`);
 	if (r.cursor) out.push(`[more hits: call history with cursor "${r.cursor}"]`);
-	return text(rt, out.join("\n"), { hits: hits.length, cursor: r.cursor });
+	const matches = hits.map((h) => ({ ref: h.ref, entry: h.entry, session: h.session, agent: h.agent }));
+	return text(rt, out.join("\n"), { hits: hits.length, matches, cursor: r.cursor });
 }
 
 /** history {list}: the branch in order, a page at a time; a cursor continues the listing it came from (prior). */
@@ -159,6 +173,19 @@ function filtersNote(b: SearchRequest): string {
 	if (b.roles?.length) f.push(`roles ${b.roles.join(",")}`);
 	if (b.types?.length) f.push(`types ${b.types.join(",")}`);
 	return f.length ? ` with ${f.join(", ")} (try without them)` : "";
+}
+
+/** One search hit as the model reads it. */
+function hitLine(rt: Runtime): (h: Hit) => string {
+	const sid = rt.S.sid;
+	return (h) => {
+		const who = h.role ? h.role : h.type;
+		const snip = (h.snippets ?? []).map((s) => s.text.replace(/\s+/g, " ")).join(" … ");
+		// A hit of another session (lineage scope) names it and its agent,
+		// so history {id, session} reads it.
+		const where = h.session !== sid ? ` session=${h.session}${h.agent ? ` agent=${h.agent}` : ""}` : "";
+		return `${h.ref} w${h.window} ${who}${h.toolName ? `(${h.toolName})` : ""}${where}: ${snip}`;
+	};
 }
 
 const itemLine = (it: Item): string => `[history entry=${it.entry}] w${it.window} ${it.preview}`;

@@ -3,14 +3,20 @@
 // the status line on other tools' results; the tool-call guard; the state
 // machine's events at each turn and at the end of each run, and the
 // rollovers they decide (rollover.ts); the template summary in
-// session_before_compact; and the bookkeeping after a compaction or /tree.
+// session_before_compact (the emergency rollover on Pi's overflow); the
+// bookkeeping after a compaction or /tree; seed B's settings read at
+// session_start; input held during a preparation; and what arms, moves and
+// stops the idle rollover (idle.ts).
 
 import type { AgentMessage } from "./messages.ts";
 import { entryIds, lastCompactionOf, lastTextIndex, messageKey, record, takesTrailer, withTrailer } from "./messages.ts";
-import { endPreparation, redirectCompact } from "./prepare.ts";
+import { show } from "./context.ts";
+import { armIdle, cancelIdle, onWarmingDecision } from "./idle.ts";
+import { endPreparation, holdInput, redirectCompact } from "./prepare.ts";
 import { boundaryRollover, MAINTENANCE_TYPE, reconcile, rollOver, steer } from "./rollover.ts";
 import { applyEnabled, event, leafOf, loadConfig, modelId, OUR_TOOLS, push, stale } from "./session.ts";
 import type { Runtime } from "./state.ts";
+import { readContextManagement } from "./settings.ts";
 import { SessionState } from "./state.ts";
 import { GUIDANCE, GUIDANCE_BODY, GUIDANCE_SECTION, neutralMaintenance, statusSep, trailer } from "./text.ts";
 
@@ -20,15 +26,22 @@ export function registerHooks(rt: Runtime): void {
 	registerMessageHooks(rt);
 	registerRunHooks(rt);
 	registerCompactionHooks(rt);
+	registerIdleHooks(rt);
 }
 
 /** session_start, the guidance, the input hold and /tree. */
 function registerSessionHooks(rt: Runtime): void {
 	const pi = rt.pi;
 	pi.on("session_start", async (_ev, ctx) => {
+		cancelIdle(rt);
 		rt.S = new SessionState();
 		rt.S.sid = ctx.sessionManager.getSessionId();
 		rt.S.lastCompaction = lastCompactionOf(ctx);
+		// contextManagement in Pi's settings: read once per session load,
+		// each problem reported once.
+		const { cm, warnings } = readContextManagement(ctx);
+		rt.S.cm = cm;
+		for (const w of warnings) show(ctx, w, "warning");
 		await rt.quietly(async () => {
 			await push(rt, ctx);
 			await loadConfig(rt);
@@ -60,9 +73,15 @@ function registerSessionHooks(rt: Runtime): void {
 	// (Pi disconnects the agent while it compacts). Input typed during a run
 	// (a steer) is not held up: the run's end decides the rollover. (Pi 1.6
 	// refuses a prompt during a compaction before this hook runs; there
-	// agent_settled holds instead, see below.)
-	pi.on("input", async (_ev, ctx) => {
-		if (stale(ctx) || !ctx.isIdle()) return undefined;
+	// agent_settled holds instead, see below.) Input typed while a /rollover
+	// or idle preparation runs is held until it is over (prepare.ts).
+	pi.on("input", async (ev, ctx) => {
+		if (stale(ctx)) return undefined;
+		cancelIdle(rt);
+		if (ev.source !== "extension") rt.S.idleTried = false; // the user's own input re-arms the idle rollover
+		// Typed while a preparation runs: held until it is over (prepare.ts).
+		if (holdInput(rt, ctx, ev)) return { action: "handled" as const };
+		if (!ctx.isIdle()) return undefined;
 		rt.promptsWaiting++;
 		try {
 			for (let i = 0; i < 600 && (rt.S.running || rt.S.ourCompaction); i++) {
@@ -76,6 +95,7 @@ function registerSessionHooks(rt: Runtime): void {
 	});
 
 	pi.on("session_tree", async () => {
+		cancelIdle(rt);
 		rt.S.branchChanged = true;
 	});
 }
@@ -168,6 +188,7 @@ function lastAssistantAborted(messages: readonly AgentMessage[] | undefined): bo
 function registerRunHooks(rt: Runtime): void {
 	const pi = rt.pi;
 	pi.on("agent_start", async (_ev, ctx) => {
+		cancelIdle(rt);
 		if (stale(ctx)) return;
 		rt.S.running = true;
 		await rt.quietly(async () => {
@@ -243,6 +264,7 @@ function registerRunHooks(rt: Runtime): void {
 			rt.S.running = false;
 			if (!handOff) {
 				endPreparation(rt, ctx);
+				if (!ev?.aborted) armIdle(rt, ctx);
 				return;
 			}
 			rollOver(rt, ctx, handOff);
@@ -265,22 +287,33 @@ function registerCompactionHooks(rt: Runtime): void {
 		const why: unknown = Reflect.get(ev, "reason");
 		if (why === "manual") await rt.quietly(() => loadConfig(rt, true));
 		if (redirectCompact(rt, ctx, typeof why === "string" ? why : undefined, ev.customInstructions)) return { cancel: true };
+		// Pi 1.6's native context overflow (a refused request or a
+		// truncated response): the Emergency Rollover, at Pi's own cut,
+		// with no request of its own (decision 310).
+		const overflow = why === "overflow";
 		const d = await rt.quietly(async () => {
 			await push(rt, ctx, ev.signal); // a hung service must not hold Pi's compaction up
 			const S = rt.S;
+			// A rollover of ours with a Tail of its own: the service cuts
+			// (0.73.1 hands Pi's keepRecentTokens cut here).
+			const ownCut = S.ourCompaction !== undefined && S.cm.tailTokens !== undefined && !overflow;
 			return rt.api.call("POST /v1/sessions/{id}/compaction", {
 				path: { id: S.sid },
 				body: {
 					leaf: leafOf(ctx),
-					firstKeptEntryId: ev.preparation.firstKeptEntryId,
+					firstKeptEntryId: ownCut ? undefined : ev.preparation.firstKeptEntryId,
 					customInstructions: ev.customInstructions || undefined,
 					model: modelId(ctx),
 					ours: S.ourCompaction !== undefined,
 					// Pi's threshold compaction inside a run (docs/spec-notes.md, "Implementation notes") gets Pi's
 					// summary, never the template.
-					midRun: S.ourCompaction === undefined && S.running && ev.reason !== "manual" ? true : undefined,
-					reason: S.ourCompaction,
-					pi: { keepRecentTokens: ev.preparation.settings.keepRecentTokens, reserveTokens: ev.preparation.settings.reserveTokens },
+					midRun: !overflow && S.ourCompaction === undefined && S.running && ev.reason !== "manual" ? true : undefined,
+					reason: overflow ? "emergency" : S.ourCompaction,
+					pi: {
+						keepRecentTokens: ev.preparation.settings.keepRecentTokens,
+						reserveTokens: ev.preparation.settings.reserveTokens,
+						tailTokens: S.cm.tailTokens,
+					},
 				},
 				signal: ev.signal,
 			});
@@ -290,8 +323,12 @@ function registerCompactionHooks(rt: Runtime): void {
 	});
 
 	pi.on("session_compact", async (ev, ctx) => {
+		cancelIdle(rt);
 		if (stale(ctx)) return;
 		rt.S.lastCompaction = lastCompactionOf(ctx);
+		if (record(ev?.compactionEntry?.details)?.reason === "emergency") {
+			show(ctx, "Emergency rollover: the context overflowed; the new window carries the notes and the last saved Handoff, marked stale. Recent work is readable with history.", "warning");
+		}
 		// Compaction ownership (docs/spec-notes.md): a compaction that carries both this extension's
 		// details and a remote compaction's means two extensions acted.
 		const d = record(ev?.compactionEntry?.details);
@@ -301,5 +338,19 @@ function registerCompactionHooks(rt: Runtime): void {
 			else console.warn(msg);
 		}
 		await rt.quietly(() => event(rt, ctx, { kind: "compaction" }));
+	});
+}
+
+/** What stops the idle rollover's timer, and Pi's cache-warming decisions it follows (idle.ts). */
+function registerIdleHooks(rt: Runtime): void {
+	const pi = rt.pi;
+	const stop = async () => cancelIdle(rt);
+	pi.on("turn_start", stop);
+	pi.on("model_select", stop);
+	pi.on("thinking_level_select", stop);
+	pi.on("session_shutdown", stop);
+	pi.on("cache_warming_decision", async (ev) => {
+		onWarmingDecision(rt, ev.action);
+		return undefined; // Pi's own decision stands
 	});
 }

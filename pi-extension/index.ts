@@ -25,7 +25,10 @@
 //                results.ts what they return
 //   hooks.ts     every Pi event the extension listens to
 //   messages.ts  reading and shaping Pi's entries and messages
-//   context.ts   the /context command; prepare.ts /rollover
+//   context.ts   the /context command; prepare.ts /rollover (and the input
+//                held while a preparation runs)
+//   settings.ts  contextManagement in Pi's settings files (Tail, idle rollover)
+//   idle.ts      the idle rollover before the prompt cache expires; clock.ts its clock
 //   text.ts      every text the model sees
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";

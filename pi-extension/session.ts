@@ -26,7 +26,9 @@ export async function push(rt: Runtime, ctx: ExtensionContext, signal?: AbortSig
 	const sm = ctx.sessionManager;
 	const sid = sm.getSessionId();
 	if (sid !== rt.S.sid) {
+		const cm = rt.S.cm; // read at session_start; the same settings files
 		rt.S = new SessionState();
+		rt.S.cm = cm;
 		rt.S.sid = sid;
 		rt.S.lastCompaction = lastCompactionOf(ctx);
 	}
@@ -72,8 +74,9 @@ export async function push(rt: Runtime, ctx: ExtensionContext, signal?: AbortSig
  * Pi's compaction settings for the current model: on Pi 1.6 from
  * pi.getSettings() with the model's override (compaction.modelOverrides
  * keyed by "provider/id", each value on its own, as Pi resolves them); on
- * 0.73.1 from its settings files. Undefined values get Pi's documented
- * defaults from the service.
+ * 0.73.1 from its settings files; with contextManagement.tailTokens
+ * (settings.ts). Undefined values get Pi's documented defaults from the
+ * service.
  */
 export function piSettings(rt: Runtime, ctx: ExtensionContext): PiSettings | undefined {
 	try {
@@ -81,10 +84,10 @@ export function piSettings(rt: Runtime, ctx: ExtensionContext): PiSettings | und
 			const c = rt.pi.getSettings()?.compaction ?? {};
 			const m = ctx.model;
 			const o = (m && c.modelOverrides?.[`${m.provider}/${m.id}`]) ?? {};
-			return { keepRecentTokens: o.keepRecentTokens ?? c.keepRecentTokens, reserveTokens: o.reserveTokens ?? c.reserveTokens };
+			return { keepRecentTokens: o.keepRecentTokens ?? c.keepRecentTokens, reserveTokens: o.reserveTokens ?? c.reserveTokens, tailTokens: rt.S.cm.tailTokens };
 		}
 		const s = SettingsManager.create(ctx.cwd, getAgentDir()).getCompactionSettings();
-		return { keepRecentTokens: s.keepRecentTokens, reserveTokens: s.reserveTokens };
+		return { keepRecentTokens: s.keepRecentTokens, reserveTokens: s.reserveTokens, tailTokens: rt.S.cm.tailTokens };
 	} catch {
 		return undefined; // the service uses Pi's documented defaults
 	}

@@ -4,10 +4,16 @@
 // service client, the current SessionState, the rollover in flight and the
 // hook work under way).
 
+import type { ImageContent } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Decision, RolloverState, SearchRequest } from "./api-types.ts";
 import type { QueryOf } from "./client.ts";
 import { ApiClient } from "./client.ts";
+import type { Clock } from "./clock.ts";
+import { installedClock } from "./clock.ts";
+import type { IdleTimer } from "./idle.ts";
+import type { ContextManagement } from "./settings.ts";
+import { defaultContextManagement } from "./settings.ts";
 import { optionsFromEnv, Service } from "./service.ts";
 
 /** Why a rollover runs: the reasons the service names in its decisions. */
@@ -62,9 +68,18 @@ export class SessionState {
 	// A schedule the boundary could not carry out (the template was
 	// declined): agent_settled hands it to ctx.compact(), as on 0.73.1.
 	handOff?: Reason;
-	// A /rollover preparation under way: its user rollover is carried out
-	// without a continuation; checkpointed once that rollover was made.
-	preparing?: { checkpointed: boolean };
+	// A /rollover (or idle) preparation under way: its user rollover is
+	// carried out without a continuation; checkpointed once that rollover
+	// was made.
+	preparing?: { checkpointed: boolean; kind: "manual" | "idle" };
+	// Input the user typed while a preparation ran: sent once it is over,
+	// so it runs in the new window.
+	queued: Array<{ text: string; images?: ImageContent[] }> = [];
+	// contextManagement from Pi's settings files, read at session_start.
+	cm: ContextManagement = defaultContextManagement();
+	// An idle rollover was started since the user's last input: the next
+	// one waits for the user's next run.
+	idleTried = false;
 	// redirectCompact in the configuration: the user's /compact starts
 	// the /rollover preparation (seed B).
 	redirectCompact = false;
@@ -88,6 +103,9 @@ export class Runtime {
 	// for it in the input hook.
 	rolloverDone?: Promise<void>;
 	promptsWaiting = 0;
+	// The idle rollover's clock (a test may install a fake one) and timer.
+	readonly clock: Clock = installedClock();
+	idleTimer?: IdleTimer;
 	// Non-empty (the configuration file's path) while the configuration says
 	// enabled: false; toolsRemoved are the tools that took out of the active set.
 	disabled = "";

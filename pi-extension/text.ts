@@ -33,7 +33,7 @@ Notebook (sections of text; at most 8 sections, names of up to 32 letters, digit
 Canonical sections: Task (goal, constraints, prohibitions), State (observed state; label untested/inferred/blocked), Decisions (choice and one-line reason; ruled-out directions), Next (the next action, then the queue), Refs ([history entry=ID], file:line, commands, commits).
 A write over a limit is rejected whole and reports the excess; the previous revision stays. The result reports revision, bytes, tokensEstimate and remainingBytes, not the text.
 
-Named notes (op): list, read (name or ref; offset/limit in characters), write (name, content), append (name, text), delete (name), copy (ref, optional new name), search (query: literal, case-sensitive), revisions (the notebook's revision timeline). scope "lineage" also covers sessions this one was forked from or into. Up to 128 notes of 64,000 characters; names of 1-64 characters; lists and searches return 20 per page from offset.`;
+Named notes (op): list, read (name or ref; offset/limit in characters), write (name, content), append (name, text), delete (name), copy (ref, optional new name), search (query: literal, case-sensitive), revisions (the notebook's revision timeline). scope "lineage" also covers sessions this one was forked from or into, and its spawning and spawned agents'. Up to 128 notes of 64,000 characters; names of 1-64 characters; lists and searches return 20 per page from offset.`;
 
 export const NEW_CONTEXT_DESCRIPTION = `Ask for a new context window. Calling it states that the current notebook revision is enough to continue. userRequested: true only when the user explicitly asked for a fresh window (it skips the minimum-reclaim check, not the notebook checks).
 On success the rollover runs at the end of this turn: end the turn without further tool calls. Possible refusals: no notebook on this branch; the notebook predates material that would be dropped (update or review notes first); nothing would leave the window; too little would leave the window; a rollover is already scheduled.
@@ -44,7 +44,8 @@ export const HISTORY_DESCRIPTION = `Read back the journal of this session, inclu
 - {id, context?}: one entry in full with context neighbours on each side (default 1), so a tool result comes with its call; offset continues a long entry; raw: true returns the JSON line as recorded, 2,000 characters per read.
 - {list: true, window?}: the branch in order, one line per entry (role, first line, id); cursor pages.
 - {windows: true}: the context windows of the branch.
-scope: branch (default: this branch), session (all branches), lineage (sessions forked from or into this one), all (every session). session reads an entry of another session from a search hit.`;
+- paging "offset": 20 per page from offset; {id} gives the recorded JSON 2,000 characters at a time.
+scope: branch (default: this branch), session (all branches), lineage (sessions forked from or into this one, and spawning or spawned agents'), all (every session). session reads an entry of another session from a search hit.`;
 
 export const statusSep = "\n\n";
 

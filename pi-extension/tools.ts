@@ -15,6 +15,7 @@ import { ApiError } from "./service.ts";
 import { event, leafOf, push } from "./session.ts";
 import type { Runtime } from "./state.ts";
 import { NEW_CONTEXT_DESCRIPTION, NOTES_DESCRIPTION } from "./text.ts";
+import { renderNewContextCall, renderNotesCall } from "./previews.ts";
 
 /**
  * Seed B's MCP annotations of notes and new_context (Pi 1.6 reports them
@@ -66,6 +67,8 @@ export function registerNotes(rt: Runtime): void {
 		executionMode: "sequential",
 		outputSchema,
 		parameters: notesParameters,
+		// Seed B: a write's text shows as the model writes it.
+		renderCall: renderNotesCall,
 		async execute(toolCallId, args, signal, _onUpdate, ctx) {
 			const params = args as NotesParams;
 			return tool(rt, async () => {
@@ -139,7 +142,7 @@ async function namedNote(rt: Runtime, sid: string, leaf: string, op: NonNullable
 	switch (op) {
 		case "list": {
 			const l = await rt.api.call("GET /v1/sessions/{id}/notes", { path, query: { leaf, scope, offset: p.offset }, signal });
-			const lines = l.notes.map((n) => `${n.name} (${n.characters} chars, ${n.updatedAt}) ${n.ref}${n.session && n.session !== rt.S.sid ? ` session=${n.session}` : ""}`);
+			const lines = l.notes.map((n) => `${n.name} (${n.characters} chars, ${n.updatedAt}) ${n.ref}${n.session && n.session !== rt.S.sid ? ` session=${n.session} agent=${n.agent ?? "?"}` : ""}`);
 			return text(rt, (lines.join("\n") || "No named notes.") + footer(l.total, l.nextOffset), l);
 		}
 		case "read": {
@@ -153,7 +156,7 @@ async function namedNote(rt: Runtime, sid: string, leaf: string, op: NonNullable
 		}
 		case "search": {
 			const s = await rt.api.call("GET /v1/sessions/{id}/notes/search", { path, query: { leaf, scope, query: p.query, offset: p.offset }, signal });
-			const lines = s.matches.map((m) => `${m.name} @${m.offset} ${m.ref}: ${m.preview}`);
+			const lines = s.matches.map((m) => `${m.name} @${m.offset} ${m.ref}${m.session && m.session !== rt.S.sid ? ` session=${m.session} agent=${m.agent ?? "?"}` : ""}: ${m.preview}`);
 			return text(rt, (lines.join("\n") || "No matches.") + footer(s.total, s.nextOffset), s);
 		}
 		case "revisions": {
@@ -191,6 +194,7 @@ export function registerNewContext(rt: Runtime): void {
 		// Pi 1.6: declared to the model, never called from another tool
 		// (a codemode script): a rollover request is a call of its own.
 		exposure: "model-only",
+		renderCall: renderNewContextCall,
 		parameters: Type.Object({
 			userRequested: Type.Optional(Type.Boolean({ description: "the user explicitly asked for a fresh window" })),
 			handoff: Type.Optional(Type.String({ description: "where the work stands and what comes next, for the new window (at most 12,000 characters)" })),

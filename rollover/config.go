@@ -38,6 +38,10 @@ type Config struct {
 	// the Handoff (seed B); false (seed A) lets /compact run as before.
 	// docs/decisions/230.
 	RedirectCompact bool `json:"redirectCompact"`
+	// EmergencyRollover answers Pi's context overflow with the template
+	// and the last saved Handoff marked stale (seed B); false lets Pi's
+	// own summary recover, as seed A does. docs/decisions/310.
+	EmergencyRollover bool `json:"emergencyRollover"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -58,6 +62,7 @@ func DefaultConfig() Config {
 		StatusStepTokens:         40000,
 		MaxBlockedCalls:          3,
 		MaxRepairs:               1,
+		EmergencyRollover:        true,
 	}
 }
 
@@ -93,10 +98,11 @@ var intKeys = map[string]struct {
 }
 
 var boolKeys = map[string]func(*Config) *bool{
-	"enabled":         func(c *Config) *bool { return &c.Enabled },
-	"autoRollover":    func(c *Config) *bool { return &c.AutoRollover },
-	"requireHandoff":  func(c *Config) *bool { return &c.RequireHandoff },
-	"redirectCompact": func(c *Config) *bool { return &c.RedirectCompact },
+	"enabled":           func(c *Config) *bool { return &c.Enabled },
+	"autoRollover":      func(c *Config) *bool { return &c.AutoRollover },
+	"requireHandoff":    func(c *Config) *bool { return &c.RequireHandoff },
+	"redirectCompact":   func(c *Config) *bool { return &c.RedirectCompact },
+	"emergencyRollover": func(c *Config) *bool { return &c.EmergencyRollover },
 }
 
 // removedKeys are keys of the design's configuration this implementation

@@ -18,12 +18,16 @@ const (
 	ReasonHost      Reason = "host"      // the host after a notes write (docs/spec-notes.md, "Host-initiated rollover")
 	ReasonThreshold Reason = "threshold" // Pi's own threshold compaction, template accepted
 	ReasonFallback  Reason = "fallback"  // the maintenance state machine (docs/spec-notes.md, "Reminder and fallback")
+	// ReasonEmergency is Pi's native context overflow (seed B's Emergency
+	// Rollover): the template with the last saved Handoff marked stale,
+	// Pi's own cut. docs/decisions/310.
+	ReasonEmergency Reason = "emergency"
 )
 
 // ValidReason reports whether r is one of the known reasons.
 func ValidReason(r Reason) bool {
 	switch r {
-	case ReasonModel, ReasonUser, ReasonHost, ReasonThreshold, ReasonFallback:
+	case ReasonModel, ReasonUser, ReasonHost, ReasonThreshold, ReasonFallback, ReasonEmergency:
 		return true
 	}
 	return false
@@ -34,6 +38,11 @@ func ValidReason(r Reason) bool {
 type PiSettings struct {
 	KeepRecentTokens int `json:"keepRecentTokens"`
 	ReserveTokens    int `json:"reserveTokens"`
+	// TailTokens is contextManagement.tailTokens from Pi's settings (seed
+	// B's Tail): when set, the raw history a rollover of this extension
+	// keeps is sized by it instead of by KeepRecentTokens. Nil keeps Pi's
+	// keepRecentTokens (seed A). docs/decisions/310.
+	TailTokens *int `json:"tailTokens,omitempty"`
 }
 
 // Pi's documented defaults (DEFAULT_COMPACTION_SETTINGS in 0.73.1).

@@ -34,6 +34,7 @@ const (
 	DeclineNoNotebook         = "no_notebook"
 	DeclineNothingToDrop      = "nothing_to_drop"
 	DeclineBadCut             = "cut_not_on_branch"
+	DeclineEmergencyOff       = "emergency_rollover_off" // emergencyRollover is false: Pi's summary recovers from the overflow
 )
 
 // CompactDecision says whether this plugin supplies the compaction. When
@@ -57,6 +58,9 @@ func BeforeCompact(in BeforeCompactInput) CompactDecision {
 	}
 	if in.Config.ExternalOwner(in.Model) {
 		return CompactDecision{Declined: DeclineExternalOwner}
+	}
+	if in.Reason == ReasonEmergency {
+		return emergencyDecision(in)
 	}
 	if in.MidRun && !in.Ours {
 		return CompactDecision{Declined: DeclineMidRun}
@@ -82,4 +86,20 @@ func BeforeCompact(in BeforeCompactInput) CompactDecision {
 	default:
 		return CompactDecision{Declined: DeclineNothingToDrop}
 	}
+}
+
+// emergencyDecision is BeforeCompact for Pi's context overflow: the
+// Emergency Rollover unless the configuration turns it off.
+func emergencyDecision(in BeforeCompactInput) CompactDecision {
+	if !in.Config.EmergencyRollover {
+		return CompactDecision{Declined: DeclineEmergencyOff}
+	}
+	c, err := Emergency(in.RolloverInput)
+	if err == nil {
+		return CompactDecision{Compaction: &c}
+	}
+	if errors.Is(err, ErrCutNotOnBranch) {
+		return CompactDecision{Declined: DeclineBadCut}
+	}
+	return CompactDecision{Declined: DeclineNothingToDrop}
 }

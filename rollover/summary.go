@@ -74,6 +74,11 @@ func makePlan(path []*journal.Entry, firstKept string, pi PiSettings) (*plan, er
 	if err != nil {
 		return nil, err
 	}
+	if firstKept == "" && pi.TailTokens != nil {
+		// Seed B's Tail instead of Pi's keepRecentTokens (tail.go).
+		prep.Cut = tailCut(path, prep.BoundaryStart, max(*pi.TailTokens, 0))
+		prep.FirstKeptEntryID = path[prep.Cut.FirstKeptIndex].ID
+	}
 	if firstKept != "" && firstKept != prep.FirstKeptEntryID {
 		i := indexOf(path, firstKept)
 		if i < prep.BoundaryStart || i >= len(path) {
@@ -113,7 +118,17 @@ func (p *plan) fresh(path []*journal.Entry, nb *notebook.State) bool {
 		return true
 	}
 	r := indexOf(path, nb.ReviewedThrough)
-	return r >= 0 && r >= p.lastDropped
+	if r < 0 {
+		return false
+	}
+	// The review covers what follows it directly without adding anything
+	// to read: the results of its own calls and entries outside the
+	// context (the notebook record). A Tail that cuts right after a notes
+	// call drops just those.
+	for r+1 < len(path) && (!producesMessage(path[r+1]) || path[r+1].Type == "message" && path[r+1].Role == "toolResult") {
+		r++
+	}
+	return r >= p.lastDropped
 }
 
 // notebookOnBranch reports whether nb is a notebook of this branch.
@@ -149,15 +164,42 @@ func compose(path []*journal.Entry, p *plan, nb *notebook.State, reason Reason, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Context window #%d started (previous #%d, rollover reason: %s).\n", p.window+1, p.window, reason)
 	b.WriteString("The raw transcript before this point remains in the session and is readable with `history`.\n")
+	emergency := reason == ReasonEmergency
+	if emergency {
+		b.WriteString(emergencyNotice)
+	}
 
-	fmt.Fprintf(&b, "\n## Notebook (revision %d, reviewed through entry %s)\n", nb.Revision, nb.ReviewedThrough)
-	if text := nb.Sections.Render(); text != "" {
-		b.WriteString(text)
-		b.WriteByte('\n')
+	revision := 0
+	switch {
+	case nb != nil:
+		revision = nb.Revision
+		stale := ""
+		if emergency {
+			stale = ", may be stale"
+		}
+		fmt.Fprintf(&b, "\n## Notebook (revision %d, reviewed through entry %s%s)\n", nb.Revision, nb.ReviewedThrough, stale)
+		if text := nb.Sections.Render(); text != "" {
+			b.WriteString(text)
+			b.WriteByte('\n')
+		}
+	default:
+		b.WriteString("\n## Notebook\n(none on this branch)\n")
 	}
 
 	handoff, hasHandoff := CurrentHandoff(path, p.prep.BoundaryStart)
-	if hasHandoff {
+	switch {
+	case emergency:
+		// The last saved Handoff, whichever window it was written in,
+		// always marked stale: it was written before the overflow.
+		handoff, hasHandoff = LastHandoff(path)
+		if hasHandoff {
+			fmt.Fprintf(&b, "\n## Handoff (STALE: saved before the context overflowed, entry %s; check it against `history`)\n", handoff.EntryID)
+			b.WriteString(strings.TrimRight(handoff.Text, "\n"))
+			b.WriteByte('\n')
+		} else {
+			b.WriteString("\n## Handoff\n(none saved before the context overflowed)\n")
+		}
+	case hasHandoff:
 		fmt.Fprintf(&b, "\n## Handoff (written by the agent for this rollover, entry %s)\n", handoff.EntryID)
 		b.WriteString(strings.TrimRight(handoff.Text, "\n"))
 		b.WriteByte('\n')
@@ -187,16 +229,19 @@ func compose(path []*journal.Entry, p *plan, nb *notebook.State, reason Reason, 
 			b.WriteByte('\n')
 		}
 	}
-	if hasHandoff {
+	switch {
+	case emergency:
+		b.WriteString("\n" + emergencyClosingInstruction)
+	case hasHandoff:
 		b.WriteString("\n" + handoffClosingInstruction)
-	} else {
+	default:
 		b.WriteString("\n" + closingInstruction)
 	}
 	return Compaction{
 		Summary:          b.String(),
 		FirstKeptEntryID: p.prep.FirstKeptEntryID,
 		TokensBefore:     p.prep.TokensBefore,
-		Details:          Details{WindowNumber: p.window + 1, NotebookRevision: nb.Revision, Reason: reason, HandoffEntryID: handoff.EntryID},
+		Details:          Details{WindowNumber: p.window + 1, NotebookRevision: revision, Reason: reason, HandoffEntryID: handoff.EntryID},
 	}
 }
 

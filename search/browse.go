@@ -163,6 +163,16 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	qh := queryHash("list", req.Session, leaf, strconv.Itoa(req.Window), strings.Join(req.Types, ","), strings.Join(req.Roles, ","),
 		boolS(req.NewestFirst), boolS(req.AllBranches), boolS(req.Allowlisted))
 	startAt := 0
+	if req.Offset < 0 {
+		return nil, badf("offset", "offset %d is negative; items are numbered from 0", req.Offset)
+	}
+	if req.Offset > 0 && req.Cursor != "" {
+		return nil, badf("offset", "give a cursor or an offset, not both")
+	}
+	if req.Offset > len(sel) {
+		return nil, badf("offset", "offset %d is past the end of the list (%d items); start from 0", req.Offset, len(sel))
+	}
+	startAt = req.Offset
 	if req.Cursor != "" {
 		pos, err := decodeCursor(req.Cursor, qh)
 		if err == errOtherQuery && req.Leaf == "" {
@@ -192,6 +202,7 @@ func (e *Engine) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	}
 	if end < len(sel) {
 		resp.Cursor = encodeCursor(qh, uint64(end))
+		resp.NextOffset = &end
 	}
 	return resp, nil
 }
@@ -405,61 +416,6 @@ func fileIndex(infos []*store.SessionInfo) map[string]string {
 		}
 	}
 	return m
-}
-
-// Lineage returns a session with the sessions it was forked from (up the
-// chain) and the sessions forked from it (down, transitively), in id order
-// with the session itself first. Siblings and cousins (forked from an
-// ancestor, not from this session) are not its lineage.
-func (e *Engine) Lineage(id string) ([]string, error) {
-	infos, err := e.st.Sessions()
-	if err != nil {
-		return nil, err
-	}
-	byFile := fileIndex(infos)
-	parent := map[string]string{}
-	known := map[string]bool{}
-	for _, si := range infos {
-		known[si.ID] = true
-		if si.ParentSession != "" {
-			if p, ok := byFile[filepath.Base(si.ParentSession)]; ok && p != si.ID {
-				parent[si.ID] = p
-			}
-		}
-	}
-	if !known[id] {
-		return nil, notFoundf("session", "no session %q; list sessions to find its id", id)
-	}
-	// The ancestors, then everything below the session itself.
-	var out []string
-	seen := map[string]bool{id: true}
-	for a := parent[id]; a != "" && !seen[a]; a = parent[a] {
-		seen[a] = true
-		out = append(out, a)
-	}
-	children := map[string][]string{}
-	for c, p := range parent {
-		children[p] = append(children[p], c)
-	}
-	delete(seen, id)
-	stack := []string{id}
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[s] {
-			continue
-		}
-		seen[s] = true
-		out = append(out, s)
-		stack = append(stack, children[s]...)
-	}
-	sort.Strings(out)
-	for i, s := range out {
-		if s == id {
-			out[0], out[i] = out[i], out[0]
-		}
-	}
-	return out, nil
 }
 
 // Preview renders one entry as a single line of at most 120 characters.

@@ -76,6 +76,7 @@ type prepared struct {
 	seqs    []uint64
 	members []*store.Meta
 	trees   map[string]*store.SessionTree // nil for all scope and the current branch unfiltered
+	agents  map[string]string             // lineage scope: each session's owning agent
 	scoped  bool
 	// countOnly: only the number of hits is wanted, not their texts
 	countOnly bool
@@ -348,9 +349,15 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 	case ScopeSession, ScopeLineage:
 		sids := []string{req.Session}
 		if req.Scope == ScopeLineage {
-			var err error
-			if sids, err = e.Lineage(req.Session); err != nil {
+			ms, err := e.LineageMembers(req.Session)
+			if err != nil {
 				return nil, err
+			}
+			sids = sids[:0]
+			p.agents = make(map[string]string, len(ms))
+			for _, m := range ms {
+				sids = append(sids, m.Session)
+				p.agents[m.Session] = m.Agent
 			}
 		}
 		p.trees = make(map[string]*store.SessionTree, len(sids))

@@ -37,6 +37,9 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 	for i, m := range metas {
 		h := Hit{Session: m.Session, Entry: m.ID, Type: m.Type, Role: m.Role, CustomType: m.Extra.CustomType,
 			ToolName: m.Extra.ToolName, Timestamp: m.Timestamp, Window: m.Window, Ref: refs[i], Seq: m.Seq, Snippets: []Snippet{}}
+		if p.agents != nil {
+			h.Agent = p.agents[m.Session]
+		}
 		if p.req.Scope == ScopeSession || p.req.Scope == ScopeLineage {
 			// The search loaded these trees; hits also name their leaves.
 			t := p.trees[m.Session]

@@ -1,7 +1,8 @@
 // Package search answers questions about stored history: literal search,
 // chronological lists, reads by id, context windows and sessions, each
 // scoped to a branch, a session (all its branches), a lineage (a session
-// with the sessions it was forked from and forked into) or everything.
+// with the sessions it was forked from and into, and those of the agents that
+// spawned it or that it spawned) or everything.
 //
 // Search is literal by default: a hit is an entry whose searchable text
 // contains the needle byte for byte (case-sensitive, no normalisation),

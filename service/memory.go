@@ -8,43 +8,64 @@ import (
 	"strings"
 )
 
-// ServeCacheBytes is the block cache a server takes when not told: a
-// sixteenth of the memory this process may use, between 256 MB and 2 GB
-// (512 MB where that memory cannot be read). Warm fills three quarters of
-// it with texts and searches the rest, so a small history never takes it
-// all. A million entries hold about 1 GB of text: 1 GB instead of 512 MB
-// cut the p99 of first pages of 6-40 character needles by half or more,
-// and 1.5 GB (every text cached) took the p99 of 3-5 / 6-12 character
-// needles from 20-50 / 31-36 to 14-16 / 24 ms.
-func ServeCacheBytes() int64 { return cacheFor(totalMemory()) }
+// DefaultMemoryBytes is a server's memory budget when not told
+// (serve --memory-mb): a background service beside every agent keeps to
+// a quarter of a gigabyte. A machine (or cgroup) with less than a
+// gigabyte gets a quarter of what it has, and never less than MinMemoryBytes.
+const DefaultMemoryBytes = 256 << 20
 
-// ServeSketchBytes is the bound of a server's sketch cache when not told:
-// a sixth of the memory this process may use, between 1 and 8 GB (1 GB
-// where that memory cannot be read). The cache takes only what the
-// history needs, ~1,150 MB per million entries (sketches, records,
-// bit-sliced rows, chunk filters and their run indexes), so on a 24 GB
-// machine about 3.5 million entries stay in memory; texts are held in what is left, up to
-// seven eighths of the bound (store.WarmHotTexts). What does not fit is the oldest
-// history, whose sketches are then read from disk on each search that
-// reaches them: 1,000,012 entries under a bound of 500 MB took exact
-// counts from 3.7 to 64 ms (p50).
-func ServeSketchBytes() int64 { return sketchFor(totalMemory()) }
+// MinMemoryBytes is the smallest budget a server accepts: below it the
+// block cache and the collector's headroom leave searches nothing.
+const MinMemoryBytes = 64 << 20
 
-// sketchFor is ServeSketchBytes for a process that may use total bytes
+// ServeMemoryBytes is the budget a server takes when not told:
+// DefaultMemoryBytes, or a quarter of the memory this process may use when
+// that is smaller.
+func ServeMemoryBytes() int64 { return memoryFor(totalMemory()) }
+
+// memoryFor is ServeMemoryBytes for a process that may use total bytes
 // (0: unknown).
-func sketchFor(total int64) int64 {
-	const lo, hi = 1 << 30, 8 << 30
-	return min(max(total/6, lo), hi)
+func memoryFor(total int64) int64 {
+	if total > 0 && total/4 < DefaultMemoryBytes {
+		return max(total/4, MinMemoryBytes)
+	}
+	return DefaultMemoryBytes
 }
 
-// cacheFor is ServeCacheBytes for a process that may use total bytes (0:
-// unknown).
-func cacheFor(total int64) int64 {
-	const lo, hi, unknown = 256 << 20, 2 << 30, 512 << 20
-	if total <= 0 {
-		return unknown
+// Memory is how a server divides its budget among what it keeps. Each
+// part is a bound, not a reservation: a small history takes less.
+type Memory struct {
+	// Total is the budget (serve --memory-mb).
+	Total int64
+	// Cache is Pebble's cache of decompressed store blocks (a quarter).
+	Cache int64
+	// MemTable is the size of one of Pebble's memtables, two of which
+	// may be in memory at once: a sixty-fourth of the budget, 2-32 MB.
+	MemTable int64
+	// Sketch bounds the sketch cache: sketches, records, bit-sliced rows,
+	// chunk filters, run indexes and held texts (three eighths).
+	Sketch int64
+	// Heads bounds the first-occurrence lists (an eighth); they are not
+	// built at all when the history needs more.
+	Heads int64
+	// GoLimit is the Go memory limit: the budget less what Pebble
+	// allocates outside the Go heap (its cache and memtables, in a build
+	// with cgo).
+	GoLimit int64
+}
+
+// SplitMemory divides total bytes among a server's parts. What is left
+// (a quarter, less the memtables) is for each session's current branch,
+// the index's readers, requests in flight and the collector's headroom:
+// parts that filled the Go memory limit would leave the collector running
+// without pause.
+func SplitMemory(total int64) Memory {
+	m := Memory{Total: total, Cache: total / 4, MemTable: min(max(total/64, 2<<20), 32<<20), Sketch: total / 8 * 3, Heads: total / 8}
+	m.GoLimit = total
+	if pebbleOffHeap {
+		m.GoLimit -= m.Cache + 2*m.MemTable
 	}
-	return min(max(total/16, lo), hi)
+	return m
 }
 
 // totalMemory is the memory this process may use: the machine's (Linux:

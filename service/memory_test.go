@@ -5,45 +5,44 @@ import (
 	"testing"
 )
 
-// TestCacheForTakesASixteenthWithinBounds: a sixteenth of the memory,
-// never below 256 MB or above 2 GB, and 512 MB when the memory is unknown.
-func TestCacheForTakesASixteenthWithinBounds(t *testing.T) {
+// TestDefaultBudgetIsAQuarterGigabyteOrAQuarterOfASmallMachine: 256 MB,
+// unless the machine (or cgroup) has less than a gigabyte: then a quarter
+// of it, never below MinMemoryBytes.
+func TestDefaultBudgetIsAQuarterGigabyteOrAQuarterOfASmallMachine(t *testing.T) {
 	const mb = 1 << 20
 	for _, tc := range []struct {
 		total, want int64
 	}{
-		{0, 512 * mb},
-		{-1, 512 * mb},
-		{2048 * mb, 256 * mb},
-		{8192 * mb, 512 * mb},
-		{12288 * mb, 768 * mb},
-		{24576 * mb, 1536 * mb},
-		{32768 * mb, 2048 * mb},
-		{256 << 30, 2048 * mb},
+		{0, 256 * mb},
+		{-1, 256 * mb},
+		{128 * mb, 64 * mb},
+		{512 * mb, 128 * mb},
+		{1024 * mb, 256 * mb},
+		{24576 * mb, 256 * mb},
+		{256 << 30, 256 * mb},
 	} {
-		if got := cacheFor(tc.total); got != tc.want {
-			t.Errorf("cacheFor(%d MB) = %d MB, want %d MB", tc.total/mb, got/mb, tc.want/mb)
+		if got := memoryFor(tc.total); got != tc.want {
+			t.Errorf("memoryFor(%d MB) = %d MB, want %d MB", tc.total/mb, got/mb, tc.want/mb)
 		}
 	}
 }
 
-// TestSketchForTakesASixthWithinBounds: a sixth of the memory, never below
-// 1 GB (also when the memory is unknown) or above 8 GB.
-func TestSketchForTakesASixthWithinBounds(t *testing.T) {
-	const mb = 1 << 20
-	for _, tc := range []struct {
-		total, want int64
-	}{
-		{0, 1024 * mb},
-		{-1, 1024 * mb},
-		{4096 * mb, 1024 * mb},
-		{8192 * mb, 1365 * mb},
-		{24576 * mb, 4096 * mb},
-		{48 << 30, 8192 * mb},
-		{256 << 30, 8192 * mb},
-	} {
-		if got := sketchFor(tc.total); got/mb != tc.want/mb {
-			t.Errorf("sketchFor(%d MB) = %d MB, want %d MB", tc.total/mb, got/mb, tc.want/mb)
+// TestSplitMemoryKeepsRoomForTheRest: the parts never add up to more than
+// seven eighths of the budget, whatever its size, and the Go limit leaves
+// the collector room above what the Go heap holds.
+func TestSplitMemoryKeepsAQuarterForTheRest(t *testing.T) {
+	for _, total := range []int64{MinMemoryBytes, 100 << 20, 256 << 20, 2 << 30, 1<<40 + 7} {
+		m := SplitMemory(total)
+		if m.Total != total {
+			t.Errorf("SplitMemory(%d).Total = %d", total, m.Total)
+		}
+		if sum := m.Cache + 2*m.MemTable + m.Sketch + m.Heads; sum > total/8*7 || m.Cache <= 0 || m.Sketch <= 0 || m.Heads <= 0 || m.MemTable < 2<<20 || m.MemTable > 32<<20 {
+			t.Errorf("SplitMemory(%d) = %+v: parts sum to %d, want each > 0, memtables of 2-32 MB, and the sum <= %d", total, m, sum, total/8*7)
+		}
+		// The Go limit leaves out what Pebble keeps outside the Go heap,
+		// and covers what the Go heap holds.
+		if goHeld := m.Sketch + m.Heads; m.GoLimit > total || m.GoLimit < goHeld+total/16 {
+			t.Errorf("SplitMemory(%d).GoLimit = %d: want at most the budget and room above the %d the Go heap holds", total, m.GoLimit, goHeld)
 		}
 	}
 }

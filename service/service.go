@@ -30,7 +30,9 @@ type Options struct {
 	DataDir      string   // resolved data directory
 	SessionsDirs []string // Pi's sessions directories (for import defaults and the watcher)
 	Log          *slog.Logger
-	CacheBytes   int64 // the store's block cache (store.DefaultCacheBytes when 0)
+	// Memory bounds what the store keeps in memory (see SplitMemory); the
+	// store's defaults for an import or a one-shot command when zero.
+	Memory Memory
 	// Bulk: the process loads much at once and acknowledges it at the end
 	// (an import). The store is written without its log (store.Options)
 	// and the index merges for a load (index.Options).
@@ -41,9 +43,6 @@ type Options struct {
 	// FlushBytes is how much a bulk store commits between flushes
 	// (store.DefaultFlushBytes when 0).
 	FlushBytes int
-	// SketchCacheBytes bounds the store's sketch cache
-	// (store.DefaultSketchCacheBytes when 0).
-	SketchCacheBytes int
 	// MustExist: a missing data directory is a datadir.NoHistoryError, not
 	// one to create (the commands that only read).
 	MustExist bool
@@ -95,7 +94,7 @@ func Open(o Options) (*Service, error) {
 	if !o.ReadOnly {
 		tidyReindex(o.DataDir, o.Log)
 	}
-	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.CacheBytes, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: o.SketchCacheBytes,
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.Memory.Cache, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: int(o.Memory.Sketch), HeadsBytes: o.Memory.Heads, MemTableBytes: o.Memory.MemTable,
 		FS: o.StoreFS, Log: o.Log, ReserveBytes: o.ReserveBytes, ReadOnly: o.ReadOnly})
 	if err != nil {
 		lock.Release()

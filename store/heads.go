@@ -104,6 +104,15 @@ type HeadStats struct {
 	Seqs      int // seqs listed, all lists
 	Bytes     int // memory the lists take (their seqs, their table and the full lists' bitmap)
 	Texts     int // texts read
+	// OverBound: the lists would have passed Options.HeadsBytes, so none
+	// were kept and searches go without them.
+	OverBound bool
+}
+
+// size is the memory the lists take: their seqs, their tables and the
+// full lists' bitmap. Under h.mu.
+func (h *heads) size() int {
+	return h.bytes + 40*(len(h.tri.lists)+len(h.four.lists)) + 8*(len(h.tri.slots)+len(h.four.slots)+len(h.full))
 }
 
 // grams is the lists of one kind of gram, found through an open-addressed
@@ -353,8 +362,16 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	var err error
 	if through > 0 {
 		err = s.ScanTexts(1, through, false, func(seq uint64, text []byte) bool {
-			if hs.Texts%1024 == 0 && ctx.Err() != nil {
-				return false
+			if hs.Texts%1024 == 0 {
+				if ctx.Err() != nil {
+					return false
+				}
+				h.mu.RLock()
+				hs.OverBound = s.headsBytes > 0 && int64(h.size()) > s.headsBytes
+				h.mu.RUnlock()
+				if hs.OverBound {
+					return false
+				}
 			}
 			hs.Texts++
 			h.mu.Lock()
@@ -365,6 +382,9 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 	}
 	if err == nil {
 		err = ctx.Err()
+	}
+	if err == nil && hs.OverBound {
+		return fail(nil)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("store: list the first occurrences of byte grams through seq %d: %w", through, err))
@@ -416,7 +436,7 @@ func (s *Store) WarmHeads(ctx context.Context) (HeadStats, error) {
 			hs.Full++
 		}
 	}
-	hs.Bytes = h.bytes + 40*(len(h.tri.lists)+len(h.four.lists)) + 8*(len(h.tri.slots)+len(h.four.slots)+len(h.full))
+	hs.Bytes = h.size()
 	h.mu.Unlock()
 	return hs, nil
 }

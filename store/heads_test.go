@@ -242,3 +242,35 @@ func TestGramTableFindsEveryGramAcrossGrowth(t *testing.T) {
 		t.Fatal("an empty table found a list")
 	}
 }
+
+// TestHeadsOverTheirBoundAreNotKept: a history whose lists would pass
+// Options.HeadsBytes keeps none (searches test the sketches), says so,
+// and a bound the lists fit in builds them whole.
+func TestHeadsOverTheirBoundAreNotKept(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	texts := headTexts(r, 5000)
+	st := pushTexts(t, texts)
+	st.headsBytes = 1
+	hs, err := st.WarmHeads(context.Background())
+	if err != nil || !hs.OverBound || hs.Bytes != 0 {
+		t.Fatalf("WarmHeads under a 1-byte bound = %+v, %v; want OverBound, nothing kept", hs, err)
+	}
+	if _, ok := st.Heads([]byte("abc"), 0, st.LastSeq()); ok {
+		t.Fatal("Heads answered from lists over their bound")
+	}
+	st.headsBytes = 1 << 30
+	if hs, err := st.WarmHeads(context.Background()); err != nil || hs.OverBound || hs.Texts != st.countTexts(t) {
+		t.Fatalf("WarmHeads under a 1 GB bound = %+v, %v; want every text listed", hs, err)
+	}
+	checkHeads(t, st, texts, r)
+}
+
+// countTexts counts the stored entries that have a text.
+func (s *Store) countTexts(t *testing.T) int {
+	t.Helper()
+	n := 0
+	if err := s.ScanTexts(1, s.LastSeq(), false, func(uint64, []byte) bool { n++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

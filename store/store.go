@@ -79,6 +79,7 @@ type Store struct {
 	db         *pebble.DB
 	dir        string
 	cacheBytes int64 // the block cache's size
+	headsBytes int64 // bound of the first-occurrence lists (Options.HeadsBytes)
 
 	wmu     sync.Mutex // serializes writers
 	nextSeq uint64
@@ -180,6 +181,12 @@ type Options struct {
 	// million picorpus entries take ~900 MB of it without their texts,
 	// ~1.05 GB more with them.
 	SketchCacheBytes int
+	// MemTableBytes is the size of one Pebble memtable (32 MB when 0).
+	// Pebble keeps up to two in memory while one flushes.
+	MemTableBytes int64
+	// HeadsBytes bounds the first-occurrence lists (see WarmHeads): a
+	// history whose lists would take more keeps none. No bound when 0.
+	HeadsBytes int64
 	// FS is the file system the store lives in (the operating system's
 	// when nil); tests give one that drops unsynced writes or fails.
 	FS vfs.FS
@@ -238,7 +245,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	} else if err := mkdirSynced(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
+	s := &Store{dir: dir, cacheBytes: o.CacheBytes, headsBytes: o.HeadsBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
 		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
 		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
@@ -263,7 +270,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	})
 	opts.Cache = pebble.NewCache(o.CacheBytes)
 	defer opts.Cache.Unref()
-	opts.MemTableSize = memTableBytes
+	opts.MemTableSize = uint64(cmp.Or(o.MemTableBytes, memTableBytes))
 	opts.DisableWAL = o.Bulk
 	opts.Logger = pebbleLogger{&s.faults}
 	opts.EventListener = s.faults.eventListener()

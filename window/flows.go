@@ -43,6 +43,10 @@ func piSettings(p *rollover.PiSettings) rollover.PiSettings {
 		if p.ReserveTokens > 0 {
 			out.ReserveTokens = p.ReserveTokens
 		}
+		if p.TailTokens != nil && *p.TailTokens >= 0 {
+			t := *p.TailTokens
+			out.TailTokens = &t
+		}
 	}
 	return out
 }

@@ -36,16 +36,18 @@ import (
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/notebook"
 	"github.com/pi-history/pi-history/rollover"
+	"github.com/pi-history/pi-history/search"
 )
 
 // ConfigFile is the rollover configuration's file name inside the data
 // directory (rollover.Config as JSON; every key optional).
 const ConfigFile = "note-context.json"
 
-// Lineage lists the sessions of a session's lineage (its forks and
-// delegations), the session itself included. search.Engine implements it.
+// Lineage lists the sessions of a session's lineage (its forks and the
+// agents that spawned it or that it spawned, at any depth), the session
+// itself first, each with its owning agent. search.Engine implements it.
 type Lineage interface {
-	Lineage(sid string) ([]string, error)
+	LineageMembers(sid string) ([]search.LineageMember, error)
 }
 
 // Branches resolves a session and leaf (the current one when "") to the
@@ -264,21 +266,22 @@ func (s *Service) branches(sid, leaf, scope string) ([]notebook.Branch, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	out := []notebook.Branch{{Session: sid, Agent: "root", Path: path}}
+	out := []notebook.Branch{{Session: sid, Agent: search.RootAgent, Path: path}}
 	if scope == "lineage" && s.lineage != nil {
-		ids, err := s.lineage.Lineage(sid)
+		ms, err := s.lineage.LineageMembers(sid)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, id := range ids {
-			if id == sid {
+		for _, m := range ms {
+			if m.Session == sid {
+				out[0].Agent = m.Agent
 				continue
 			}
-			p, _, err := s.branchPath(id, "")
+			p, _, err := s.branchPath(m.Session, "")
 			if err != nil {
 				continue // a session that vanished meanwhile
 			}
-			out = append(out, notebook.Branch{Session: id, Agent: id, Path: p})
+			out = append(out, notebook.Branch{Session: m.Session, Agent: m.Agent, Path: p})
 		}
 	}
 	return out, leaf, nil

@@ -239,6 +239,7 @@ func (c *Client) List(ctx context.Context, r *pihistory.ListRequest) (*pihistory
 	setBool(q, "allBranches", r.AllBranches)
 	setInt(q, "limit", r.Limit)
 	setStr(q, "cursor", r.Cursor)
+	setInt(q, "offset", r.Offset)
 	setBool(q, "allowlisted", r.Allowlisted)
 	var out pihistory.ListResponse
 	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(r.Session)+"/entries", q, nil, &out); err != nil {

@@ -55,7 +55,7 @@ type corpusFacts struct {
 // near-misses of 6-20, a quarter each), and closes it again.
 func sampleNeedles(data string, sets, n, countN int, seed uint64) ([]needleSet, corpusFacts, error) {
 	var facts corpusFacts
-	svc, err := service.Open(service.Options{DataDir: data, MustExist: true, ReadOnly: true, CacheBytes: 64 << 20, SketchCacheBytes: 64 << 20})
+	svc, err := service.Open(service.Options{DataDir: data, MustExist: true, ReadOnly: true, Memory: service.SplitMemory(256 << 20)})
 	if err != nil {
 		return nil, facts, fmt.Errorf("open %s to sample needles: %w", data, err)
 	}

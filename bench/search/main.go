@@ -46,8 +46,7 @@ func main() {
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries here")
 	memProf := flag.String("memprofile", "", "write a profile of what the queries allocated here, every allocation sampled (see FILE.base)")
 	flag.BoolVar(&each, "each", false, "print every query: time, hits, plan and the work it did; and every needle ripgrep ran, with both times and their ratio, lowest first")
-	sketchMB := flag.Int("sketch-mb", 0, "the store's sketch cache bound in MB, as 'pi-history serve --sketch-mb' (0: serve's default for this machine); below what the history needs (~1,150 MB a million entries) it shows how search fares past the bound")
-	cacheMB := flag.Int("cache-mb", 0, "the store's block cache in MB, as 'pi-history serve --cache-mb' (0: serve's default for this machine)")
+	memoryMB := flag.Int("memory-mb", 0, "the memory budget in MB, as 'pi-history serve --memory-mb' (0: serve's default for this machine); the budget is divided as serve divides it")
 	memLimit := flag.Int("memlimit-mb", 0, "the Go memory limit in MB (0: what 'pi-history serve' sets)")
 	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
@@ -58,23 +57,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")
 		os.Exit(2)
 	}
-	cache := int64(*cacheMB) << 20
-	if *cacheMB == 0 {
-		cache = service.ServeCacheBytes()
-	}
 	// The heap as a server runs it, unless told otherwise.
-	sketch := int64(*sketchMB) << 20
-	if *sketchMB == 0 {
-		sketch = service.ServeSketchBytes()
+	mem := service.SplitMemory(service.ServeMemoryBytes())
+	if *memoryMB > 0 {
+		mem = service.SplitMemory(int64(*memoryMB) << 20)
 	}
-	procmem.TuneServe(cache, sketch)
+	procmem.TuneServe(mem.GoLimit)
 	if *memLimit > 0 {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
 	if *gcPercent > 0 {
 		debug.SetGCPercent(*gcPercent)
 	}
-	svc, err := service.Open(service.Options{DataDir: *data, CacheBytes: cache, SketchCacheBytes: int(sketch)})
+	svc, err := service.Open(service.Options{DataDir: *data, Memory: mem})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -114,7 +109,7 @@ func main() {
 	fmt.Printf("corpus: %d sessions, %d entries, %.0f MB of journal; store %.0f MB, index %.0f MB (%.2fx the JSONL)\n",
 		st.Sessions, st.Entries, float64(st.Bytes)/1e6, float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6,
 		float64(st.StoreBytes+st.IndexBytes)/float64(st.Bytes))
-	fmt.Printf("block cache: %d MB\n", cache>>20)
+	fmt.Printf("memory budget: %d MB (block cache %d MB, sketches %d MB, first occurrences %d MB)\n", mem.Total>>20, mem.Cache>>20, mem.Sketch>>20, mem.Heads>>20)
 	if _, err := exec.LookPath("rg"); err != nil && *rgN > 0 {
 		fmt.Fprintln(os.Stderr, "warning: ripgrep (rg) is not on PATH: the rg columns stay empty (install it, e.g. apt-get install ripgrep)")
 	}

@@ -56,8 +56,9 @@ Scopes:
            the default with --session (a search that finds nothing there
            says how many hits the session's other branches hold)
   session  every branch of --session; hits say which leaves reach them
-  lineage  --session with the sessions it was forked from (up the chain) and
-           those forked from it (at any depth); not its siblings
+  lineage  --session with the sessions it was forked from or spawned by (up
+           the chain) and those forked from it or spawned by it (at any
+           depth, from agent lineage records); not its siblings
 
 Examples:
   pi-history search ErrCartEmpty

@@ -31,15 +31,16 @@ var serveFlags struct {
 	addr       string
 	allowHosts string
 	noWatch    bool
-	cacheMB    int
-	sketchMB   int
+	memoryMB   int
+	cacheMB    int // replaced by memoryMB: refused with a pointer to it
+	sketchMB   int // the same
 	smallPages bool
 }
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch] [--cache-mb N] [--sketch-mb N] [--small-pages]",
+		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch] [--memory-mb N] [--small-pages]",
 		summary: "watch Pi's sessions and serve the HTTP API and web UI",
 		help: `Owns the data directory: reads every journal Pi writes into the store as it
 is written (within milliseconds), and serves the HTTP API (/v1, documented at
@@ -53,39 +54,25 @@ printed by 'pi-history token'. Binding to a non-loopback address exposes
 your history to the network (the token still guards it): do it only on
 purpose, and name the host clients use with --allow-host.
 
-Search confirms every candidate against the stored text; --cache-mb is the
-memory that keeps decompressed text blocks for the next search (a million
-entries hold about 1 GB of text). It is taken only as blocks are read. By
-default it is a sixteenth of the machine's memory (or of the cgroup's
-limit), between 256 and 2048 MB; the "serving" line of the log says what was
-taken. At a million entries, 1024 instead of 512 cut the p99 of first pages
-of 13-40 character needles from about 200 to 60 ms, and 1536 (every text
-cached) the p99 of 3-12 character needles from 20-50 to 14-24 ms.
+--memory-mb bounds what the server keeps in memory: 256 MB unless told
+(a quarter of the machine's memory when it has less than a gigabyte). A
+quarter of it caches decompressed store blocks, three eighths hold the
+search sketches of the newest entries (with their records, bit-sliced rows,
+byte filters and, where room is left, their texts), an eighth the lists of
+the first entries that hold each byte gram (not built when the history
+needs more), and the rest is for each session's current branch, requests
+in flight and the collector; the process's Go memory limit is set so that
+all of it stays within the budget. A history larger than the budget allows still answers every search
+exactly: entries whose sketches are not held are tested from disk, which
+is slower. The "serving" line of the log gives each part, and the
+"preloaded" line says what was held and what was left out. docs/tuning.md
+says how to choose a budget.
 
 Once the journals that changed since the last run are read (all of them
-into a new data directory, logged with progress), the trigram sketches
-(about 1,150 MB per million entries, with
-the records, bit-sliced rows, byte filters and run indexes kept beside
-them), each
-session's current branch, then as many of the texts as fit within seven
-eighths of --sketch-mb (about 1 GB more per million entries), and the
-texts that do not, up to three quarters of the block cache, are loaded in
-the background (30-40 s at a million entries), so that the first
-searches need not read them from disk. --sketch-mb bounds the sketches
-and held texts: by default a sixth of the machine's memory, 1024-8192 MB.
-A history larger than that keeps its newest entries' sketches in memory;
-searches that reach older entries read theirs from disk each time (at a
-million entries with 40% of them left out, first pages of 13-40 character
-needles took 56 instead of 1.8 ms, exact counts 64 instead of 3.7 ms). The
-log warns when the bound was reached: give --sketch-mb more then, if you
-can. When that is loaded, the process's memory is moved into huge pages
-(2 MB; Linux 6.1 or later, a few seconds a gigabyte): searches read it
-scattered, and with small pages each such read also missed the
-processor's cache of address translations (at a million entries, p50 of
-6-12 character first pages 0.41 -> 0.37 ms, of 13-40 0.52 -> 0.43, of
-exact counts 0.95 -> 0.83). It copies what is there and
-takes no more memory (6 MB more of 4.4 GB); --small-pages leaves it as it
-is.
+into a new data directory, logged with progress), the server loads in the
+background what fits in that budget, searches running meanwhile, then moves
+its memory into huge pages (2 MB; Linux 6.1 or later, no memory added);
+--small-pages leaves it as it is.
 
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
@@ -97,8 +84,9 @@ Examples:
 			fs.StringVar(&serveFlags.addr, "addr", api.DefaultAddr, "address to listen on (HOST:PORT)")
 			fs.StringVar(&serveFlags.allowHosts, "allow-host", "", "further names clients may use in the Host header, comma-separated (for a non-loopback --addr)")
 			fs.BoolVar(&serveFlags.noWatch, "no-watch", false, "do not watch Pi's sessions directories (serve what is stored)")
-			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 0, "MB of memory for decompressed store blocks, filled as searches read them (0: a sixteenth of the machine's memory, 256-2048)")
-			fs.IntVar(&serveFlags.sketchMB, "sketch-mb", 0, "most MB of memory for search sketches, ~850 a million entries (0: a sixth of the machine's memory, 1024-8192)")
+			fs.IntVar(&serveFlags.memoryMB, "memory-mb", 0, "MB of memory the server may keep: caches, sketches and the Go heap's limit (0: 256, less on a machine under 1 GB)")
+			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 0, "replaced by --memory-mb")
+			fs.IntVar(&serveFlags.sketchMB, "sketch-mb", 0, "replaced by --memory-mb")
 			fs.BoolVar(&serveFlags.smallPages, "small-pages", false, "leave memory in small pages after the preload instead of moving it into huge pages")
 		},
 		run: runServe,
@@ -179,16 +167,16 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	cache, err := megabytes("--cache-mb", serveFlags.cacheMB, service.ServeCacheBytes)
+	if serveFlags.cacheMB != 0 || serveFlags.sketchMB != 0 {
+		return usagef("--cache-mb and --sketch-mb were replaced by one budget: use --memory-mb N (their sum is a fair start)")
+	}
+	total, err := megabytes("--memory-mb", serveFlags.memoryMB, service.ServeMemoryBytes)
 	if err != nil {
 		return err
 	}
-	sketch, err := megabytes("--sketch-mb", serveFlags.sketchMB, service.ServeSketchBytes)
-	if err != nil {
-		return err
-	}
+	mem := service.SplitMemory(total)
 	// The process-wide settings are decided here, not in the library.
-	procmem.TuneServe(cache, sketch)
+	procmem.TuneServe(mem.GoLimit)
 	batch, err := indexBatchBytes()
 	if err != nil {
 		return err
@@ -197,7 +185,7 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, CacheBytes: cache, SketchCacheBytes: int(sketch), IndexBatchBytes: batch, ReserveBytes: reserve})
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, Memory: mem, IndexBatchBytes: batch, ReserveBytes: reserve})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
@@ -314,9 +302,9 @@ func serveOnce(g *globals, args []string) error {
 			}
 			restore()
 		}
-		preload(wctx, g, svc, sketch, serveFlags.smallPages)
+		preload(wctx, g, svc, mem, serveFlags.smallPages)
 	}()
-	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "cacheMB", cache>>20, "sketchMB", sketch>>20)
+	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "memoryMB", mem.Total>>20, "cacheMB", mem.Cache>>20, "sketchMB", mem.Sketch>>20, "headsMB", mem.Heads>>20, "memTableMB", mem.MemTable>>20, "goLimitMB", mem.GoLimit>>20)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
 	// and expires in 10 minutes; 'pi-history open' makes a fresh one).
 	fmt.Fprintf(g.stdout, "pi-history is serving %s\nOpen the web UI (this link logs you in once, for 10 minutes):\n    %s\n",
@@ -341,9 +329,9 @@ func serveOnce(g *globals, args []string) error {
 
 // preload warms svc for search (service.Warm), then settles the process's
 // memory as a server keeps it (procmem.Settle; in small pages when
-// smallPages), and logs what each did; a sketch cache bound reached
-// (sketch bytes) is logged as a warning. It stops when ctx ends.
-func preload(ctx context.Context, g *globals, svc *service.Service, sketch int64, smallPages bool) {
+// smallPages), and logs what each did; a part of the budget mem reached is
+// logged as a warning. It stops when ctx ends.
+func preload(ctx context.Context, g *globals, svc *service.Service, mem service.Memory, smallPages bool) {
 	w, err := svc.Warm(ctx)
 	var m procmem.Settled
 	if err == nil {
@@ -359,16 +347,16 @@ func preload(ctx context.Context, g *globals, svc *service.Service, sketch int64
 			"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
 			"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
 			"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "runIndexGroups", w.Filters.RunGroups, "filterTime", w.FilterTime.Round(time.Millisecond),
-			"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
+			"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadsOverBound", w.Heads.OverBound, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
 			"headroomMB", m.Headroom>>20,
 			"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
 			"hugePagesMB", m.Huge.Bytes>>20, "hugePagesRefusedMB", m.Huge.Refused>>20, "hugePagesBusyMB", m.Huge.Busy>>20, "hugePagesTime", m.HugeTime.Round(time.Millisecond))
 		if m.HugeErr != nil {
 			g.log.Info("memory stays in small pages", "reason", m.HugeErr)
 		}
-		if w.Sketches.Full {
-			g.log.Warn("the sketch cache's bound was reached: searches that reach older entries read their sketches from disk and are much slower; raise --sketch-mb (about 1,150 MB a million entries)",
-				"sketchMB", sketch>>20, "chunksCached", w.Sketches.Chunks)
+		if w.Sketches.Full || w.Heads.OverBound {
+			g.log.Warn("the history needs more memory than --memory-mb gives: searches that reach older entries test them from disk and are slower; raise --memory-mb if the machine has the memory (docs/tuning.md)",
+				"memoryMB", mem.Total>>20, "sketchMB", mem.Sketch>>20, "chunksCached", w.Sketches.Chunks, "gramHeadsLeftOut", w.Heads.OverBound)
 		}
 	}
 }
@@ -419,11 +407,12 @@ func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server,
 // megabytes turns the value mb of a memory flag into bytes: def() for 0,
 // a usage error below 8 MB.
 func megabytes(flag string, mb int, def func() int64) (int64, error) {
+	least := int(service.MinMemoryBytes >> 20)
 	switch {
 	case mb == 0:
 		return def(), nil
-	case mb < 8:
-		return 0, usagef("%s %d: want at least 8, or 0 for the default", flag, mb)
+	case mb < least:
+		return 0, usagef("%s %d: want at least %d, or 0 for the default", flag, mb, least)
 	}
 	return int64(mb) << 20, nil
 }

@@ -157,17 +157,23 @@ func TestServeSharesTheStoreWithTheCLI(t *testing.T) {
 	if strings.Contains(serverLog.String(), strings.TrimSpace(tok)) {
 		t.Error("the server log contains the token")
 	}
-	// Without --cache-mb and --sketch-mb the server takes the defaults
-	// for this machine, and says so; a cache too small to be of use is
-	// refused.
-	for _, want := range []string{fmt.Sprintf(`"cacheMB":%d`, service.ServeCacheBytes()>>20), fmt.Sprintf(`"sketchMB":%d`, service.ServeSketchBytes()>>20)} {
+	// Without --memory-mb the server takes the default budget for this
+	// machine and says how it divides it; a budget too small to be of use,
+	// and the two flags it replaced, are refused with what to give.
+	mem := service.SplitMemory(service.ServeMemoryBytes())
+	for _, want := range []string{fmt.Sprintf(`"memoryMB":%d`, mem.Total>>20), fmt.Sprintf(`"cacheMB":%d`, mem.Cache>>20), fmt.Sprintf(`"sketchMB":%d`, mem.Sketch>>20)} {
 		if !strings.Contains(serverLog.String(), want) {
 			t.Errorf("the serving line of the log does not say %s:\n%s", want, serverLog.String())
 		}
 	}
-	for _, flag := range []string{"--cache-mb", "--sketch-mb"} {
+	for _, tc := range []struct{ flag, want string }{
+		{"--memory-mb", "--memory-mb 3: want at least 64"},
+		{"--cache-mb", "use --memory-mb N"},
+		{"--sketch-mb", "use --memory-mb N"},
+	} {
+		flag := tc.flag
 		bad := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", sessions, flag, "3")
-		if out, err := bad.CombinedOutput(); bad.ProcessState == nil || bad.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), flag+" 3: want at least 8") {
+		if out, err := bad.CombinedOutput(); bad.ProcessState == nil || bad.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
 			t.Errorf("serve %s 3: %v\n%s", flag, err, out)
 		}
 	}

@@ -20,38 +20,22 @@ import (
 )
 
 // ServeGCPercent is the collector's pace in a server (GOGC; the Go default
-// is 100), unless GOGC is set. A server keeps about a gigabyte in its heap
-// for good at a million entries (sketches, records, current branches), so
-// at the default pace the heap may grow by as much again before a
-// collection: until then every search's allocations land on pages the
-// process never touched, each a page fault. In `bench/search` runs, a
-// group of 200 first pages took 3,600-6,500 faults (0.04-0.12 s of system
-// time) in some processes and ~50 in others, depending on where the
-// preload's last collection fell; the faulting ones were up to 2.6x
-// slower (1-2 characters p50 0.36-0.38 against 0.12-0.14 ms). At 25, each
-// collection comes after ~250 MB and recycles pages already touched: 11
-// runs in a row were all the fast kind, and the heap stays near 1.25x
-// what it keeps instead of 2x.
+// is 100), unless GOGC is set. A server keeps its caches in the heap for
+// good; at the default pace the heap would grow by as much again before a
+// collection, and every search's allocations would land on pages the
+// process never touched, each a page fault. At 25 a collection recycles
+// pages already touched, and the heap stays near 1.25x what it keeps
+// (docs/decisions/004-server-gc-pace-and-memory-limit.md).
 const ServeGCPercent = 25
 
-// ServeOtherHeap is what a server keeps in its Go heap for good besides
-// its sketch cache and block cache: each session's current branch, cached
-// trees, the index's readers (~400 MB at a million entries), with room
-// for the garbage of searches in flight.
-const ServeOtherHeap = 1 << 30
-
-// TuneServe sets the Go memory limit (ServeOtherHeap, plus the sketch
-// cache's bound of sketch bytes and the block cache of cache bytes) and
-// the collector's pace (ServeGCPercent) as a server runs, unless
-// GOMEMLIMIT or GOGC say otherwise. A server keeps much in its heap for
-// good (at a million entries ~1.1 GB), so under the 768 MiB of other
-// commands the collector ran whenever ~60 MB had been allocated, marking
-// the whole heap each time; under this limit it runs at the pace
-// ServeGCPercent sets. Built without cgo, Pebble keeps its block cache in
-// the Go heap: the limit leaves it room on top of what the server keeps.
-func TuneServe(cache, sketch int64) {
+// TuneServe sets the Go memory limit (limit bytes: the part of the
+// server's budget that lives in the Go heap, service.Memory.GoLimit) and
+// the collector's pace (ServeGCPercent), unless GOMEMLIMIT or GOGC say
+// otherwise. The parts the server keeps in the Go heap are bounded below
+// the limit (service.SplitMemory), leaving the collector room to work.
+func TuneServe(limit int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(ServeOtherHeap + sketch + cache)
+		debug.SetMemoryLimit(limit)
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(ServeGCPercent)
@@ -74,8 +58,7 @@ type Settled struct {
 // smallPages, asks the kernel to move the process's memory, now holding
 // all of that, into huge pages (hugepages.Collapse): searches read it
 // scattered, and with small pages each read to a part not read lately
-// missed the TLB too (three pairs of bench/search runs: p50 of 6-12
-// character first pages 0.41 -> 0.37 ms, of 13-40 0.52 -> 0.43). Where
+// missed the TLB too (docs/decisions/005-memory-in-huge-pages-after-the-warm-up.md). Where
 // the kernel cannot collapse memory, Settled.HugeErr says so and the
 // error is nil; it stops when ctx ends.
 func Settle(ctx context.Context, smallPages bool) (Settled, error) {
@@ -104,10 +87,8 @@ func Settle(ctx context.Context, smallPages bool) (Settled, error) {
 // it holds) and lets them go, and returns how many. Searches then
 // allocate on pages the process has touched already. Otherwise the first
 // collection cycle after the warm-up hands out pages the process never
-// touched, each a page fault when first written (see ServeGCPercent):
-// in one bench/search run, the first group of 200 first pages (3-5
-// characters) took 2,999 faults and a p50 of 0.211 ms; with the headroom
-// touched, the next run took 13 and 0.054 ms.
+// touched, each a page fault when first written (see ServeGCPercent;
+// docs/measurements/2026-12-03-headroom-and-branch-pages.md has the runs).
 func touchHeadroom() int64 {
 	runtime.GC()
 	var ms runtime.MemStats

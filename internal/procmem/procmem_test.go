@@ -17,28 +17,27 @@ import (
 	"github.com/pi-history/pi-history/internal/hugepages"
 )
 
-// TestServeMemoryTuning: a server sets the memory limit (room for its
-// sketch cache and block cache on top of ServeOtherHeap) and the
-// collector's pace, and
-// leaves either alone when the environment sets it (GOMEMLIMIT, GOGC).
+// TestServeMemoryTuning: a server sets the memory limit to its budget and
+// the collector's pace, and leaves either alone when the environment sets
+// it (GOMEMLIMIT, GOGC).
 func TestServeMemoryTuning(t *testing.T) {
 	oldPct, oldLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLimit) })
-	const cache, sketch = 64 << 20, 1 << 30
+	const budget = 300 << 20
 	for _, tc := range []struct {
 		gogc, memlimit string
 		wantPct        int
 		wantLimit      int64
 	}{
-		{"", "", ServeGCPercent, ServeOtherHeap + sketch + cache},
-		{"50", "", 100, ServeOtherHeap + sketch + cache},
+		{"", "", ServeGCPercent, budget},
+		{"50", "", 100, budget},
 		{"", "1GiB", ServeGCPercent, 3 << 30},
 	} {
 		t.Setenv("GOGC", tc.gogc)
 		t.Setenv("GOMEMLIMIT", tc.memlimit)
 		debug.SetGCPercent(100)
 		debug.SetMemoryLimit(3 << 30)
-		TuneServe(cache, sketch)
+		TuneServe(budget)
 		if pct, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); pct != tc.wantPct || limit != tc.wantLimit {
 			t.Errorf("GOGC=%q GOMEMLIMIT=%q: pace %d, limit %d; want %d, %d", tc.gogc, tc.memlimit, pct, limit, tc.wantPct, tc.wantLimit)
 		}

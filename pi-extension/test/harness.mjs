@@ -49,16 +49,25 @@ export function makeFiles(dir, files) {
  * decides each reply from the request context (a function), after the
  * extension's hook work has settled.
  */
-export async function startSession(root, { contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"], before = [], after = [] }) {
+export async function startSession(
+	root,
+	{ contextWindow = 60000, compaction = {}, model, tools = ["read", "notes", "new_context", "history"], before = [], after = [], settings = {}, projectSettings, projectTrusted, promptCache, mode },
+) {
 	const cwd = join(root, "work");
 	const agentDir = join(root, "agent");
 	const sessionsDir = process.env.PI_SESSIONS_DIR || join(root, "sessions");
 	mkdirSync(cwd, { recursive: true });
 	mkdirSync(agentDir, { recursive: true });
 	mkdirSync(sessionsDir, { recursive: true });
-	const settings = { compaction: { enabled: true, reserveTokens: 4000, keepRecentTokens: 8000, ...compaction } };
+	// settings: more global settings (contextManagement, say);
+	// projectSettings: the project's .pi/settings.json.
+	const global = { compaction: { enabled: true, reserveTokens: 4000, keepRecentTokens: 8000, ...compaction }, ...settings };
 	// The extension reads Pi's settings from the agent directory.
-	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(settings));
+	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(global));
+	if (projectSettings) {
+		mkdirSync(join(cwd, ".pi"), { recursive: true });
+		writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify(projectSettings));
+	}
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 
 	const models = [{ id: "faux-1", contextWindow, maxTokens: 4096 }];
@@ -72,7 +81,8 @@ export async function startSession(root, { contextWindow = 60000, compaction = {
 		requests.push(view);
 		return model(view, requests.length);
 	};
-	const settingsManager = pi.SettingsManager.create(cwd, agentDir);
+	// projectTrusted: false makes Pi 1.6 treat the project as untrusted (its settings unread).
+	const settingsManager = pi.SettingsManager.create(cwd, agentDir, projectTrusted === undefined ? undefined : { projectTrusted });
 	const resourceLoader = new pi.DefaultResourceLoader({
 		cwd,
 		agentDir,
@@ -102,10 +112,13 @@ export async function startSession(root, { contextWindow = 60000, compaction = {
 		runtime = { authStorage, modelRegistry: pi.ModelRegistry.inMemory(authStorage) };
 	}
 	faux.setResponses(Array.from({ length: 200 }, () => step));
+	const piModel = faux.getModel();
+	// The faux provider keeps no promptCache of its own: set it on the model.
+	if (promptCache) piModel.promptCache = promptCache;
 	const created = await pi.createAgentSession({
 		cwd,
 		agentDir,
-		model: faux.getModel(),
+		model: piModel,
 		...runtime,
 		settingsManager,
 		resourceLoader,
@@ -113,7 +126,9 @@ export async function startSession(root, { contextWindow = 60000, compaction = {
 		tools,
 	});
 	session = created.session;
-	await session.bindExtensions({ onError: (e) => errors.push(e) });
+	// promptCache: the model's prompt-cache lifetimes in seconds ({short, long}).
+	// mode: the frontend the extension is told it runs in (Pi 1.6's ctx.mode; "print" unless set).
+	await session.bindExtensions({ onError: (e) => errors.push(e), ...(mode ? { mode } : {}) });
 	return {
 		session,
 		faux,
@@ -155,6 +170,19 @@ export async function settle(session, timeoutMs = 60000) {
 		await sleep(30);
 	}
 	fail("session did not settle");
+}
+
+/** Runs fn with standard output captured (what the extension shows where Pi has no UI) and returns it. */
+export async function captured(fn) {
+	let printed = "";
+	const write = process.stdout.write.bind(process.stdout);
+	process.stdout.write = (chunk) => ((printed += String(chunk)), true);
+	try {
+		await fn();
+	} finally {
+		process.stdout.write = write;
+	}
+	return printed;
 }
 
 // ---- reading requests and journals ----
