@@ -36,6 +36,18 @@ type History interface {
 	BranchPath(ctx context.Context, session, leaf string) (leafUsed string, path []EntryRef, err error)
 }
 
+// RootAgent is the agent name of a session no agent lineage record says
+// was spawned by another.
+const RootAgent = "root"
+
+// LineageMember is one session of a lineage (a session with those it was
+// forked from and into, and those of the agents that spawned it or that it
+// spawned) with the agent that owns it.
+type LineageMember struct {
+	Session string `json:"session"`
+	Agent   string `json:"agent"` // the owning agent's id, or RootAgent
+}
+
 // EntryRef names one stored entry: its session, its id, and its seq (the
 // store's order of arrival, unique across sessions).
 type EntryRef struct {

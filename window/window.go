@@ -36,7 +36,6 @@ import (
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/notebook"
 	"github.com/pi-history/pi-history/rollover"
-	"github.com/pi-history/pi-history/search"
 )
 
 // ConfigFile is the rollover configuration's file name inside the data
@@ -47,7 +46,7 @@ const ConfigFile = "note-context.json"
 // agents that spawned it or that it spawned, at any depth), the session
 // itself first, each with its owning agent. search.Engine implements it.
 type Lineage interface {
-	LineageMembers(sid string) ([]search.LineageMember, error)
+	LineageMembers(sid string) ([]pihistory.LineageMember, error)
 }
 
 // Branches resolves a session and leaf (the current one when "") to the
@@ -266,7 +265,7 @@ func (s *Service) branches(sid, leaf, scope string) ([]notebook.Branch, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	out := []notebook.Branch{{Session: sid, Agent: search.RootAgent, Path: path}}
+	out := []notebook.Branch{{Session: sid, Agent: pihistory.RootAgent, Path: path}}
 	if scope == "lineage" && s.lineage != nil {
 		ms, err := s.lineage.LineageMembers(sid)
 		if err != nil {
