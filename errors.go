@@ -1,8 +1,12 @@
-// Package pihistory holds the words every layer of pi-history shares. So
-// far that is how a request fails: an Error names the operation that
-// failed and its Kind, and every HTTP route (the API, the web UI's data
-// routes, export) turns the kind into the same problem document through
-// internal/problem.
+// Package pihistory holds the words every layer of pi-history shares: the
+// History every client asks (history.go: search, list, read, windows,
+// sessions, branch path) with its requests and answers, the wire types of
+// the HTTP API (wire.go), and how a request fails (this file): an Error
+// names the operation that failed and its Kind, and every HTTP route (the
+// API, the web UI's data routes, export) turns the kind into the same
+// problem document through internal/problem. It imports only the standard
+// library, so every package of the module, and a program that only talks
+// to a running server (api/client), may import it.
 package pihistory
 
 import (
@@ -103,3 +107,39 @@ func KindOf(err error) Kind {
 	}
 	return Internal
 }
+
+// Sentinel returns a distinct error value of kind k whose text is msg, for
+// a package to export and its callers to test with errors.Is (the store's
+// ErrNotFound is one); wrapping it with %w keeps the kind.
+func Sentinel(msg string, k Kind) error { return &sentinel{msg: msg, kind: k} }
+
+type sentinel struct {
+	msg  string
+	kind Kind
+}
+
+func (s *sentinel) Error() string   { return s.msg }
+func (s *sentinel) ErrorKind() Kind { return s.kind }
+
+// ErrWritesStopped is wrapped by every write the store refuses because it
+// stopped taking writes (a disk that failed or is nearly full). Its kind is
+// Unavailable: the write may succeed later; reads go on meanwhile.
+var ErrWritesStopped = Sentinel("store writes stopped", Unavailable)
+
+// ErrConflict is what a ConflictError unwraps to.
+var ErrConflict = Sentinel("conflict", Conflict)
+
+// ConflictError says an entry id is already stored with other content:
+// entries are immutable. Its kind is Conflict; a problem document names
+// the id in its entry member.
+type ConflictError struct{ Session, ID string }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("entry %q of session %q is already stored with different content; entries are immutable, so push the same bytes or a new id", e.ID, e.Session)
+}
+
+// Unwrap returns ErrConflict.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// ErrorKind is Conflict.
+func (e *ConflictError) ErrorKind() Kind { return Conflict }

@@ -34,26 +34,28 @@ import (
 	"sync"
 	"time"
 
+	pihistory "github.com/pi-history/pi-history"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/journal"
-	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
+	"github.com/pi-history/pi-history/store"
 )
 
-// Engine answers the search-related routes; *search.Engine implements it.
+// Engine answers the search-related routes: a History, with the two
+// answers only a server gives (every hit of a search in pages, and the
+// windows the model's history tool sees). *search.Engine implements it.
 type Engine interface {
-	Search(ctx context.Context, r *search.Request) (*search.Response, error)
-	SearchPages(ctx context.Context, r *search.Request, fn func(*search.Response) error) error
-	List(ctx context.Context, r *search.ListRequest) (*search.ListResponse, error)
-	Read(ctx context.Context, r *search.ReadRequest) (*search.ReadResponse, error)
-	Windows(ctx context.Context, session, leaf string) (leafUsed string, windows []journal.Window, err error)
-	AllowlistedWindows(ctx context.Context, session, leaf string) (leafUsed string, windows []journal.Window, err error)
-	Sessions(ctx context.Context) ([]search.SessionSummary, error)
-	Session(ctx context.Context, id string) (*search.SessionSummary, error)
+	pihistory.History
+	SearchPages(ctx context.Context, r *pihistory.SearchRequest, fn func(*pihistory.SearchResponse) error) error
+	AllowlistedWindows(ctx context.Context, session, leaf string) (leafUsed string, windows []pihistory.Window, err error)
+	// Branch is the one resolver of a session and leaf to a branch, for
+	// the routes that read the entries themselves (export).
+	Branch(session, leaf string) (*store.SessionTree, []*journal.Entry, string, error)
 }
 
 // Default limits.
@@ -166,7 +168,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, svc: o.Service, engine: o.Engine, serial: o.Serial, auth: NewAuthenticator(o.Token),
 		hosts: hg, base: URLFor(o.Addr), log: o.Log, sem: make(chan struct{}, o.MaxInFlight), streams: make(chan struct{}, cmp.Or(o.MaxStreams, DefaultMaxStreams))}
 	s.metrics = newMetrics(s)
-	s.export = serveExport(o.Service.Store, s.fail)
+	s.export = serveExport(o.Service.Store, o.Engine, s.fail)
 	s.archive = serveArchive(o.Service.Store, s.fail)
 	s.router = s.routes()
 	return s, nil

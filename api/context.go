@@ -66,8 +66,9 @@ type ContextRoutes struct {
 }
 
 // NewContextRoutes serves the context routes of st, with the ledger and the
-// configuration file of dataDir. eng gives named notes their lineage scope;
-// nil keeps them to their own session. A broken configuration file is
+// configuration file of dataDir. eng resolves branches (the one resolver)
+// and gives named notes their lineage scope; nil resolves over st and keeps
+// named notes to their own session. A broken configuration file is
 // logged and the defaults are used: the extension must keep working.
 func NewContextRoutes(st *store.Store, eng *search.Engine, dataDir string, log *slog.Logger) *ContextRoutes {
 	if log == nil {
@@ -76,8 +77,10 @@ func NewContextRoutes(st *store.Store, eng *search.Engine, dataDir string, log *
 	var lineage window.Lineage
 	if eng != nil {
 		lineage = eng
+	} else {
+		eng = search.New(st, nil)
 	}
-	return &ContextRoutes{Window: window.New(st, lineage, dataDir, log), Log: log}
+	return &ContextRoutes{Window: window.New(eng, lineage, dataDir, log), Log: log}
 }
 
 // Mount registers the routes on r, the authenticated /v1 router: paths
@@ -248,9 +251,10 @@ func (c *ContextRoutes) fail(w http.ResponseWriter, r *http.Request, err error) 
 	var p contextProblem
 	// kindDoc is the document of a notebook error's kind with the given
 	// detail and parameter.
-	kindDoc := func(e pihistory.Kinded, detail, param string) client.Error {
+	kindDoc := func(e pihistory.Kinded, detail, param string) problem.Doc {
 		d := problem.OfKind(e.ErrorKind())
-		return client.Error{Type: d.Type, Title: d.Title, Status: d.Status, Detail: detail, Param: param}
+		d.Detail, d.Param = detail, param
+		return d
 	}
 	switch {
 	case errors.As(err, &le):
@@ -270,7 +274,7 @@ func (c *ContextRoutes) fail(w http.ResponseWriter, r *http.Request, err error) 
 		}
 		p = contextProblem{Error: *pe}
 	}
-	problem.Write(w, p.Status, p)
+	problem.Write(w, p)
 }
 
 func contextJSON(w http.ResponseWriter, v any) {

@@ -256,7 +256,7 @@ func newQuery(r *http.Request) *query {
 	return &query{v: r.URL.Query(), seen: map[string]bool{}}
 }
 
-func (q *query) fail(err *apiError) {
+func (q *query) fail(err error) {
 	if q.err == nil {
 		q.err = err
 	}
@@ -308,6 +308,20 @@ func (q *query) bool(name string, def bool) bool {
 		return def
 	}
 	return b
+}
+
+// yesNo is bool (false by default) that also takes yes and no, which the
+// export routes took first.
+func (q *query) yesNo(name string) bool {
+	switch s, _ := q.v[name]; {
+	case len(s) == 1 && s[0] == "yes":
+		q.seen[name] = true
+		return true
+	case len(s) == 1 && s[0] == "no":
+		q.seen[name] = true
+		return false
+	}
+	return q.bool(name, false)
 }
 
 func (q *query) list(name string) []string {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -23,15 +22,15 @@ import (
 //
 //	GET /v1/sessions/{id}/export?format=jsonl|md|html&leaf=ID&window=N&zstd=1&inline=1
 //
-// from src. The response streams as it is read, with Content-Type and a
-// Content-Disposition file name (attachment; inline=1 for viewing HTML or
-// Markdown in the browser). Bad requests are refused through fail before
+// from src, its branch resolved by br (the one resolver). The response
+// streams as it is read, with Content-Type and a Content-Disposition file
+// name (attachment; inline=1 for viewing HTML or Markdown in the browser). Bad requests are refused through fail before
 // anything is sent. An error in the middle of the stream aborts the
 // connection (http.ErrAbortHandler), so the client sees a truncated
 // transfer, never a response that looks complete.
-func serveExport(src export.Source, fail func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
+func serveExport(src export.Source, br export.Branches, fail func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		x, inline, err := exportFromRequest(src, r)
+		x, inline, err := exportFromRequest(src, br, r)
 		if err != nil {
 			fail(w, r, err)
 			return
@@ -57,81 +56,35 @@ func serveExport(src export.Source, fail func(http.ResponseWriter, *http.Request
 	}
 }
 
-// unknownParam refuses a query parameter the route does not know.
-func unknownParam(param, format string, args ...any) *apiError {
-	return newProblem(http.StatusBadRequest, ProblemUnknownParam, "Unknown parameter", param, format, args...)
-}
-
 // exportFromRequest reads an export's parameters: the session id from the
 // path value "id" (else the "session" query parameter), the rest from the
-// query. Each is given at most once.
-func exportFromRequest(src export.Source, r *http.Request) (*export.Export, bool, error) {
-	q := r.URL.Query()
-	inPath := r.PathValue("id") != ""
-	for k, vs := range q {
-		switch k {
-		case "format", "leaf", "window", "zstd", "inline":
-		case "session":
-			if inPath {
-				return nil, false, badParam(k, "the session is named in the path; drop the session parameter")
-			}
-		default:
-			return nil, false, unknownParam(k, "unknown parameter %q (known: format, leaf, window, zstd, inline)", k)
-		}
-		if len(vs) > 1 {
-			// The first of two values is not what the caller meant either.
-			return nil, false, badParam(k, "parameter %q is given %d times; give it once", k, len(vs))
-		}
-	}
+// query, strictly as every /v1 route reads its query (see query).
+func exportFromRequest(src export.Source, br export.Branches, r *http.Request) (*export.Export, bool, error) {
+	q := newQuery(r)
 	sid := r.PathValue("id")
 	if sid == "" {
-		sid = q.Get("session")
+		sid = q.str("session")
+	} else if _, ok := q.v["session"]; ok {
+		return nil, false, badParam("session", "the session is named in the path; drop the session parameter")
+	}
+	o := export.Options{Format: export.JSONL, Leaf: q.str("leaf"), Window: q.int("window", 1), Zstd: q.yesNo("zstd")}
+	format := q.str("format")
+	inline := q.yesNo("inline")
+	if err := q.done(); err != nil {
+		return nil, false, err
 	}
 	if sid == "" {
 		return nil, false, badParam("id", "no session id in the path")
 	}
-	o := export.Options{Format: export.JSONL, Leaf: q.Get("leaf")}
-	if v := q.Get("format"); v != "" {
-		f, err := export.ParseFormat(v)
+	if format != "" {
+		f, err := export.ParseFormat(format)
 		if err != nil {
-			return nil, false, badParam("format", "format %q: want jsonl, md or html", v)
+			return nil, false, badParam("format", "format %q: want jsonl, md or html", format)
 		}
 		o.Format = f
 	}
-	if v := q.Get("window"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, false, badParam("window", "window %q: want a window number from 1", v)
-		}
-		o.Window = n
-	}
-	var err error
-	if o.Zstd, err = exportBool(q.Get("zstd")); err != nil {
-		return nil, false, badParam("zstd", "%s", err)
-	}
-	inline, err := exportBool(q.Get("inline"))
-	if err != nil {
-		return nil, false, badParam("inline", "%s", err)
-	}
-	x, err := export.New(src, sid, o)
+	x, err := export.New(src, br, sid, o)
 	return x, inline, err
-}
-
-// exportBool reads a boolean as the /v1 routes do (strconv.ParseBool: 1,
-// t, true, TRUE, 0, f, false...), and yes or no, which the export routes
-// took first.
-func exportBool(v string) (bool, error) {
-	switch v {
-	case "", "no":
-		return false, nil
-	case "yes":
-		return true, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("%q: want true or false (or 1 or 0)", v)
-	}
-	return b, nil
 }
 
 // serveArchive answers
@@ -150,7 +103,7 @@ func exportBool(v string) (bool, error) {
 // aborts the connection.
 func serveArchive(st *store.Store, fail func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sel, err := selectionFromQuery(r.URL.Query(), time.Now())
+		sel, err := selectionFromQuery(r, time.Now())
 		if err != nil {
 			fail(w, r, err)
 			return
@@ -183,32 +136,29 @@ func serveArchive(st *store.Store, fail func(http.ResponseWriter, *http.Request,
 	}
 }
 
-// selectionFromQuery reads an archive's selection from query parameters.
-func selectionFromQuery(q url.Values, now time.Time) (export.Selection, error) {
+// selectionFromQuery reads an archive's selection from the query, strictly
+// as every /v1 route reads its query (see query).
+func selectionFromQuery(r *http.Request, now time.Time) (export.Selection, error) {
 	var sel export.Selection
-	for k := range q {
-		switch k {
-		case "all", "project", "since", "until":
-		default:
-			return sel, unknownParam(k, "unknown parameter %q (known: all, project, since, until)", k)
-		}
+	q := newQuery(r)
+	sel.All = q.yesNo("all")
+	project, since, until := q.str("project"), q.str("since"), q.str("until")
+	if err := q.done(); err != nil {
+		return sel, err
 	}
-	var err error
-	if sel.All, err = exportBool(q.Get("all")); err != nil {
-		return sel, badParam("all", "%s", err)
-	}
-	if p := q.Get("project"); p != "" {
-		if !filepath.IsAbs(p) {
-			return sel, badParam("project", "project %q: give the directory's absolute path", p)
+	if project != "" {
+		if !filepath.IsAbs(project) {
+			return sel, badParam("project", "project %q: give the directory's absolute path", project)
 		}
-		sel.Project = filepath.Clean(p)
+		sel.Project = filepath.Clean(project)
 	}
 	for _, t := range []struct {
-		name string
-		to   *time.Time
-	}{{"since", &sel.Since}, {"until", &sel.Until}} {
-		if v := q.Get(t.name); v != "" {
-			if *t.to, err = export.ParseTime(v, now); err != nil {
+		name, v string
+		to      *time.Time
+	}{{"since", since, &sel.Since}, {"until", until, &sel.Until}} {
+		if t.v != "" {
+			var err error
+			if *t.to, err = export.ParseTime(t.v, now); err != nil {
 				return sel, badParam(t.name, "%s: %s", t.name, err)
 			}
 		}

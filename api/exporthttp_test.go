@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/export"
 	"github.com/pi-history/pi-history/ingest"
+	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -55,7 +55,7 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 	st, sids := exportStore(t, "branches.jsonl")
 	sid := sids[0]
 	mux := http.NewServeMux()
-	mux.Handle("GET /v1/sessions/{id}/export", serveExport(st, answerProblem))
+	mux.Handle("GET /v1/sessions/{id}/export", serveExport(st, search.New(st, nil), answerProblem))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	get := func(q string) (*http.Response, []byte) {
@@ -78,7 +78,7 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 	if !strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
 		t.Error("no sandboxing CSP on the HTML")
 	}
-	x, _ := export.New(st, sid, export.Options{Format: export.HTML, Leaf: "b0000002"})
+	x, _ := export.New(st, search.New(st, nil), sid, export.Options{Format: export.HTML, Leaf: "b0000002"})
 	var want bytes.Buffer
 	x.WriteTo(&want)
 	if !bytes.Equal(body, want.Bytes()) {
@@ -96,12 +96,13 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 		param      string
 	}{
 		{"nope/export", 404, ProblemNotFound, "Not found", ""},
-		{sid + "/export?leaf=nope", 404, ProblemNotFound, "Not found", ""},
+		{sid + "/export?leaf=nope", 404, ProblemNotFound, "Not found", "leaf"},
 		{sid + "/export?window=9", 404, ProblemNotFound, "Not found", ""},
 		{sid + "/export?window=x", 400, ProblemInvalidParam, "A parameter is invalid", "window"},
 		{sid + "/export?format=pdf", 400, ProblemInvalidParam, "A parameter is invalid", "format"},
 		{sid + "/export?zstd=maybe", 400, ProblemInvalidParam, "A parameter is invalid", "zstd"},
-		{sid + "/export?frmat=md", 400, ProblemUnknownParam, "Unknown parameter", "frmat"},
+		{sid + "/export?frmat=md", 400, ProblemUnknownParam, "Unknown query parameter", "frmat"},
+		{sid + "/export?zstd=yes&inline=no&window=0", 400, ProblemInvalidParam, "A parameter is invalid", "window"},
 		{sid + "/export?format=md&format=bogus", 400, ProblemInvalidParam, "A parameter is invalid", "format"},
 		{sid + "/export?session=other", 400, ProblemInvalidParam, "A parameter is invalid", "session"},
 	} {
@@ -120,7 +121,7 @@ func TestExportHandlerServesWhatWriteToWrites(t *testing.T) {
 func TestExportHandlerAbortsOnAMidStreamFailure(t *testing.T) {
 	st, sids := exportStore(t, "branches.jsonl")
 	mux := http.NewServeMux()
-	mux.Handle("GET /v1/sessions/{id}/export", serveExport(&brokenSource{Store: st, failAfter: 5}, answerProblem))
+	mux.Handle("GET /v1/sessions/{id}/export", serveExport(&brokenSource{Store: st, failAfter: 5}, search.New(st, nil), answerProblem))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/v1/sessions/" + sids[0] + "/export")
@@ -228,14 +229,16 @@ func FuzzArchiveQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		sel, err := selectionFromQuery(q, now)
+		r := httptest.NewRequest(http.MethodGet, "/v1/export/archive", nil)
+		r.URL.RawQuery = q.Encode()
+		sel, err := selectionFromQuery(r, now)
 		if err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.p.Status != http.StatusBadRequest || ae.p.Detail == "" {
+			p, internal := problemFor(err)
+			if internal || p.Status != http.StatusBadRequest || p.Detail == "" {
 				t.Fatalf("%q: error %v is not a bad parameter", raw, err)
 			}
-			if _, ok := q[ae.p.Param]; !ok && ae.p.Param != "all" {
-				t.Fatalf("%q: the error names %q, not a parameter of the query", raw, ae.p.Param)
+			if _, ok := q[p.Param]; !ok && p.Param != "all" {
+				t.Fatalf("%q: the error names %q, not a parameter of the query", raw, p.Param)
 			}
 			return
 		}

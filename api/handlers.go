@@ -237,9 +237,6 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	if leaf != "" && tr.Get(leaf) == nil {
-		return notFound("leaf", "entry %q is not in session %q", leaf, id)
-	}
 	d := client.SessionDetail{Summary: *sum, CurrentLeaf: tr.Leaf(), Leaves: tr.Leaves()}
 	if d.Leaves == nil {
 		d.Leaves = []string{}
@@ -252,7 +249,8 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
 				Label: labels[m.ID], Timestamp: m.Timestamp, Window: m.Window, Pushed: m.Flags&store.FlagPushed != 0}
 		}
 	}
-	if tr.Len() > 0 {
+	if tr.Len() > 0 || leaf != "" {
+		// The resolver refuses a leaf the session does not hold.
 		d.WindowsLeaf, d.Windows, err = s.engine.Windows(r.Context(), id, leaf)
 		if err != nil {
 			return err

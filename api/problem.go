@@ -10,8 +10,6 @@ import (
 	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/internal/problem"
-	"github.com/pi-history/pi-history/search"
-	"github.com/pi-history/pi-history/store"
 )
 
 // Problem types (RFC 9457 "type" members), those of package
@@ -46,12 +44,15 @@ func newProblem(status int, typ, title, param, format string, args ...any) *apiE
 	return &apiError{client.Error{Type: typ, Title: title, Status: status, Detail: fmt.Sprintf(format, args...), Param: param}}
 }
 
-func badParam(param, format string, args ...any) *apiError {
-	return newProblem(http.StatusBadRequest, ProblemInvalidParam, "A parameter is invalid", param, format, args...)
+// badParam refuses a parameter: a pihistory.Error of kind Invalid, which
+// every route answers with the same problem document.
+func badParam(param, format string, args ...any) error {
+	return pihistory.Errorf("", pihistory.Invalid, param, format, args...)
 }
 
-func notFound(param, format string, args ...any) *apiError {
-	return newProblem(http.StatusNotFound, ProblemNotFound, "Not found", param, format, args...)
+// notFound says what a request names is not stored: kind NotFound.
+func notFound(param, format string, args ...any) error {
+	return pihistory.Errorf("", pihistory.NotFound, param, format, args...)
 }
 
 func forbidden(typ, param, format string, args ...any) *apiError {
@@ -59,43 +60,26 @@ func forbidden(typ, param, format string, args ...any) *apiError {
 }
 
 // writeProblem sends p as application/problem+json.
-func writeProblem(w http.ResponseWriter, p *client.Error) { problem.Write(w, p.Status, p) }
+func writeProblem(w http.ResponseWriter, p *client.Error) { problem.Write(w, p) }
 
-// problemFor turns any handler error into a problem document. Errors the
-// server does not expect become a 500 whose detail reveals nothing; the
-// caller logs the cause.
+// problemFor turns any handler error into a problem document: its kind's
+// (see internal/problem.Of), or the API's own refusal. Errors the server
+// does not expect become a 500 whose detail reveals nothing; the caller
+// logs the cause.
 func problemFor(err error) (p *client.Error, internal bool) {
 	var ae *apiError
-	var se *search.Error
-	var ce *store.ConflictError
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &ae):
 		return &ae.p, false
-	case pihistory.KindOf(err) != pihistory.Internal:
-		d, _ := problem.Of(err)
-		return &client.Error{Type: d.Type, Title: d.Title, Status: d.Status, Detail: d.Detail, Param: d.Param}, false
-	case errors.As(err, &se):
-		if se.Kind == search.NotFound {
-			return &client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: se.Msg, Param: se.Param}, false
-		}
-		return &client.Error{Type: ProblemInvalidParam, Title: "A parameter is invalid", Status: http.StatusBadRequest, Detail: se.Msg, Param: se.Param}, false
-	case errors.As(err, &ce):
-		return &client.Error{Type: ProblemConflict, Title: "Entry already stored with different content", Status: http.StatusConflict,
-			Detail: ce.Error(), Entry: ce.ID}, false
 	case errors.As(err, &mbe):
 		return tooLarge(mbe.Limit), false
-	case errors.Is(err, store.ErrWritesStopped):
-		return &client.Error{Type: ProblemWritesStopped, Title: "Writes are stopped", Status: http.StatusServiceUnavailable,
-			Detail: err.Error() + "; send it again later (GET /healthz says when writes resume)"}, false
-	case errors.Is(err, store.ErrNotFound):
-		return &client.Error{Type: ProblemNotFound, Title: "Not found", Status: http.StatusNotFound, Detail: err.Error()}, false
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &client.Error{Type: ProblemShuttingDown, Title: "Request canceled", Status: http.StatusServiceUnavailable,
 			Detail: "the request was canceled before it finished (client gone or server shutting down); nothing partial was stored"}, false
 	}
-	d := problem.InternalDoc()
-	return &client.Error{Type: d.Type, Title: d.Title, Status: d.Status, Detail: d.Detail}, true
+	d, ok := problem.Of(err)
+	return &d, !ok
 }
 
 func tooLarge(limit int64) *client.Error {

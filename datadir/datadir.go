@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	pihistory "github.com/pi-history/pi-history"
 )
 
 // Resolve picks the data directory: flag, else $PI_HISTORY_DATA, else
@@ -157,15 +159,8 @@ func AcquireWith(dir string, m Mode) (*Lock, error) {
 }
 
 // Mine refuses a file or directory of a data directory (info, at path)
-// that belongs to another user: whoever owns it can read the sessions, and
-// could have put a token (and a server.json naming a server) of their own
-// there.
-func Mine(info os.FileInfo, path string) error {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("%s belongs to user %d, not to you (%d): whoever owns it can read the sessions and knows the API token; use a data directory of your own (--data, PI_HISTORY_DATA)", path, st.Uid, os.Getuid())
-	}
-	return nil
-}
+// that belongs to another user; see pihistory.Mine, which clients apply too.
+func Mine(info os.FileInfo, path string) error { return pihistory.Mine(info, path) }
 
 // Owner returns the pid recorded by the owner of dir, if it is locked.
 func Owner(dir string) (int, bool) {

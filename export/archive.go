@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 	"io"
 	"path/filepath"
 	"sort"
@@ -76,13 +77,8 @@ func Select(st *store.Store, sel Selection) ([]*store.SessionInfo, error) {
 	return out, nil
 }
 
-// ArchiveStats counts what an archive holds so far.
-type ArchiveStats struct {
-	Sessions int   `json:"sessions"`
-	Entries  int   `json:"entries"`
-	Bytes    int64 `json:"bytes"`   // journal bytes (uncompressed)
-	Written  int64 `json:"written"` // bytes written (compressed)
-}
+// ArchiveStats counts what an archive holds so far (see pihistory.ArchiveStats).
+type ArchiveStats = pihistory.ArchiveStats
 
 // WriteArchive writes sessions as a zstd-compressed tar: one member per
 // session, holding its journal exactly as a whole-session jsonl export

@@ -89,8 +89,17 @@ type Source interface {
 	Session(sid string) (*store.SessionInfo, error)
 	SessionMetas(sid string) ([]*store.Meta, error)
 	Raw(seq uint64) ([]byte, error)
-	Tree(sid string) (*store.SessionTree, error)
 	FileState(path string) (*store.FileState, error)
+}
+
+// Branches resolves a session and a leaf (its current one when "") to the
+// branch: the session's tree, the path to the leaf (root first) and the
+// leaf used; an unknown session or leaf is a pihistory.Error of kind
+// NotFound. search.Engine's Branch implements it: the one resolver every
+// route shares, so an export refuses what a search or a list refuses, in
+// the same words.
+type Branches interface {
+	Branch(sid, leaf string) (*store.SessionTree, []*journal.Entry, string, error)
 }
 
 // Export is one validated session export, ready to write. New checks the
@@ -107,10 +116,13 @@ type Export struct {
 	leaf    string             // the branch's leaf (a window's last entry may come before it)
 }
 
-// New validates a session export read from src (a *store.Store). Errors
-// for an unknown session, leaf or window wrap store.ErrNotFound; a bad
-// format or window number wraps ErrInvalid.
-func New(src Source, sid string, o Options) (*Export, error) {
+// New validates a session export read from src (a *store.Store), its
+// branch resolved by br. An unknown session wraps store.ErrNotFound, an
+// unknown leaf is br's NotFound error, a window past the branch's end
+// wraps store.ErrNotFound (all of kind NotFound); a bad format or window
+// number wraps ErrInvalid. A whole-session jsonl export reads no branch
+// (br may be nil for one).
+func New(src Source, br Branches, sid string, o Options) (*Export, error) {
 	if o.Format == "" {
 		o.Format = JSONL
 	}
@@ -132,53 +144,20 @@ func New(src Source, sid string, o Options) (*Export, error) {
 	if o.Format == JSONL && o.Leaf == "" && o.Window == 0 {
 		return x, nil // whole session: streamed from the session's metas
 	}
-	x.tree, err = src.Tree(info.ID)
-	if err != nil {
+	if x.tree, x.path, x.leaf, err = br.Branch(info.ID, o.Leaf); err != nil {
 		return nil, err
-	}
-	leaf := o.Leaf
-	if leaf == "" {
-		leaf = x.tree.Leaf()
-	} else if x.tree.Get(leaf) == nil {
-		return nil, fmt.Errorf("entry %q is not in session %q: %w", leaf, info.ID, store.ErrNotFound)
-	}
-	x.leaf = leaf
-	if leaf != "" {
-		if x.path, err = x.tree.Path(leaf); err != nil {
-			return nil, fmt.Errorf("%v: %w", err, store.ErrNotFound)
-		}
 	}
 	x.windows = journal.WindowOf(x.path)
 	if o.Window > 0 {
 		ws := journal.Windows(x.path)
 		if o.Window > len(ws) {
 			return nil, fmt.Errorf("window %d of session %q (leaf %q): the branch has %d window(s): %w",
-				o.Window, info.ID, leaf, len(ws), store.ErrNotFound)
+				o.Window, info.ID, x.leaf, len(ws), store.ErrNotFound)
 		}
 		w := ws[o.Window-1]
 		x.path, x.windows = x.path[w.Start:w.End], x.windows[w.Start:w.End]
 	}
 	return x, nil
-}
-
-// Windows lists the context windows of the branch ending at leaf (the
-// current leaf when empty), for callers that offer a choice.
-func Windows(st *store.Store, sid, leaf string) ([]journal.Window, error) {
-	t, err := st.Tree(sid)
-	if err != nil {
-		return nil, err
-	}
-	if leaf == "" {
-		leaf = t.Leaf()
-		if leaf == "" {
-			return nil, nil
-		}
-	}
-	p, err := t.Path(leaf)
-	if err != nil {
-		return nil, fmt.Errorf("%v: %w", err, store.ErrNotFound)
-	}
-	return journal.Windows(p), nil
 }
 
 // Name is a file name for the export: the session id, the leaf and window

@@ -14,8 +14,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -137,7 +139,7 @@ func pathIDs(t testing.TB, st *store.Store, sid, leaf string) []string {
 // exportTo writes an export to dir/name and returns the path.
 func exportTo(t testing.TB, st *store.Store, sid string, o Options, dir, name string) string {
 	t.Helper()
-	x, err := New(st, sid, o)
+	x, err := New(st, search.New(st, nil), sid, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +236,7 @@ func TestBranchRoundTrip(t *testing.T) {
 func TestWindowExport(t *testing.T) {
 	st := openStore(t)
 	sid := load(t, st, "testdata/journals/branches.jsonl")
-	ws, err := Windows(st, sid, "")
+	_, ws, err := search.New(st, nil).Windows(t.Context(), sid, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +247,7 @@ func TestWindowExport(t *testing.T) {
 	tr, _ := st.Tree(sid)
 	for _, w := range ws {
 		var buf bytes.Buffer
-		x, err := New(st, sid, Options{Window: w.N})
+		x, err := New(st, search.New(st, nil), sid, Options{Window: w.N})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,11 +272,11 @@ func TestZstdIsTheSameBytes(t *testing.T) {
 	sid := load(t, st, "testdata/journals/branches.jsonl")
 	for _, f := range []Format{JSONL, Markdown, HTML} {
 		var plain, packed bytes.Buffer
-		x, _ := New(st, sid, Options{Format: f})
+		x, _ := New(st, search.New(st, nil), sid, Options{Format: f})
 		if _, err := x.WriteTo(&plain); err != nil {
 			t.Fatal(err)
 		}
-		z, _ := New(st, sid, Options{Format: f, Zstd: true})
+		z, _ := New(st, search.New(st, nil), sid, Options{Format: f, Zstd: true})
 		if _, err := z.WriteTo(&packed); err != nil {
 			t.Fatal(err)
 		}
@@ -300,20 +302,20 @@ func TestBadRequests(t *testing.T) {
 		name string
 		sid  string
 		o    Options
-		want error
+		want pihistory.Kind
 	}{
-		{"unknown session", "nope", Options{}, store.ErrNotFound},
-		{"unknown leaf", sid, Options{Leaf: "nope"}, store.ErrNotFound},
-		{"unknown leaf md", sid, Options{Format: Markdown, Leaf: "nope"}, store.ErrNotFound},
-		{"window past the end", sid, Options{Window: 4}, store.ErrNotFound},
-		{"window of a short branch", sid, Options{Leaf: "b0000002", Window: 2}, store.ErrNotFound},
-		{"negative window", sid, Options{Window: -1}, ErrInvalid},
-		{"bad format", sid, Options{Format: "pdf"}, ErrInvalid},
+		{"unknown session", "nope", Options{}, pihistory.NotFound},
+		{"unknown leaf", sid, Options{Leaf: "nope"}, pihistory.NotFound},
+		{"unknown leaf md", sid, Options{Format: Markdown, Leaf: "nope"}, pihistory.NotFound},
+		{"window past the end", sid, Options{Window: 4}, pihistory.NotFound},
+		{"window of a short branch", sid, Options{Leaf: "b0000002", Window: 2}, pihistory.NotFound},
+		{"negative window", sid, Options{Window: -1}, pihistory.Invalid},
+		{"bad format", sid, Options{Format: "pdf"}, pihistory.Invalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := New(st, c.sid, c.o)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("got %v, want an error matching %v", err, c.want)
+			_, err := New(st, search.New(st, nil), c.sid, c.o)
+			if err == nil || pihistory.KindOf(err) != c.want {
+				t.Fatalf("got %v, want an error of kind %v", err, c.want)
 			}
 		})
 	}
@@ -341,7 +343,7 @@ func TestGolden(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			st := openStore(t)
 			sid := load(t, st, c.path)
-			x, err := New(st, sid, c.o)
+			x, err := New(st, search.New(st, nil), sid, c.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -375,7 +377,7 @@ func TestGolden(t *testing.T) {
 func TestMarkdownShape(t *testing.T) {
 	st := openStore(t)
 	sid := load(t, st, "testdata/journals/branches.jsonl")
-	x, _ := New(st, sid, Options{Format: Markdown})
+	x, _ := New(st, search.New(st, nil), sid, Options{Format: Markdown})
 	var buf bytes.Buffer
 	if _, err := x.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -421,7 +423,7 @@ func (failingSource) Session(string) (*store.SessionInfo, error) {
 // TestAStoreThatFailsIsNotAMissingSession: a read error of the store is
 // reported as itself (a 500 over HTTP), not as "not found".
 func TestAStoreThatFailsIsNotAMissingSession(t *testing.T) {
-	_, err := New(failingSource{}, "s1", Options{})
+	_, err := New(failingSource{}, nil, "s1", Options{})
 	if err == nil || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "input/output error") {
 		t.Errorf("err = %v; want the read error, not ErrNotFound", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/search"
 )
 
 // BenchmarkMarkdownExport writes a generated session of 2,000 entries as
@@ -16,7 +17,7 @@ func BenchmarkMarkdownExport(b *testing.B) {
 	st := openStore(b)
 	j := testutil.Journal(testutil.GenOptions{Session: "bench-md", Entries: 2000, Seed: 7})
 	sid := load(b, st, testutil.WriteFile(b, b.TempDir(), "bench.jsonl", j))
-	x, err := New(st, sid, Options{Format: Markdown})
+	x, err := New(st, search.New(st, nil), sid, Options{Format: Markdown})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func BenchmarkMarkdownExportProse(b *testing.B) {
 	}
 	st := openStore(b)
 	sid := load(b, st, testutil.WriteFile(b, b.TempDir(), "bench.jsonl", j.String()))
-	x, err := New(st, sid, Options{Format: Markdown})
+	x, err := New(st, search.New(st, nil), sid, Options{Format: Markdown})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/internal/testutil"
+	"github.com/pi-history/pi-history/search"
 )
 
 // TestPi16EntriesRenderAsWhatTheyAre exports the Pi 1.6.0 tree fixture as
@@ -20,7 +21,7 @@ func TestPi16EntriesRenderAsWhatTheyAre(t *testing.T) {
 	st := openStore(t)
 	sid := load(t, st, "../journal/testdata/pi16/tree.jsonl")
 	for _, f := range []Format{Markdown, HTML} {
-		x, err := New(st, sid, Options{Format: f})
+		x, err := New(st, search.New(st, nil), sid, Options{Format: f})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pi-history/pi-history/search"
 )
 
 // TestHostileHTML: a session full of markup and script in every field a
@@ -21,7 +23,7 @@ func TestHostileHTML(t *testing.T) {
 	st := openStore(t)
 	sid := load(t, st, "testdata/journals/hostile.jsonl")
 	for _, o := range []Options{{Format: HTML}, {Format: HTML, Window: 2}, {Format: HTML, Leaf: "h0000005"}} {
-		x, err := New(st, sid, o)
+		x, err := New(st, search.New(st, nil), sid, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +82,7 @@ func checkInert(t *testing.T, page string) {
 func TestHostileHTMLFull(t *testing.T) {
 	st := openStore(t)
 	sid := load(t, st, "testdata/journals/hostile.jsonl")
-	x, _ := New(st, sid, Options{Format: HTML})
+	x, _ := New(st, search.New(st, nil), sid, Options{Format: HTML})
 	var buf bytes.Buffer
 	x.WriteTo(&buf)
 	page := buf.String()
@@ -118,7 +120,7 @@ func (f *failingFile) Write(p []byte) (int, error) {
 func TestWriteFile(t *testing.T) {
 	st := openStore(t)
 	sid := load(t, st, "testdata/journals/branches.jsonl")
-	x, _ := New(st, sid, Options{Format: Markdown})
+	x, _ := New(st, search.New(st, nil), sid, Options{Format: Markdown})
 	write := func(w io.Writer) error { _, err := x.WriteTo(w); return err }
 	dir := t.TempDir()
 	out := filepath.Join(dir, "t.md")

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 	"hash/fnv"
 	"io"
 	"os"
@@ -31,37 +32,12 @@ const (
 	batchEntries = 8192
 )
 
-// Problem is a line that was skipped, or a file that could not be read.
-type Problem struct {
-	File   string `json:"file"`
-	Line   int    `json:"line,omitempty"`
-	Reason string `json:"reason"`
-	// Unread: the whole file (or archive member) was not read: not a
-	// journal, unreadable, or an archive cut short. Otherwise one line was
-	// skipped and the rest read.
-	Unread bool `json:"unread,omitempty"`
-}
+// Problem is a line that was skipped, or a file that could not be read
+// (see pihistory.ImportProblem).
+type Problem = pihistory.ImportProblem
 
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Reason)
-	}
-	return fmt.Sprintf("%s: %s", p.File, p.Reason)
-}
-
-// FileReport says what reading one file did.
-type FileReport struct {
-	Path      string    `json:"path"`
-	Session   string    `json:"session,omitempty"`
-	Added     int       `json:"added"`
-	Confirmed int       `json:"confirmed"`
-	Dups      int       `json:"duplicates"`
-	Replaced  int       `json:"replaced"`
-	Bytes     int64     `json:"bytes"` // bytes consumed by this call
-	Rewritten bool      `json:"rewritten"`
-	Problems  []Problem `json:"problems,omitempty"`
-	Pending   int64     `json:"pending"` // bytes of an incomplete last line left for later
-}
+// FileReport says what reading one file did (see pihistory.FileReport).
+type FileReport = pihistory.FileReport
 
 // Progress is called after each stored batch with the bytes consumed so far
 // in this file and the entries added so far; it may be nil.

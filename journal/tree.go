@@ -1,6 +1,10 @@
 package journal
 
-import "fmt"
+import (
+	"fmt"
+
+	pihistory "github.com/pi-history/pi-history"
+)
 
 // Tree is the entry tree of one session, in file order. Entries may hold
 // only metadata (Raw and Text empty): the tree reads ids, parents and types.
@@ -135,20 +139,8 @@ func (t *Tree) Name() string {
 	return ""
 }
 
-// Window is one context window of a branch: the entries between two
-// compactions on the path. Window 1 starts at the root; each compaction on
-// the path starts the next window and is its first entry.
-type Window struct {
-	N            int    `json:"window"`
-	Start        int    `json:"-"` // index into the path
-	End          int    `json:"-"` // index into the path, exclusive
-	FirstEntry   string `json:"firstEntry"`
-	LastEntry    string `json:"lastEntry"`
-	Entries      int    `json:"entries"`
-	CompactionID string `json:"compactionId,omitempty"` // the compaction that started it (none for window 1)
-	Kind         string `json:"startedBy"`              // "start", "compaction" (Pi's own) or "hook" (an extension's, e.g. a rollover)
-	StartedAt    string `json:"startedAt,omitempty"`
-}
+// Window is one context window of a branch (see pihistory.Window).
+type Window = pihistory.Window
 
 // Windows splits a path (root first) into its context windows.
 func Windows(path []*Entry) []Window {

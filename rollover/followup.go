@@ -42,7 +42,7 @@ func FollowUpRow(session string, path []*journal.Entry) (Row, bool) {
 		Summary string  `json:"summary"`
 		Details Details `json:"details"`
 	}
-	if json.Unmarshal(path[at].Raw, &c) != nil || !c.Details.Reason.Valid() || c.Details.WindowNumber == 0 {
+	if json.Unmarshal(path[at].Raw, &c) != nil || !ValidReason(c.Details.Reason) || c.Details.WindowNumber == 0 {
 		return Row{}, false
 	}
 	pins := map[string]bool{}

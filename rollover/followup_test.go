@@ -68,7 +68,7 @@ func TestFollowUpRowCountsHistoryCallsInTheFiveTurnsAfterARollover(t *testing.T)
 			if r.Kind != RowRolloverFollowUp || r.Window != 2 || r.Reason != ReasonHost || r.Calls != c.calls || r.PinnedHits != c.hits || r.EntryID == "" {
 				t.Errorf("row %+v, want %d calls, %d pinned hits", r, c.calls, c.hits)
 			}
-			if err := r.check(); err != nil {
+			if err := checkRow(&r); err != nil {
 				t.Errorf("the row would not be written: %v", err)
 			}
 		})

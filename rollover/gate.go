@@ -3,6 +3,7 @@ package rollover
 import (
 	"encoding/json"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/notebook"
@@ -10,7 +11,7 @@ import (
 
 // Blocker is the stable name of a gate refusal, used in ledger rows and
 // API responses. The text shown to the model is in Verdict.Text.
-type Blocker string
+type Blocker = pihistory.GateBlocker
 
 // Gate blockers (docs/spec-notes.md, "The gate", "Host-initiated rollover").
 const (

@@ -2,13 +2,14 @@ package rollover
 
 import (
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 
 	"github.com/pi-history/pi-history/journal"
 )
 
 // Reason says who asked for a rollover. It is carried into gate verdicts,
 // the compaction details and ledger rows.
-type Reason string
+type Reason = pihistory.RolloverReason
 
 // Rollover reasons (docs/spec-notes.md, "The gate", "The rollover summary", "Reminder and fallback").
 const (
@@ -23,8 +24,8 @@ const (
 	ReasonEmergency Reason = "emergency"
 )
 
-// Valid reports whether r is one of the known reasons.
-func (r Reason) Valid() bool {
+// ValidReason reports whether r is one of the known reasons.
+func ValidReason(r Reason) bool {
 	switch r {
 	case ReasonModel, ReasonUser, ReasonHost, ReasonThreshold, ReasonFallback, ReasonEmergency:
 		return true

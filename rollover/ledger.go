@@ -1,6 +1,7 @@
 package rollover
 
 import (
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/notebook"
 
@@ -41,35 +42,9 @@ const (
 	RowWindowCache       = "window_cache"       // provider cache figures summed over a window
 )
 
-// Row is one ledger line. Only the fields of its kind are set.
-type Row struct {
-	Time             string  `json:"ts"`
-	Kind             string  `json:"kind"`
-	Session          string  `json:"session,omitempty"`
-	Window           int     `json:"window,omitempty"`
-	EndedWindow      int     `json:"endedWindow,omitempty"` // a rollover row: the window it ended, which its writes, reviews and reclaim are of
-	Reason           Reason  `json:"reason,omitempty"`
-	Auto             bool    `json:"auto,omitempty"`
-	OK               *bool   `json:"ok,omitempty"`
-	Blocker          Blocker `json:"blocker,omitempty"`
-	Why              string  `json:"why,omitempty"`
-	ReclaimTokens    int     `json:"reclaimTokens,omitempty"`
-	TokensBefore     int     `json:"tokensBefore,omitempty"`
-	NotebookRevision int     `json:"notebookRevision,omitempty"`
-	NotebookBytes    int     `json:"notebookBytes,omitempty"`
-	NotebookWrites   int     `json:"notebookWrites,omitempty"`
-	NotebookReviews  int     `json:"notebookReviews,omitempty"`
-	Review           bool    `json:"review,omitempty"` // a notes row: the model reviewed the notebook without changing it
-	FirstKeptEntryID string  `json:"firstKeptEntryId,omitempty"`
-	EntryID          string  `json:"entryId,omitempty"`
-	Stage            Stage   `json:"stage,omitempty"`
-	Attempt          int     `json:"attempt,omitempty"`
-	Calls            int     `json:"calls,omitempty"`
-	CacheReadTokens  int     `json:"cacheReadTokens,omitempty"`
-	UncachedTokens   int     `json:"uncachedInputTokens,omitempty"` // input not read from the cache: plain input plus cache writes
-	CacheWriteTokens int     `json:"cacheWriteTokens,omitempty"`    // the part of uncachedInputTokens written to the cache
-	PinnedHits       int     `json:"pinnedHits,omitempty"`          // a rollover_followup row: history calls that named or returned a pinned entry
-}
+// Row is one ledger line. Only the fields of its kind are set (see
+// pihistory.LedgerRow).
+type Row = pihistory.LedgerRow
 
 var (
 	idPattern       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$`)
@@ -80,8 +55,8 @@ var (
 // counts, ids and categories.
 var ErrBadRow = errors.New("ledger row rejected")
 
-// check validates a row before it is written.
-func (r *Row) check() error {
+// checkRow validates a row before it is written.
+func checkRow(r *Row) error {
 	for name, v := range map[string]string{"kind": r.Kind, "why": r.Why, "blocker": string(r.Blocker), "reason": string(r.Reason), "stage": string(r.Stage)} {
 		if v != "" && !categoryPattern.MatchString(v) {
 			return fmt.Errorf("%w: %s is not a category", ErrBadRow, name)
@@ -130,7 +105,7 @@ func (l *Ledger) Append(r Row) error {
 	if r.Time == "" {
 		r.Time = l.now().UTC().Format(time.RFC3339Nano)
 	}
-	if err := r.check(); err != nil {
+	if err := checkRow(&r); err != nil {
 		return err
 	}
 	line, err := json.Marshal(r)
@@ -156,11 +131,7 @@ func (l *Ledger) Append(r Row) error {
 }
 
 // LedgerFilter selects rows when reading.
-type LedgerFilter struct {
-	Kind    string // "" for all kinds
-	Session string // "" for all sessions
-	Limit   int    // the newest Limit rows; 0 for all
-}
+type LedgerFilter = pihistory.LedgerFilter
 
 // Read returns the rows of the ledger that match f, oldest first, and how
 // many lines were skipped as unreadable (a torn last line, say). A missing

@@ -3,6 +3,7 @@ package rollover
 import (
 	"encoding/json"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 	"strings"
 
 	"github.com/pi-history/pi-history/journal"
@@ -23,7 +24,7 @@ const (
 )
 
 // Stage is the fallback state machine's stage.
-type Stage string
+type Stage = pihistory.FallbackStage
 
 // Fallback stages (docs/spec-notes.md, "Reminder and fallback").
 const (

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"encoding/binary"
+	pihistory "github.com/pi-history/pi-history"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -109,10 +110,10 @@ func refsOf(metas []*store.Meta) []string {
 }
 
 // Ref is how the model cites an entry.
-func Ref(id string) string { return refOpen + id + refClose }
+func Ref(id string) string { return pihistory.Ref(id) }
 
 // What a reference puts around an entry's id (see Ref).
-const refOpen, refClose = "[history entry=", "]"
+const refOpen, refClose = pihistory.RefOpen, pihistory.RefClose
 
 const maxSnippets = 3
 

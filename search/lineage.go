@@ -4,18 +4,17 @@ import (
 	"path/filepath"
 	"sort"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/journal"
 )
 
 // RootAgent is the agent name of a session no agent lineage record says
-// was spawned by another.
-const RootAgent = "root"
+// was spawned by another (pihistory.RootAgent).
+const RootAgent = pihistory.RootAgent
 
-// LineageMember is one session of a lineage with the agent that owns it.
-type LineageMember struct {
-	Session string `json:"session"`
-	Agent   string `json:"agent"` // the owning agent's id, or RootAgent
-}
+// LineageMember is one session of a lineage with the agent that owns it
+// (pihistory.LineageMember).
+type LineageMember = pihistory.LineageMember
 
 // Lineage returns the sessions of a session's lineage (see LineageMembers),
 // the session itself first.

@@ -19,19 +19,22 @@
 package search
 
 import (
-	"fmt"
-	"time"
+	pihistory "github.com/pi-history/pi-history"
 )
 
+// The words of a request and its answer are the root package's, shared by
+// every client of a History (see pihistory.History, which *Engine
+// implements); this package names them as it always has.
+
 // Scope names what a request covers.
-type Scope string
+type Scope = pihistory.Scope
 
 // Scopes.
 const (
-	ScopeBranch  Scope = "branch"  // the ancestor chain of a leaf (default: the session's current leaf)
-	ScopeSession Scope = "session" // every branch of one session
-	ScopeLineage Scope = "lineage" // the session, its ancestors and its descendants through forks and agent lineage records
-	ScopeAll     Scope = "all"     // every session
+	ScopeBranch  = pihistory.ScopeBranch  // the ancestor chain of a leaf (default: the session's current leaf)
+	ScopeSession = pihistory.ScopeSession // every branch of one session
+	ScopeLineage = pihistory.ScopeLineage // the session, its fork ancestors and its fork descendants
+	ScopeAll     = pihistory.ScopeAll     // every session
 )
 
 // Limits.
@@ -45,205 +48,38 @@ const (
 	RawPiece = 2000
 )
 
-// Request is a search: literal and case-sensitive by default, ignoring
-// case (Unicode simple folding, as strings.EqualFold) with IgnoreCase, a
-// regular expression (RE2 syntax) with Regex, both with both.
-type Request struct {
-	Needle      string    `json:"needle"`
-	IgnoreCase  bool      `json:"ignoreCase,omitempty"` // match letters of either case (see pattern)
-	Regex       bool      `json:"regex,omitempty"`      // the needle is a regular expression (RE2 syntax)
-	Scope       Scope     `json:"scope,omitempty"`      // default: branch when Session is set, else all
-	Session     string    `json:"session,omitempty"`    // required for branch, session and lineage scopes
-	Leaf        string    `json:"leaf,omitempty"`       // branch scope: default the session's current leaf
-	Window      int       `json:"window,omitempty"`     // 0: any window
-	Types       []string  `json:"types,omitempty"`      // entry types (message, compaction, custom, …)
-	Roles       []string  `json:"roles,omitempty"`      // message roles (user, assistant, toolResult, …)
-	Since       time.Time `json:"since,omitzero"`
-	Until       time.Time `json:"until,omitzero"`
-	NewestFirst bool      `json:"newestFirst,omitempty"`
-	Limit       int       `json:"limit,omitempty"` // default DefaultLimit, at most MaxLimit
-	All         bool      `json:"all,omitempty"`   // every hit, no limit
-	Cursor      string    `json:"cursor,omitempty"`
-	Count       bool      `json:"count,omitempty"`  // also count every hit (exact)
-	Budget      int       `json:"budget,omitempty"` // snippet characters for the whole response
-}
-
-// Hit is one matching entry.
-type Hit struct {
-	Session         string    `json:"session"`
-	Agent           string    `json:"agent,omitempty"` // lineage scope: the agent owning the session (its id, or root)
-	Title           string    `json:"title,omitempty"` // the session's name, else the start of its first user message
-	Cwd             string    `json:"cwd,omitempty"`   // the session's project directory
-	Entry           string    `json:"entry"`
-	Type            string    `json:"type"`
-	Role            string    `json:"role,omitempty"`
-	CustomType      string    `json:"customType,omitempty"`
-	ToolName        string    `json:"toolName,omitempty"`
-	Timestamp       string    `json:"timestamp"`
-	Window          int       `json:"window"`
-	OnCurrentBranch bool      `json:"onCurrentBranch"`
-	Leaves          []string  `json:"leaves,omitempty"` // session/lineage scope: the leaves whose branch holds the entry
-	Matches         int       `json:"matches"`          // occurrences of the needle in the entry
-	Snippets        []Snippet `json:"snippets"`
-	Ref             string    `json:"ref"`           // "[history entry=ID]"
-	URL             string    `json:"url,omitempty"` // the entry's page in the web UI, when a server answered
-	Seq             uint64    `json:"seq"`
-}
-
-// Snippet is a piece of an entry's text around a match. The match is
-// Text[MatchStart:MatchEnd] (byte offsets into Text).
-type Snippet struct {
-	Text       string `json:"text"`
-	MatchStart int    `json:"matchStart"`
-	MatchEnd   int    `json:"matchEnd"`
-	Offset     int    `json:"offset"` // character offset of Text in the entry's text
-}
-
-// Stats say what a request cost.
-type Stats struct {
-	Candidates   int     `json:"candidates"`   // blocks of entries proposed by the index (see package index)
-	Scanned      int     `json:"scanned"`      // entries whose text was read and compared
-	Confirmed    int     `json:"confirmed"`    // entries that really contain the needle
-	BytesScanned int64   `json:"bytesScanned"` // text bytes compared
-	Skipped      int     `json:"skipped"`      // entries ruled out by their trigram sketch (or, in all scope, by the filters), text unread
-	TookMs       float64 `json:"tookMs"`
-	Plan         string  `json:"plan"` // how it was answered: index, scan, no-trigram, zero-trigram …
-}
-
-// Response is a page of hits.
-type Response struct {
-	Hits      []Hit  `json:"hits"`
-	Cursor    string `json:"cursor,omitempty"` // pass back for the next page; empty when done
-	Total     *int   `json:"total,omitempty"`  // with Count: every hit, all pages
-	Truncated bool   `json:"truncated"`        // snippets were cut to fit the budget
-	Stats     Stats  `json:"stats"`
-}
-
-// ListRequest asks for the entries of a branch (or one window of it) in order.
-type ListRequest struct {
-	Session     string   `json:"session"`
-	Leaf        string   `json:"leaf,omitempty"`
-	Window      int      `json:"window,omitempty"`
-	Types       []string `json:"types,omitempty"`
-	Roles       []string `json:"roles,omitempty"`
-	NewestFirst bool     `json:"newestFirst,omitempty"`
-	AllBranches bool     `json:"allBranches,omitempty"` // every entry of the session in file order
-	Limit       int      `json:"limit,omitempty"`
-	Cursor      string   `json:"cursor,omitempty"`
-	// Offset is the position of the first item to answer (0-based, in the
-	// filtered list), for callers that page by position (seed B's history
-	// paging) rather than by cursor; not with Cursor.
-	Offset int `json:"offset,omitempty"`
-	// Allowlisted lists only what the history allowlist admits (the
-	// model's history tool), as ReadRequest.Allowlisted reads: entries
-	// with no searchable text are left out, and a type or role that never
-	// has any is refused.
-	Allowlisted bool `json:"allowlisted,omitempty"`
-}
-
-// Item is one line of a list.
-type Item struct {
-	Entry      string `json:"entry"`
-	ParentID   string `json:"parentId,omitempty"`
-	Type       string `json:"type"`
-	Role       string `json:"role,omitempty"`
-	CustomType string `json:"customType,omitempty"`
-	ToolName   string `json:"toolName,omitempty"`
-	IsError    bool   `json:"isError,omitempty"`
-	Timestamp  string `json:"timestamp"`
-	Window     int    `json:"window"`
-	Preview    string `json:"preview"` // at most 120 characters: "user: …", "assistant → bash(…)", …
-	Label      string `json:"label,omitempty"`
-	Seq        uint64 `json:"seq"`
-}
-
-// ListResponse is a page of items.
-type ListResponse struct {
-	Session string `json:"session"`
-	Leaf    string `json:"leaf"`
-	Items   []Item `json:"items"`
-	Total   int    `json:"total"` // items in the list, all pages
-	Cursor  string `json:"cursor,omitempty"`
-	// NextOffset is the position of the next page's first item, when one
-	// follows (the cursor's position, for paging by offset).
-	NextOffset *int `json:"nextOffset,omitempty"`
-}
-
-// ReadRequest reads one entry.
-type ReadRequest struct {
-	Session string `json:"session"`
-	Entry   string `json:"entry"`
-	Context int    `json:"context,omitempty"` // neighbours on each side, on the entry's branch
-	Offset  int    `json:"offset,omitempty"`  // character offset into the text (or raw line)
-	Length  int    `json:"length,omitempty"`  // characters to return (default 2000 for raw, all for text up to 20000)
-	Raw     bool   `json:"raw,omitempty"`     // return the original JSON line instead of the decoded text
-	// Allowlisted reads only what the history allowlist admits (the
-	// model's history tool): an entry with no searchable text (a bash
-	// command run with !!, another extension's data, a setting change)
-	// is refused, its raw line included.
-	Allowlisted bool `json:"allowlisted,omitempty"`
-}
-
-// ReadResponse is one entry with its neighbours.
-type ReadResponse struct {
-	Item       Item   `json:"item"`
-	Text       string `json:"text"`                 // decoded searchable text (or raw line) from Offset
-	Offset     int    `json:"offset"`               // character offset of Text
-	TotalChars int    `json:"totalChars"`           // length of the whole text or raw line, in characters
-	NextOffset int    `json:"nextOffset,omitempty"` // where the next piece starts; 0 when complete
-	Before     []Item `json:"before,omitempty"`
-	After      []Item `json:"after,omitempty"`
-	Ref        string `json:"ref"`
-}
-
-// SessionSummary describes one session for lists.
-type SessionSummary struct {
-	ID            string `json:"id"`
-	Title         string `json:"title"` // Name, else the start of the first user message ("" when neither)
-	Name          string `json:"name"`
-	Cwd           string `json:"cwd"`
-	File          string `json:"file"`
-	Created       string `json:"created"`
-	LastActivity  string `json:"lastActivity"`
-	Entries       int    `json:"entries"`
-	Bytes         int64  `json:"bytes"`
-	Windows       int    `json:"windows"` // on the current branch
-	Leaf          string `json:"leaf"`
-	ParentSession string `json:"parentSession,omitempty"` // id of the session this was forked from, when known
-	ParentFile    string `json:"parentFile,omitempty"`    // as the header names it
-	// Leaves are the session's branch ends: given for one session
-	// (GET /v1/sessions/{id}), left out of the list of every session,
-	// which would have to read every session's tree for them.
-	Leaves []string `json:"leaves,omitempty"`
-}
-
-// Error is a request the engine refuses; Param names the offending field.
-type Error struct {
-	Kind  Kind
-	Param string
-	Msg   string
-}
-
-// Kind classifies errors.
-type Kind int
-
-// Kinds.
-const (
-	BadRequest Kind = iota
-	NotFound
+// Requests, answers and their parts.
+type (
+	Request        = pihistory.SearchRequest
+	Hit            = pihistory.Hit
+	Snippet        = pihistory.Snippet
+	Stats          = pihistory.SearchStats
+	Response       = pihistory.SearchResponse
+	ListRequest    = pihistory.ListRequest
+	Item           = pihistory.Item
+	ListResponse   = pihistory.ListResponse
+	ReadRequest    = pihistory.ReadRequest
+	ReadResponse   = pihistory.ReadResponse
+	SessionSummary = pihistory.SessionSummary
 )
 
-func (e *Error) Error() string {
-	if e.Param != "" {
-		return fmt.Sprintf("%s: %s", e.Param, e.Msg)
-	}
-	return e.Msg
-}
+// Error is a request the engine refuses: a pihistory.Error whose Param
+// names the offending field and whose Kind is Invalid or NotFound.
+type Error = pihistory.Error
+
+// Kind classifies errors (pihistory's kinds).
+type Kind = pihistory.Kind
+
+// The kinds of the engine's refusals.
+const (
+	BadRequest = pihistory.Invalid
+	NotFound   = pihistory.NotFound
+)
 
 func badf(param, format string, args ...any) error {
-	return &Error{Kind: BadRequest, Param: param, Msg: fmt.Sprintf(format, args...)}
+	return pihistory.Errorf("", pihistory.Invalid, param, format, args...)
 }
 
 func notFoundf(param, format string, args ...any) error {
-	return &Error{Kind: NotFound, Param: param, Msg: fmt.Sprintf(format, args...)}
+	return pihistory.Errorf("", pihistory.NotFound, param, format, args...)
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -299,33 +300,8 @@ func (s *Service) WaitIndexed(ctx context.Context) error {
 	}
 }
 
-// Stats summarises the data directory.
-type Stats struct {
-	Sessions       int    `json:"sessions"`
-	Entries        int    `json:"entries"`
-	Searchable     int    `json:"searchable"`
-	Bytes          int64  `json:"bytes"` // bytes of journal lines stored
-	StoreBytes     int64  `json:"storeBytes"`
-	IndexBytes     int64  `json:"indexBytes"`
-	LastSeq        uint64 `json:"lastSeq"`
-	IndexedThrough uint64 `json:"indexedThrough"`
-	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed (beyond the scanned last partial block)
-	IndexSegments  int    `json:"indexSegments"`
-	CommonTrigrams int    `json:"indexCommonTrigrams"` // trigrams later blocks leave out (see package index)
-	IndexHealthy   bool   `json:"indexHealthy"`
-	// IndexFormat names the index's analyzer version; IndexOutdated is
-	// set when it is older than this binary's ('pi-history reindex'
-	// rebuilds it: half the postings, see package index).
-	IndexFormat   string `json:"indexFormat"`
-	IndexOutdated bool   `json:"indexOutdated"`
-	Files         int    `json:"files"`
-	SkippedLines  int    `json:"skippedLines"`
-	DataDir       string `json:"dataDir"`
-	// SkippedPaths is how many files, directories and links a server's
-	// live watcher leaves out now (its /v1/ingest/status lists them); nil
-	// without a watcher.
-	SkippedPaths *int `json:"skippedPaths,omitempty"`
-}
+// Stats summarises the data directory (a wire type: see pihistory.StoreStats).
+type Stats = pihistory.StoreStats
 
 // Stats counts what is stored.
 func (s *Service) Stats() (Stats, error) {
@@ -373,43 +349,19 @@ func dirSize(dir string) int64 {
 	return n
 }
 
-// ImportSummary is what an import did.
-type ImportSummary struct {
-	Files    int              `json:"files"`
-	Sessions int              `json:"sessions"`
-	Entries  int              `json:"entries"` // entries added
-	Stored   int              `json:"stored"`  // entries of the sessions read that were stored before
-	Dups     int              `json:"duplicates"`
-	Bytes    int64            `json:"bytes"` // journal bytes read
-	Skipped  int              `json:"skippedLines"`
-	Problems []ingest.Problem `json:"problems"`
-	// Waiting are the files that end in a line without its newline (Pi
-	// writing it, or a file cut short): that line is read once complete.
-	Waiting []WaitingFile `json:"waiting,omitempty"`
-	Seconds float64       `json:"seconds"`
-}
+// ImportSummary says what an import did (see pihistory.ImportSummary).
+type ImportSummary = pihistory.ImportSummary
 
-// WaitingFile is a file whose last Bytes have no newline yet.
-type WaitingFile struct {
-	File  string `json:"file"`
-	Bytes int64  `json:"bytes"`
-}
+// WaitingFile is a file whose last bytes have no newline yet.
+type WaitingFile = pihistory.WaitingFile
 
 // ImportProgress reports progress: files done of total, bytes read of total,
 // entries added so far.
 type ImportProgress func(filesDone, files int, bytes, totalBytes int64, entries int)
 
-// ImportStatus is how far an import is, as ImportWatched reports it: the
-// files while they are read; once they are, the index catching up
-// (Indexing, Through of Target) or the store and index compacting.
-type ImportStatus struct {
-	FilesDone, Files  int
-	Bytes, TotalBytes int64
-	Entries           int
-	Indexing          bool
-	Through, Target   uint64 // the index's mark and where it is heading (also while files are read)
-	Compacting        bool
-}
+// ImportStatus is how far an import is, as ImportWatched reports it (see
+// pihistory.ImportStatus).
+type ImportStatus = pihistory.ImportStatus
 
 // ImportWatched is Import telling watch how far it is, so that a long
 // import never looks stuck: at most every 200 ms (and when the last file

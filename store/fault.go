@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	pihistory "github.com/pi-history/pi-history"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -15,7 +17,7 @@ import (
 // ErrWritesStopped is wrapped by every write refused because the store is
 // faulted (its disk is full, or a write failed): nothing of the write was
 // stored, and reads go on. Test with errors.Is.
-var ErrWritesStopped = errors.New("store writes stopped")
+var ErrWritesStopped = pihistory.ErrWritesStopped
 
 // DefaultReserveBytes is the free space under which a store refuses
 // writes when Options.ReserveBytes is 0: room for both memtables to be

@@ -27,16 +27,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	pihistory "github.com/pi-history/pi-history"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pi-history/pi-history/journal"
 )
 
-// Sentinel errors; test with errors.Is.
+// Sentinel errors; test with errors.Is. Each has a pihistory.Kind
+// (NotFound, Conflict), so every HTTP route answers them alike.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("conflict")
+	ErrNotFound = pihistory.Sentinel("not found", pihistory.NotFound)
+	ErrConflict = pihistory.ErrConflict
 )
 
 // SessionInfo describes one session.

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 
+	pihistory "github.com/pi-history/pi-history"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/trigram"
@@ -32,24 +34,11 @@ type FileBatch struct {
 	Replace bool
 }
 
-// Result says what a write did.
-type Result struct {
-	Session    string `json:"session"`
-	Added      int    `json:"added"`      // new entries stored
-	Confirmed  int    `json:"confirmed"`  // pushed entries now also found in the file
-	Duplicates int    `json:"duplicates"` // entries already stored with the same bytes
-	Replaced   int    `json:"replaced"`   // entries a rewrite dropped (a v1 journal migrated) or gave other bytes
-	LastSeq    uint64 `json:"lastSeq"`
-}
+// Result says what a write did (a wire type: see pihistory.PushResult).
+type Result = pihistory.PushResult
 
 // ConflictError is returned by Push for an id already stored with other content.
-type ConflictError struct{ Session, ID string }
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("entry %q of session %q is already stored with different content; entries are immutable, so push the same bytes or a new id", e.ID, e.Session)
-}
-
-func (e *ConflictError) Unwrap() error { return ErrConflict }
+type ConflictError = pihistory.ConflictError
 
 // Apply stores a batch read from a journal file, with one synced commit.
 //

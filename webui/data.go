@@ -2,7 +2,6 @@ package webui
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -78,14 +77,10 @@ type EntriesResponse struct {
 // that reveals nothing.
 func (u *ui) fail(w http.ResponseWriter, err error) {
 	d, ok := problem.Of(err)
-	if !ok && errors.Is(err, store.ErrNotFound) {
-		d, ok = problem.OfKind(pihistory.NotFound), true
-		d.Detail = err.Error()
-	}
 	if !ok {
 		u.o.Log.Error("webui: data", "err", err)
 	}
-	problem.Write(w, d.Status, d)
+	problem.Write(w, d)
 }
 
 // dataOp names the web UI's data reads in their errors.
@@ -132,13 +127,9 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (u *ui) tree(id string) (*store.SessionTree, error) {
-	t, err := u.o.Store.Tree(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, missing("no session " + strconv.Quote(id))
-	}
-	return t, err
-}
+// tree is a session's tree; an unknown session is the resolver's NotFound
+// (see search.Engine.Branch).
+func (u *ui) tree(id string) (*store.SessionTree, error) { return u.o.Engine.Tree(id) }
 
 // holding returns a leaf whose branch holds id: the current leaf if it does,
 // else the last leaf (in file order) below id, else id itself.
@@ -207,33 +198,26 @@ func (u *ui) entriesPage(r *http.Request) (*EntriesResponse, error) {
 		return nil, err
 	}
 	leaf, focus := q.Get("leaf"), q.Get("entry")
-	if leaf != "" && t.Index(leaf) < 0 {
-		return nil, missing("leaf " + strconv.Quote(leaf) + " is not in session " + strconv.Quote(sid))
-	}
 	if focus != "" && t.Index(focus) < 0 {
 		return nil, missing("entry " + strconv.Quote(focus) + " is not in session " + strconv.Quote(sid))
 	}
-	if leaf == "" {
-		leaf = t.Leaf()
-		if focus != "" {
-			leaf = holding(t, focus)
-		}
+	if leaf == "" && focus != "" {
+		leaf = holding(t, focus)
 	}
-	resp := &EntriesResponse{Session: sid, Leaf: leaf, CurrentLeaf: t.Leaf(), Windows: []WindowInfo{}, Items: []EntryItem{}, LastSeq: lastSeq}
-	if leaf == "" {
-		return resp, nil
-	}
-	bv, err := u.branchOf(t, sid, leaf)
+	bv, err := u.branchOf(sid, leaf)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := bv.pos[focus]; focus != "" && !ok {
 		// The entry is on another branch: show one that holds it.
-		leaf = holding(t, focus)
-		resp.Leaf = leaf
-		if bv, err = u.branchOf(t, sid, leaf); err != nil {
+		if bv, err = u.branchOf(sid, holding(bv.tree, focus)); err != nil {
 			return nil, err
 		}
+	}
+	t = bv.tree
+	resp := &EntriesResponse{Session: sid, Leaf: bv.leaf, CurrentLeaf: t.Leaf(), Windows: []WindowInfo{}, Items: []EntryItem{}, LastSeq: lastSeq}
+	if bv.leaf == "" {
+		return resp, nil
 	}
 	path, ws := bv.path, bv.windows
 	resp.Windows = bv.infos
@@ -340,6 +324,7 @@ func pageBefore(to, limit int, size func(int) int64) (first, last int) {
 // version of the session's tree.
 type branchView struct {
 	tree     *store.SessionTree
+	leaf     string // the leaf the branch ends at ("" for a session without entries)
 	path     []*journal.Entry
 	pos      map[string]int // entry id → index in path
 	windows  []journal.Window
@@ -350,9 +335,14 @@ type branchView struct {
 
 const branchCacheSize = 16
 
-// branchOf returns the view of the branch ending at leaf, from the cache
-// when the session's tree has not changed since it was made.
-func (u *ui) branchOf(t *store.SessionTree, sid, leaf string) (*branchView, error) {
+// branchOf returns the view of the branch ending at leaf (the current one
+// when ""), resolved by the one resolver (search.Engine.Branch), from the
+// cache when the session's tree has not changed since it was made.
+func (u *ui) branchOf(sid, leaf string) (*branchView, error) {
+	t, path, leaf, err := u.o.Engine.Branch(sid, leaf)
+	if err != nil {
+		return nil, err
+	}
 	key := sid + "\x00" + leaf
 	u.bmu.Lock()
 	bv := u.bcache[key]
@@ -360,11 +350,7 @@ func (u *ui) branchOf(t *store.SessionTree, sid, leaf string) (*branchView, erro
 	if bv != nil && bv.tree == t {
 		return bv, nil
 	}
-	path, err := t.Path(leaf)
-	if err != nil {
-		return nil, err
-	}
-	bv = &branchView{tree: t, path: path, pos: make(map[string]int, len(path)), windows: journal.Windows(path),
+	bv = &branchView{tree: t, leaf: leaf, path: path, pos: make(map[string]int, len(path)), windows: journal.Windows(path),
 		windowOf: journal.WindowOf(path), infos: []WindowInfo{}, labels: t.Labels()}
 	for i, e := range path {
 		bv.pos[e.ID] = i
@@ -568,23 +554,14 @@ func (u *ui) notebook(w http.ResponseWriter, r *http.Request) {
 
 func (u *ui) notebookOf(sid, leaf string) (*NotebookResponse, error) {
 	st := u.o.Store
-	t, err := u.tree(sid)
+	t, path, leaf, err := u.o.Engine.Branch(sid, leaf)
 	if err != nil {
 		return nil, err
-	}
-	if leaf == "" {
-		leaf = t.Leaf()
-	} else if t.Index(leaf) < 0 {
-		return nil, missing("leaf " + strconv.Quote(leaf) + " is not in session " + strconv.Quote(sid))
 	}
 	resp := &NotebookResponse{Session: sid, Leaf: leaf, Sections: []journal.Section{}, Revisions: []RevisionInfo{}, Notes: []notebook.Note{}}
 	if leaf == "" {
 		resp.Notebook = notebook.Read(nil)
 		return resp, nil
-	}
-	path, err := t.Path(leaf)
-	if err != nil {
-		return nil, err
 	}
 	// The notebook package reads the raw lines of its own custom entries.
 	full := make([]*journal.Entry, len(path))

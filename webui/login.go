@@ -348,5 +348,5 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
 // writeError sends an RFC 9457 problem document through the writer every
 // route uses (internal/problem); typ is one of that package's types.
 func writeError(w http.ResponseWriter, status int, typ, title, detail string) {
-	problem.Write(w, status, problem.Doc{Type: typ, Title: title, Status: status, Detail: detail})
+	problem.Write(w, problem.Doc{Type: typ, Title: title, Status: status, Detail: detail})
 }

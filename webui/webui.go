@@ -41,6 +41,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pi-history/pi-history/search"
+
 	"github.com/pi-history/pi-history/internal/problem"
 	"github.com/pi-history/pi-history/store"
 )
@@ -69,6 +71,9 @@ type Options struct {
 	Done <-chan struct{}
 	// Log receives handler errors; nil discards them.
 	Log *slog.Logger
+	// Engine resolves sessions and leaves to branches (the one resolver
+	// every route shares); nil: an engine over Store.
+	Engine *search.Engine
 }
 
 // asset is one embedded file, ready to serve.
@@ -95,6 +100,9 @@ func Handler(o Options) http.Handler {
 	}
 	if o.Store == nil || o.Logins == nil {
 		panic("webui: Options.Store and Options.Logins are required")
+	}
+	if o.Engine == nil {
+		o.Engine = search.New(o.Store, nil)
 	}
 	u := &ui{o: o, assets: map[string]*asset{}}
 	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {

@@ -105,7 +105,7 @@ func (in *GateRequest) check() error {
 	default:
 		return invalid("request", "request must be model, user or host; not %q", in.Request)
 	}
-	if in.Pending != nil && *in.Pending != "" && !in.Pending.Valid() {
+	if in.Pending != nil && *in.Pending != "" && !rollover.ValidReason(*in.Pending) {
 		return invalid("pending", "pending must be empty (none) or model, user, host, threshold or fallback; not %q", *in.Pending)
 	}
 	return nil
@@ -145,7 +145,7 @@ type CompactionRequest struct {
 }
 
 func (in *CompactionRequest) check() error {
-	if in.Reason != "" && !in.Reason.Valid() {
+	if in.Reason != "" && !rollover.ValidReason(in.Reason) {
 		return invalid("reason", "reason must be model, user, host, threshold or fallback; not %q", in.Reason)
 	}
 	return nil
@@ -342,7 +342,7 @@ func rolloverRowsOf(sid string, path []*journal.Entry, nb *notebook.State) []rol
 			TokensBefore     int              `json:"tokensBefore"`
 			Details          rollover.Details `json:"details"`
 		}
-		if json.Unmarshal(e.Raw, &v) != nil || !v.Details.Reason.Valid() {
+		if json.Unmarshal(e.Raw, &v) != nil || !rollover.ValidReason(v.Details.Reason) {
 			return nil
 		}
 		// What left the window: Pi's estimate of the context just before

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -50,7 +51,7 @@ func newFixture(t *testing.T) *fixture {
 // restart gives the fixture a fresh Service over the same store and data
 // directory, as after a server restart: the volatile state is gone.
 func (f *fixture) restart() {
-	f.svc = New(f.st, nil, f.dir, nil)
+	f.svc = New(search.New(f.st, nil), nil, f.dir, nil)
 }
 
 // add appends one entry (its JSON without id, parentId and timestamp) as a

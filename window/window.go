@@ -24,6 +24,7 @@
 package window
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -35,8 +36,6 @@ import (
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/notebook"
 	"github.com/pi-history/pi-history/rollover"
-	"github.com/pi-history/pi-history/search"
-	"github.com/pi-history/pi-history/store"
 )
 
 // ConfigFile is the rollover configuration's file name inside the data
@@ -47,17 +46,26 @@ const ConfigFile = "note-context.json"
 // agents that spawned it or that it spawned, at any depth), the session
 // itself first, each with its owning agent. search.Engine implements it.
 type Lineage interface {
-	LineageMembers(sid string) ([]search.LineageMember, error)
+	LineageMembers(sid string) ([]pihistory.LineageMember, error)
+}
+
+// Branches resolves a session and leaf (the current one when "") to the
+// branch's entries, root first, with their raw journal lines, and the leaf
+// used; an unknown session or leaf is an *Error of kind NotFound naming
+// "session" or "leaf". search.Engine implements it: the one resolver of
+// branches, which every route shares.
+type Branches interface {
+	BranchEntries(ctx context.Context, sid, leaf string) (leafUsed string, path []*journal.Entry, err error)
 }
 
 // Service answers the context operations of the sessions of one store. Its
 // methods are safe for concurrent use.
 type Service struct {
-	store   *store.Store
-	lineage Lineage // nil: the lineage scope covers the own session only
-	ledger  *rollover.Ledger
-	cfgPath string
-	log     *slog.Logger
+	resolver Branches
+	lineage  Lineage // nil: the lineage scope covers the own session only
+	ledger   *rollover.Ledger
+	cfgPath  string
+	log      *slog.Logger
 
 	mu     sync.Mutex
 	states map[string]*rollover.State
@@ -68,15 +76,15 @@ type Service struct {
 	cfgStamp fileStamp                // the configuration file as cfg was last read from it
 }
 
-// New answers the context operations of st, with the ledger and the
-// configuration file of dataDir. lineage may be nil (named notes then never
+// New answers the context operations of the branches b resolves, with the
+// ledger and the configuration file of dataDir. lineage may be nil (named notes then never
 // look past their own session); log may be nil. A broken configuration file
 // is logged and the defaults are used: the extension must keep working.
-func New(st *store.Store, lineage Lineage, dataDir string, log *slog.Logger) *Service {
+func New(b Branches, lineage Lineage, dataDir string, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: st, lineage: lineage, ledger: rollover.OpenLedger(dataDir),
+	s := &Service{resolver: b, lineage: lineage, ledger: rollover.OpenLedger(dataDir),
 		cfgPath: filepath.Join(dataDir, ConfigFile), log: log, states: map[string]*rollover.State{}}
 	s.cfgStamp = stampOf(s.cfgPath)
 	s.cfg, s.problems = loadConfig(s.cfgPath, log)
@@ -217,46 +225,6 @@ func (s *Service) record(rows ...rollover.Row) {
 
 // ---- branches ----
 
-// BranchPath returns the path (root first) of leaf in session sid (the
-// current leaf when leaf is ""), with Raw filled from the store, and the leaf
-// used. A session without entries has an empty path and leaf. The cached
-// tree's entries are copied, never modified. An unknown session or leaf is
-// an *Error of kind NotFound.
-func BranchPath(st *store.Store, sid, leaf string) ([]*journal.Entry, string, error) {
-	t, err := st.Tree(sid)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, "", notFound("id", "no session %q is stored; register it with POST /v1/sessions/{id}/sync or push its entries first", sid)
-		}
-		return nil, "", err
-	}
-	if leaf == "" {
-		leaf = t.Leaf()
-	}
-	if leaf == "" {
-		return nil, "", nil // a session without entries
-	}
-	p, err := t.Path(leaf)
-	if err != nil {
-		return nil, "", notFound("leaf", "entry %q is not in session %q", leaf, sid)
-	}
-	out := make([]*journal.Entry, len(p))
-	for i, e := range p {
-		m := t.MetaOf(e.ID)
-		if m == nil {
-			return nil, "", notFound("leaf", "entry %q of session %q has no stored record", e.ID, sid)
-		}
-		raw, err := st.Raw(m.Seq)
-		if err != nil {
-			return nil, "", err
-		}
-		c := *e
-		c.Raw = raw
-		out[i] = &c
-	}
-	return out, leaf, nil
-}
-
 // branch is the branch of a session an operation works on.
 type branch struct {
 	sid  string
@@ -265,11 +233,24 @@ type branch struct {
 }
 
 func (s *Service) branch(sid, leaf string) (branch, error) {
-	path, leaf, err := BranchPath(s.store, sid, leaf)
+	path, leaf, err := s.branchPath(sid, leaf)
 	if err != nil {
 		return branch{}, err
 	}
 	return branch{sid: sid, leaf: leaf, path: path}, nil
+}
+
+// branchPath is the path (root first, raw lines filled) of leaf in session
+// sid and the leaf used, from the one resolver (Branches). The context
+// routes name the session in their path ({id}), so an unknown session is
+// refused on "id", with what registers one.
+func (s *Service) branchPath(sid, leaf string) ([]*journal.Entry, string, error) {
+	leaf, path, err := s.resolver.BranchEntries(context.Background(), sid, leaf)
+	var e *Error
+	if errors.As(err, &e) && e.Kind == NotFound && e.Param == "session" {
+		return nil, "", notFound("id", "no session %q is stored; register it with POST /v1/sessions/{id}/sync or push its entries first", sid)
+	}
+	return path, leaf, err
 }
 
 // branches returns the caller's branch and, for the lineage scope, the
@@ -280,11 +261,11 @@ func (s *Service) branches(sid, leaf, scope string) ([]notebook.Branch, string, 
 	default:
 		return nil, "", invalid("scope", "scope must be branch or lineage, not %q", scope)
 	}
-	path, leaf, err := BranchPath(s.store, sid, leaf)
+	path, leaf, err := s.branchPath(sid, leaf)
 	if err != nil {
 		return nil, "", err
 	}
-	out := []notebook.Branch{{Session: sid, Agent: search.RootAgent, Path: path}}
+	out := []notebook.Branch{{Session: sid, Agent: pihistory.RootAgent, Path: path}}
 	if scope == "lineage" && s.lineage != nil {
 		ms, err := s.lineage.LineageMembers(sid)
 		if err != nil {
@@ -295,7 +276,7 @@ func (s *Service) branches(sid, leaf, scope string) ([]notebook.Branch, string, 
 				out[0].Agent = m.Agent
 				continue
 			}
-			p, _, err := BranchPath(s.store, m.Session, "")
+			p, _, err := s.branchPath(m.Session, "")
 			if err != nil {
 				continue // a session that vanished meanwhile
 			}

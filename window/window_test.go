@@ -42,7 +42,7 @@ func TestBranchPathResolvesSessionAndLeaf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path, leaf, err := BranchPath(f.st, c.sid, c.leaf)
+			path, leaf, err := f.svc.branchPath(c.sid, c.leaf)
 			if kind, param := kindOf(err); kind != c.wantKind || param != c.wantParam {
 				t.Fatalf("error %v: kind %d param %q, want %d %q", err, kind, param, c.wantKind, c.wantParam)
 			}

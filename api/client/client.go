@@ -3,7 +3,7 @@
 // The CLI uses it when 'pi-history serve' owns the data directory: Discover
 // reads <data>/server.json and <data>/api-token and returns a Client for the
 // running server. Every method returns the same types the in-process
-// packages return (search.Response, service.Stats, …), so a command prints
+// packages return (pihistory.SearchResponse, pihistory.StoreStats, …), so a command prints
 // the same output either way. An HTTP error status comes back as *Error, the
 // server's RFC 9457 problem document.
 package client
@@ -25,12 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-history/pi-history/datadir"
-	"github.com/pi-history/pi-history/export"
-	"github.com/pi-history/pi-history/rollover"
-	"github.com/pi-history/pi-history/search"
-	"github.com/pi-history/pi-history/service"
-	"github.com/pi-history/pi-history/store"
+	pihistory "github.com/pi-history/pi-history"
 )
 
 // File names inside the data directory.
@@ -225,8 +220,8 @@ func (c *Client) Health(ctx context.Context) error {
 
 // Search runs a search: literal, ignoring case (IgnoreCase) or by
 // regular expression (Regex), as r says.
-func (c *Client) Search(ctx context.Context, r *search.Request) (*search.Response, error) {
-	var out search.Response
+func (c *Client) Search(ctx context.Context, r *pihistory.SearchRequest) (*pihistory.SearchResponse, error) {
+	var out pihistory.SearchResponse
 	if err := c.do(ctx, http.MethodPost, "/v1/search", nil, r, &out); err != nil {
 		return nil, err
 	}
@@ -234,7 +229,7 @@ func (c *Client) Search(ctx context.Context, r *search.Request) (*search.Respons
 }
 
 // List lists the entries of a branch, a window of it, or a whole session.
-func (c *Client) List(ctx context.Context, r *search.ListRequest) (*search.ListResponse, error) {
+func (c *Client) List(ctx context.Context, r *pihistory.ListRequest) (*pihistory.ListResponse, error) {
 	q := url.Values{}
 	setStr(q, "leaf", r.Leaf)
 	setInt(q, "window", r.Window)
@@ -246,7 +241,7 @@ func (c *Client) List(ctx context.Context, r *search.ListRequest) (*search.ListR
 	setStr(q, "cursor", r.Cursor)
 	setInt(q, "offset", r.Offset)
 	setBool(q, "allowlisted", r.Allowlisted)
-	var out search.ListResponse
+	var out pihistory.ListResponse
 	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(r.Session)+"/entries", q, nil, &out); err != nil {
 		return nil, err
 	}
@@ -255,14 +250,14 @@ func (c *Client) List(ctx context.Context, r *search.ListRequest) (*search.ListR
 
 // Read reads one entry: its decoded text, or with Raw its original JSON line,
 // a piece at a time.
-func (c *Client) Read(ctx context.Context, r *search.ReadRequest) (*search.ReadResponse, error) {
+func (c *Client) Read(ctx context.Context, r *pihistory.ReadRequest) (*pihistory.ReadResponse, error) {
 	q := url.Values{}
 	setInt(q, "context", r.Context)
 	setInt(q, "offset", r.Offset)
 	setInt(q, "length", r.Length)
 	setBool(q, "raw", r.Raw)
 	setBool(q, "allowlisted", r.Allowlisted)
-	var out search.ReadResponse
+	var out pihistory.ReadResponse
 	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+seg(r.Session)+"/entries/"+seg(r.Entry), q, nil, &out); err != nil {
 		return nil, err
 	}
@@ -281,7 +276,7 @@ func (c *Client) Windows(ctx context.Context, session, leaf string) (*WindowsRes
 }
 
 // Sessions lists every session.
-func (c *Client) Sessions(ctx context.Context) ([]search.SessionSummary, error) {
+func (c *Client) Sessions(ctx context.Context) ([]pihistory.SessionSummary, error) {
 	var out SessionsResponse
 	if err := c.do(ctx, http.MethodGet, "/v1/sessions", nil, nil, &out); err != nil {
 		return nil, err
@@ -310,16 +305,16 @@ func (c *Client) Session(ctx context.Context, id string, o SessionOptions) (*Ses
 }
 
 // Stats returns what 'pi-history stats' prints.
-func (c *Client) Stats(ctx context.Context) (service.Stats, error) {
-	var out service.Stats
+func (c *Client) Stats(ctx context.Context) (pihistory.StoreStats, error) {
+	var out pihistory.StoreStats
 	err := c.do(ctx, http.MethodGet, "/v1/stats", nil, nil, &out)
 	return out, err
 }
 
 // Import reads journal files or directories (absolute paths, as the server
 // sees them) into the store and waits until they are indexed.
-func (c *Client) Import(ctx context.Context, paths []string) (service.ImportSummary, error) {
-	var out service.ImportSummary
+func (c *Client) Import(ctx context.Context, paths []string) (pihistory.ImportSummary, error) {
+	var out pihistory.ImportSummary
 	err := c.do(ctx, http.MethodPost, "/v1/import", nil, &ImportRequest{Paths: paths}, &out)
 	return out, err
 }
@@ -347,11 +342,11 @@ func (c *Client) Reindex(ctx context.Context) (*ReindexResponse, error) {
 
 // ImportWithProgress is Import with progress: fn is called (on this
 // goroutine) with each progress, indexing and compacting event the server
-// streams, as service.ImportWatched reports them, and the summary comes
+// streams, as the server's import reports them, and the summary comes
 // back at the end. An error the server meets after it began streaming
 // arrives as an *Error too.
-func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func(service.ImportStatus)) (service.ImportSummary, error) {
-	var sum service.ImportSummary
+func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func(pihistory.ImportStatus)) (pihistory.ImportSummary, error) {
+	var sum pihistory.ImportSummary
 	resp, err := c.send(ctx, http.MethodPost, "/v1/import", nil, &ImportRequest{Paths: paths}, ImportStreamType)
 	if err != nil {
 		return sum, err
@@ -372,7 +367,7 @@ func (c *Client) ImportWithProgress(ctx context.Context, paths []string, fn func
 		case ev.Error != nil:
 			return sum, ev.Error
 		case fn != nil:
-			fn(ev.status())
+			fn(ev.Status())
 		}
 	}
 }
@@ -390,8 +385,8 @@ func (c *Client) Sync(ctx context.Context, session, path string) (*SyncResponse,
 // Push stores journal lines (the header line first if the server may not
 // know the session). Pushing the same bytes again is harmless; the same id
 // with other bytes is an *Error with Status 409 naming the id in Entry.
-func (c *Client) Push(ctx context.Context, session string, lines []string) (*store.Result, error) {
-	var out store.Result
+func (c *Client) Push(ctx context.Context, session string, lines []string) (*pihistory.PushResult, error) {
+	var out pihistory.PushResult
 	if err := c.do(ctx, http.MethodPost, "/v1/sessions/"+seg(session)+"/entries", nil, &PushRequest{Lines: lines}, &out); err != nil {
 		return nil, err
 	}
@@ -462,7 +457,7 @@ func (c *Client) Export(ctx context.Context, session string, o ExportOptions) (*
 }
 
 // ArchiveOptions select the sessions of an archive; they combine, and at
-// least one must be set (see export.Selection).
+// least one must be set (as the server's export.Selection reads them).
 type ArchiveOptions struct {
 	All     bool
 	Project string    // sessions run in this directory (an absolute path)
@@ -476,8 +471,8 @@ type ArchiveOptions struct {
 // no session matches, is an *Error before anything is written; a stream
 // that breaks off, or ends without the server's account of what it sent,
 // is an error after part of it was written.
-func (c *Client) ExportArchive(ctx context.Context, o ArchiveOptions, w io.Writer, progress func(received int64)) (export.ArchiveStats, error) {
-	var stats export.ArchiveStats
+func (c *Client) ExportArchive(ctx context.Context, o ArchiveOptions, w io.Writer, progress func(received int64)) (pihistory.ArchiveStats, error) {
+	var stats pihistory.ArchiveStats
 	q := url.Values{}
 	if o.All {
 		q.Set("all", "1")
@@ -534,7 +529,7 @@ func (p *progressReader) Read(b []byte) (int, error) {
 }
 
 // Ledger reads the rows of the rollover ledger that match f, oldest first.
-func (c *Client) Ledger(ctx context.Context, f rollover.LedgerFilter) (*LedgerResponse, error) {
+func (c *Client) Ledger(ctx context.Context, f pihistory.LedgerFilter) (*LedgerResponse, error) {
 	q := url.Values{}
 	setStr(q, "kind", f.Kind)
 	setStr(q, "session", f.Session)
@@ -587,7 +582,7 @@ func ownedByMe(p string) error {
 	if err != nil {
 		return nil
 	}
-	if err := datadir.Mine(info, p); err != nil {
+	if err := pihistory.Mine(info, p); err != nil {
 		return err
 	}
 	if info.Mode().Perm()&0o022 != 0 {

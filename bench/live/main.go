@@ -19,8 +19,8 @@ import (
 	"slices"
 	"time"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/api/client"
-	"github.com/pi-history/pi-history/search"
 )
 
 func main() {
@@ -81,7 +81,7 @@ func main() {
 			fail("append: %v", err)
 		}
 		for {
-			resp, err := c.Search(context.Background(), &search.Request{Needle: token, Scope: search.ScopeAll, Limit: 1})
+			resp, err := c.Search(context.Background(), &pihistory.SearchRequest{Needle: token, Scope: pihistory.ScopeAll, Limit: 1})
 			if err == nil && len(resp.Hits) == 1 {
 				break
 			}

@@ -36,8 +36,8 @@ import (
 	"syscall"
 	"time"
 
+	pihistory "github.com/pi-history/pi-history"
 	"github.com/pi-history/pi-history/api/client"
-	"github.com/pi-history/pi-history/search"
 )
 
 type config struct {
@@ -313,7 +313,7 @@ func (s *soak) searcher(ctx context.Context) {
 		}
 		qc, cancel := context.WithTimeout(ctx, 5*time.Second)
 		t0 := time.Now()
-		resp, err := cl.Search(qc, &search.Request{Needle: m, Scope: search.ScopeAll, Limit: 5})
+		resp, err := cl.Search(qc, &pihistory.SearchRequest{Needle: m, Scope: pihistory.ScopeAll, Limit: 5})
 		d := time.Since(t0)
 		cancel()
 		s.searches.Add(1)
@@ -408,7 +408,7 @@ func (s *soak) verify() error {
 func count(cl *client.Client, m string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := cl.Search(ctx, &search.Request{Needle: m, Scope: search.ScopeAll, Limit: 10})
+	resp, err := cl.Search(ctx, &pihistory.SearchRequest{Needle: m, Scope: pihistory.ScopeAll, Limit: 10})
 	if err != nil {
 		return 0, err
 	}

@@ -4,19 +4,18 @@ import (
 	"context"
 	"errors"
 
+	pihistory "github.com/pi-history/pi-history"
+
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
 )
 
-// backend is what read-only commands need: answered either by opening the
-// data directory here or, when a server owns it, by that server's API.
+// backend is what read-only commands need, a History: answered either by
+// opening the data directory here (a search.Engine) or, when a server owns
+// it, by that server's API (client.History), with the same errors.
 type backend interface {
-	Search(ctx context.Context, req *search.Request) (*search.Response, error)
-	List(ctx context.Context, req *search.ListRequest) (*search.ListResponse, error)
-	Read(ctx context.Context, req *search.ReadRequest) (*search.ReadResponse, error)
-	Sessions(ctx context.Context) ([]search.SessionSummary, error)
-	Session(ctx context.Context, id string) (*search.SessionSummary, error)
+	pihistory.History
 	Close() error
 }
 

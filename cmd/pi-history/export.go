@@ -16,6 +16,7 @@ import (
 
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/export"
+	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -149,7 +150,7 @@ func runExport(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	x, err := export.New(svc.Store, sid, export.Options{Format: format, Leaf: f.leaf, Window: f.window, Zstd: f.zstd})
+	x, err := export.New(svc.Store, search.New(svc.Store, nil), sid, export.Options{Format: format, Leaf: f.leaf, Window: f.window, Zstd: f.zstd})
 	if err != nil {
 		return err
 	}
@@ -342,7 +343,7 @@ func exportRemote(g *globals, c *client.Client, arg string, format export.Format
 	}
 	xs, err := c.Export(ctx, sid, client.ExportOptions{Format: string(format), Leaf: f.leaf, Window: f.window, Zstd: f.zstd})
 	if err != nil {
-		return err
+		return client.Refusal(err) // printed as the same refusal made here would be
 	}
 	defer xs.Close()
 	g.log.Debug("exporting through the running server", "url", c.BaseURL(), "session", sid, "file", xs.FileName)

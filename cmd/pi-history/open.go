@@ -85,7 +85,7 @@ func runOpen(g *globals, args []string) error {
 	defer cancel()
 	route := ""
 	if len(args) == 1 {
-		if route, err = openRoute(ctx, &remoteBackend{c: c}, args[0]); err != nil {
+		if route, err = openRoute(ctx, &remoteBackend{History: c.History()}, args[0]); err != nil {
 			return err
 		}
 	}

@@ -11,9 +11,10 @@ import (
 	"fmt"
 	"time"
 
+	pihistory "github.com/pi-history/pi-history"
+
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/datadir"
-	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 )
 
@@ -79,56 +80,12 @@ func (g *globals) remoteBackend(openErr error) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &remoteBackend{c: c}, nil
+	return &remoteBackend{History: c.History()}, nil
 }
 
-// remoteBackend answers through the API. Problems the server reports for a
-// bad or unknown parameter come back as *search.Error, as they do locally,
-// so commands print the same messages and exit with the same codes.
-type remoteBackend struct{ c *client.Client }
+// remoteBackend answers through the API, as client.History does: a bad or
+// unknown parameter comes back as the *pihistory.Error the engine returns
+// locally, so commands print the same messages and exit with the same codes.
+type remoteBackend struct{ pihistory.History }
 
 func (r *remoteBackend) Close() error { return nil }
-
-func (r *remoteBackend) Search(ctx context.Context, req *search.Request) (*search.Response, error) {
-	resp, err := r.c.Search(ctx, req)
-	return resp, asSearchError(err)
-}
-
-func (r *remoteBackend) List(ctx context.Context, req *search.ListRequest) (*search.ListResponse, error) {
-	resp, err := r.c.List(ctx, req)
-	return resp, asSearchError(err)
-}
-
-func (r *remoteBackend) Read(ctx context.Context, req *search.ReadRequest) (*search.ReadResponse, error) {
-	resp, err := r.c.Read(ctx, req)
-	return resp, asSearchError(err)
-}
-
-func (r *remoteBackend) Sessions(ctx context.Context) ([]search.SessionSummary, error) {
-	ss, err := r.c.Sessions(ctx)
-	return ss, asSearchError(err)
-}
-
-func (r *remoteBackend) Session(ctx context.Context, id string) (*search.SessionSummary, error) {
-	d, err := r.c.Session(ctx, id, client.SessionOptions{NoTree: true})
-	if err != nil {
-		return nil, asSearchError(err)
-	}
-	return &d.Summary, nil
-}
-
-// asSearchError turns a 400 or 404 problem back into the *search.Error the
-// engine would have returned in-process.
-func asSearchError(err error) error {
-	var pe *client.Error
-	if !errors.As(err, &pe) {
-		return err
-	}
-	switch pe.Status {
-	case 400:
-		return &search.Error{Kind: search.BadRequest, Param: pe.Param, Msg: pe.Detail}
-	case 404:
-		return &search.Error{Kind: search.NotFound, Param: pe.Param, Msg: pe.Detail}
-	}
-	return err
-}

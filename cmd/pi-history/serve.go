@@ -391,7 +391,7 @@ func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server,
 		},
 		Mount: func(r chi.Router) {
 			ui := webui.Handler(webui.Options{Store: svc.Store, Logins: logins, ValidToken: func(t string) bool { return srv.Auth().ValidToken(t) },
-				Done: p.done, Log: g.log})
+				Done: p.done, Log: g.log, Engine: engine})
 			r.Handle("/", ui)
 			r.Handle("/assets/*", ui)
 			r.Handle("/ui/*", ui)

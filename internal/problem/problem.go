@@ -41,15 +41,11 @@ const ContentType = "application/problem+json"
 // which the server logs instead.
 const InternalDetail = "the server failed to answer; the cause is in its log"
 
-// Doc is a problem document's standard members and the one pi-history
-// adds to most (param). Routes that add members of their own embed it.
-type Doc struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail,omitempty"`
-	Param  string `json:"param,omitempty"` // the offending parameter, field or line
-}
+// Doc is a problem document: the standard members, and the ones
+// pi-history adds (param, and entry on a conflict). It is the root
+// package's Problem, the type api/client decodes. Routes that add members
+// of their own embed it.
+type Doc = pihistory.Problem
 
 // kinds gives each kind its type, title and status.
 var kinds = map[pihistory.Kind]Doc{
@@ -72,8 +68,11 @@ func OfKind(k pihistory.Kind) Doc {
 
 // Of is the document of err when err is, or wraps, a *pihistory.Error or a
 // pihistory.Kinded: its kind's type, title and status with its detail and
-// parameter. ok is false for any other error and for kind Internal, which
-// the caller logs and answers with InternalDoc.
+// parameter. Two failures the root package names have a type or title of
+// their own: stopped writes (WritesStopped, with what to do) and a
+// conflicting entry (naming it in Entry). ok is false for any other error
+// and for kind Internal, which the caller logs and answers with
+// InternalDoc.
 func Of(err error) (d Doc, ok bool) {
 	k := pihistory.KindOf(err)
 	if k == pihistory.Internal {
@@ -81,9 +80,16 @@ func Of(err error) (d Doc, ok bool) {
 	}
 	d = OfKind(k)
 	var e *pihistory.Error
-	if errors.As(err, &e) && e.Kind == k {
+	var ce *pihistory.ConflictError
+	switch {
+	case errors.As(err, &e) && e.Kind == k:
 		d.Detail, d.Param = e.Detail(), e.Param
-	} else {
+	case errors.As(err, &ce):
+		d.Title, d.Detail, d.Entry = "Entry already stored with different content", ce.Error(), ce.ID
+	case errors.Is(err, pihistory.ErrWritesStopped):
+		d.Type, d.Title = WritesStopped, "Writes are stopped"
+		d.Detail = err.Error() + "; send it again later (GET /healthz says when writes resume)"
+	default:
 		d.Detail = err.Error()
 	}
 	return d, true
@@ -96,11 +102,22 @@ func InternalDoc() Doc {
 	return d
 }
 
-// Write sends doc, a Doc or a struct that embeds one, as the response with
-// the given status. It is the one writer of problem documents: the headers
-// (no caching; a Bearer challenge with a 401) and the bytes (json.Marshal's
-// and a newline) are the same on every route.
-func Write(w http.ResponseWriter, status int, doc any) {
+// Document is a problem document to send: a Doc, or a struct that
+// embeds one and adds members.
+type Document interface {
+	HTTPStatus() int
+}
+
+// Write sends doc as the response, with the status it carries (for a
+// document made by Of or OfKind, its kind's). It is the one writer of
+// problem documents: the headers (no caching; a Bearer challenge with a
+// 401) and the bytes (json.Marshal's and a newline) are the same on every
+// route.
+func Write(w http.ResponseWriter, doc Document) {
+	status := doc.HTTPStatus()
+	if status < 400 || status > 599 {
+		status = http.StatusInternalServerError
+	}
 	h := w.Header()
 	h.Set("Content-Type", ContentType)
 	h.Set("Cache-Control", "no-store")

@@ -27,6 +27,15 @@ func TestOfMapsEveryKindToTheAPIsProblemTypes(t *testing.T) {
 		{pihistory.Errorf("", pihistory.TooLarge, "", "big"), Doc{Type: TooLarge, Title: "Over a size limit", Status: 413, Detail: "big"}, true},
 		{pihistory.Errorf("", pihistory.Unavailable, "", "later"), Doc{Type: Unavailable, Title: "Service unavailable", Status: 503, Detail: "later"}, true},
 		{errors.New("secret path /home/x failed"), Doc{Type: Internal, Title: "Internal server error", Status: 500, Detail: InternalDetail}, false},
+		// The store's failures carry their kinds; two have words of their own.
+		{fmt.Errorf("session %q: %w", "s9", pihistory.Sentinel("not found", pihistory.NotFound)),
+			Doc{Type: NotFound, Title: "Not found", Status: 404, Detail: `session "s9": not found`}, true},
+		{fmt.Errorf("push: %w", &pihistory.ConflictError{Session: "s1", ID: "e7"}),
+			Doc{Type: Conflict, Title: "Entry already stored with different content", Status: 409,
+				Detail: (&pihistory.ConflictError{Session: "s1", ID: "e7"}).Error(), Entry: "e7"}, true},
+		{fmt.Errorf("%w: the disk is full", pihistory.ErrWritesStopped),
+			Doc{Type: WritesStopped, Title: "Writes are stopped", Status: 503,
+				Detail: "store writes stopped: the disk is full; send it again later (GET /healthz says when writes resume)"}, true},
 	} {
 		got, ok := Of(c.err)
 		if got != c.want || ok != c.wantOK {
@@ -45,7 +54,7 @@ func TestWriteSendsOneShapeOfDocument(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	rec.Header().Set("Content-Length", "99")
-	Write(rec, 404, withHint{Doc{Type: NotFound, Title: "Not found", Status: 404, Detail: "no <note>"}, "list the notes"})
+	Write(rec, withHint{Doc{Type: NotFound, Title: "Not found", Status: 404, Detail: "no <note>"}, "list the notes"})
 	want := `{"type":"urn:pi-history:problem:not-found","title":"Not found","status":404,"detail":"no \u003cnote\u003e","hint":"list the notes"}` + "\n"
 	if rec.Code != 404 || rec.Body.String() != want {
 		t.Errorf("got %d %q, want 404 %q", rec.Code, rec.Body.String(), want)
@@ -55,7 +64,12 @@ func TestWriteSendsOneShapeOfDocument(t *testing.T) {
 		t.Errorf("headers %v", h)
 	}
 	rec = httptest.NewRecorder()
-	Write(rec, 401, Doc{Type: Unauthorized, Title: "Unauthorized", Status: 401})
+	Write(rec, Doc{Type: Internal, Title: "no status"})
+	if rec.Code != 500 {
+		t.Errorf("a document without a status went out as %d, want 500", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	Write(rec, Doc{Type: Unauthorized, Title: "Unauthorized", Status: 401})
 	if rec.Header().Get("WWW-Authenticate") != `Bearer realm="pi-history"` {
 		t.Errorf("a 401 without a challenge: %v", rec.Header())
 	}
