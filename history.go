@@ -153,8 +153,25 @@ type SearchStats struct {
 	BytesScanned int64   `json:"bytesScanned"` // text bytes compared
 	Skipped      int     `json:"skipped"`      // entries ruled out by their trigram sketch (or, in all scope, by the filters), text unread
 	TookMs       float64 `json:"tookMs"`
-	Plan         string  `json:"plan"` // how it was answered: index, scan, no-trigram, zero-trigram …
+	Plan         string  `json:"plan"` // how it was answered, in words (for people; the words may change)
+	// PlanKind is how it was answered, for programs; CountPlanKind, with
+	// Count, how the count was.
+	PlanKind      PlanKind `json:"planKind"`
+	CountPlanKind PlanKind `json:"countPlanKind,omitempty"`
 }
+
+// PlanKind names the way a search page (or count) was answered.
+type PlanKind string
+
+// Plan kinds.
+const (
+	PlanNowhere          PlanKind = "nowhere"          // a trigram of the needle is in no indexed block: nothing to read there
+	PlanFirstOccurrences PlanKind = "firstOccurrences" // the first-occurrence lists of the needle's grams named the candidates
+	PlanIndex            PlanKind = "index"            // the index named candidate blocks, tested on their sketches
+	PlanSketches         PlanKind = "sketches"         // every sketch in range was tested
+	PlanScan             PlanKind = "scan"             // every text in range was read
+	PlanMembers          PlanKind = "members"          // a session, branch or lineage: its entries tested one by one
+)
 
 // SearchResponse is a page of hits.
 type SearchResponse struct {

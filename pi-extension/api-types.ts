@@ -79,7 +79,12 @@ export interface SearchStats {
 	/** entries ruled out by their trigram sketch without reading their text */
 	skipped?: number;
 	tookMs?: number;
+	/** how the page was answered, in words for people (the words may change; programs read planKind) */
 	plan?: string;
+	/** how the page was answered: nowhere (a trigram of the needle is in no indexed block), firstOccurrences, index, sketches, scan (every text in range read), members (a narrow scope's entries one by one) */
+	planKind?: "nowhere" | "firstOccurrences" | "index" | "sketches" | "scan" | "members";
+	/** with count: how the count was answered */
+	countPlanKind?: "nowhere" | "firstOccurrences" | "index" | "sketches" | "scan" | "members";
 }
 
 export interface Hit {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 	"unicode/utf8"
 
 	"github.com/pi-history/pi-history/index"
@@ -118,7 +119,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			return nil
 		}
 		answered = true
-		st.Plan = fmt.Sprintf("first occurrences of its grams (through seq %d)", w.Bound())
+		st.Plan, st.PlanKind = fmt.Sprintf("first occurrences of its grams (through seq %d)", w.Bound()), pihistory.PlanFirstOccurrences
 		return err
 	}
 	if err := heads(); err != nil || answered {
@@ -129,7 +130,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	useIndex := false
 	switch {
 	case p.pat != nil && p.lit == nil && p.probes != nil:
-		st.Plan = "scan through sketches (" + p.pat.describe() + ")"
+		st.Plan, st.PlanKind = "scan through sketches ("+p.pat.describe()+")", pihistory.PlanSketches
 		if e.ix == nil {
 			break
 		}
@@ -141,10 +142,10 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		if ok {
 			c.plans = plans
 			useIndex = true
-			st.Plan = fmt.Sprintf("index (the candidates of each of %d literals); %s", len(p.pat.lits), p.pat.describe())
+			st.Plan, st.PlanKind = fmt.Sprintf("index (the candidates of each of %d literals); %s", len(p.pat.lits), p.pat.describe()), pihistory.PlanIndex
 		}
 	case p.pat != nil && p.lit == nil:
-		st.Plan = "scan (" + p.pat.describe() + ")"
+		st.Plan, st.PlanKind = "scan ("+p.pat.describe()+")", pihistory.PlanScan
 	case e.ix != nil:
 		through = min(e.ix.IndexedThrough(), last)
 		var err error
@@ -152,26 +153,26 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		plan, err = e.ix.PlanNeedleWithin(ctx, string(p.lit), bound)
 		switch {
 		case errors.Is(err, index.ErrNoTrigrams) && e.byFilters(p):
-			st.Plan = "scan (needle shorter than 3 characters; chunks ruled out by its bytes)"
+			st.Plan, st.PlanKind = "scan (needle shorter than 3 characters; chunks ruled out by its bytes)", pihistory.PlanScan
 		case errors.Is(err, index.ErrNoTrigrams):
-			st.Plan = "scan (needle shorter than 3 characters)"
+			st.Plan, st.PlanKind = "scan (needle shorter than 3 characters)", pihistory.PlanScan
 		case errors.Is(err, index.ErrNoWindow):
-			st.Plan = fmt.Sprintf("scan through sketches (needle shorter than %d characters)", trigram.Window+2)
+			st.Plan, st.PlanKind = fmt.Sprintf("scan through sketches (needle shorter than %d characters)", trigram.Window+2), pihistory.PlanSketches
 		case err != nil:
 			return found{}, 0, false, err
 		case plan.AllCommon:
-			st.Plan = "scan through sketches (every trigram of the needle is common)"
+			st.Plan, st.PlanKind = "scan through sketches (every trigram of the needle is common)", pihistory.PlanSketches
 		case plan.Zero != "":
-			st.Plan = fmt.Sprintf("index: trigram %q occurs nowhere", plan.Zero)
+			st.Plan, st.PlanKind = fmt.Sprintf("index: trigram %q occurs nowhere", plan.Zero), pihistory.PlanNowhere
 			useIndex = true
 		case plan.Broad:
-			st.Plan = fmt.Sprintf("scan through sketches, the index too broad (more than %d of %d blocks are candidates)", bound, through/index.BlockSize)
+			st.Plan, st.PlanKind = fmt.Sprintf("scan through sketches, the index too broad (more than %d of %d blocks are candidates)", bound, through/index.BlockSize), pihistory.PlanSketches
 		default:
-			st.Plan = fmt.Sprintf("index (rarest trigram in %d blocks)", plan.Rarest)
+			st.Plan, st.PlanKind = fmt.Sprintf("index (rarest trigram in %d blocks)", plan.Rarest), pihistory.PlanIndex
 			useIndex = true
 		}
 	default:
-		st.Plan = "scan (no index)"
+		st.Plan, st.PlanKind = "scan (no index)", pihistory.PlanScan
 	}
 	c.plan = &plan
 	if !useIndex {
@@ -185,7 +186,7 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			// entries than a list keeps, that list is every entry that
 			// can hold the needle, and the count confirms those alone.
 			if w, ok := e.st.Heads(p.lit, lo-1, hi); ok && w.Bound() >= hi {
-				st.Plan = fmt.Sprintf("counted from the first occurrences of its grams (through seq %d)", w.Bound())
+				st.Plan, st.PlanKind = fmt.Sprintf("counted from the first occurrences of its grams (through seq %d)", w.Bound()), pihistory.PlanFirstOccurrences
 				err := c.scanHeads(ctx, w, long)
 				return c.result(err)
 			}

@@ -82,6 +82,7 @@ func (e *Engine) count(ctx context.Context, p *prepared, st *Stats, hasAfter boo
 	}
 	if tmp.Plan != "" && tmp.Plan != st.Plan {
 		st.Plan += "; count: " + tmp.Plan
+		st.CountPlanKind = tmp.PlanKind
 	}
 	st.Candidates += tmp.Candidates
 	st.Scanned += tmp.Scanned

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	pihistory "github.com/pi-history/pi-history"
 	"slices"
 
 	"github.com/pi-history/pi-history/store"
@@ -12,7 +13,7 @@ import (
 // scanMembers confirms a scoped search by reading the text of each member
 // whose sketch lets the needle through.
 func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
-	st.Plan = "scan " + string(p.req.Scope)
+	st.Plan, st.PlanKind = "scan "+string(p.req.Scope), pihistory.PlanMembers
 	var hits found
 	var ar arena // what the hits keep
 	// Members whose sketch rules the needle out are not read. The seqs are

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	pihistory "github.com/pi-history/pi-history"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -199,6 +200,7 @@ func pages(t *testing.T, e *env, req Request) []uint64 {
 		if err != nil {
 			t.Fatalf("search %+v: %v", req, err)
 		}
+		checkPlanKind(t, resp)
 		out = append(out, hitSeqs(resp.Hits)...)
 		if resp.Cursor == "" {
 			return out
@@ -207,6 +209,31 @@ func pages(t *testing.T, e *env, req Request) []uint64 {
 	}
 	t.Fatal("paging did not end")
 	return nil
+}
+
+// checkPlanKind fails the test unless the page names its plan's kind, and
+// the kind is the one its words describe.
+func checkPlanKind(t *testing.T, resp *Response) {
+	t.Helper()
+	words, _, _ := strings.Cut(resp.Stats.Plan, "; count: ")
+	var want pihistory.PlanKind
+	switch {
+	case strings.Contains(words, "occurs nowhere"):
+		want = pihistory.PlanNowhere
+	case strings.HasPrefix(words, "first occurrences") || strings.HasPrefix(words, "counted from the first occurrences"):
+		want = pihistory.PlanFirstOccurrences
+	case strings.HasPrefix(words, "scan through sketches"):
+		want = pihistory.PlanSketches
+	case strings.HasPrefix(words, "index"):
+		want = pihistory.PlanIndex
+	case strings.HasPrefix(words, "scan ("):
+		want = pihistory.PlanScan
+	case strings.HasPrefix(words, "scan "):
+		want = pihistory.PlanMembers
+	}
+	if resp.Stats.PlanKind != want || want == "" {
+		t.Fatalf("plan %q has kind %q; want %q", resp.Stats.Plan, resp.Stats.PlanKind, want)
+	}
 }
 
 // hitSeqs lists the seqs of hits, in order.
@@ -222,6 +249,9 @@ func hitSeqs(hits []Hit) []uint64 {
 func searchOnce(t *testing.T, e *env, req *Request) (*Response, []uint64) {
 	t.Helper()
 	resp, err := e.eng.Search(context.Background(), req)
+	if err == nil {
+		checkPlanKind(t, resp)
+	}
 	if err != nil {
 		t.Fatalf("search %+v: %v", *req, err)
 	}

@@ -338,7 +338,7 @@ func run(eng *search.Engine, needles []string, mk func(string) search.Request) (
 			os.Exit(1)
 		}
 		ts = append(ts, float64(el.Microseconds())/1000)
-		plans = append(plans, planKind(resp.Stats.Plan))
+		plans = append(plans, planKind(resp.Stats))
 		if each {
 			fmt.Printf("  %8.2f ms %4d hits  %-50q plan %s; %d candidate blocks, %d skipped, %d compared\n",
 				float64(el.Microseconds())/1000, len(resp.Hits), nd, resp.Stats.Plan, resp.Stats.Candidates, resp.Stats.Skipped, resp.Stats.Scanned)
@@ -411,18 +411,13 @@ func report(name string, ours, rg, rgOrdered, hits []float64) {
 	}
 }
 
-// planKind is a plan's description without what varies by needle (block
-// counts, the trigram no block has).
-func planKind(plan string) string {
-	if strings.HasSuffix(plan, " occurs nowhere") {
-		return "index: a trigram occurs nowhere"
+// planKind is the kind of plan a response used (and of its count's, with
+// Count), as the engine names it.
+func planKind(st search.Stats) string {
+	if st.CountPlanKind != "" {
+		return string(st.PlanKind) + "; count: " + string(st.CountPlanKind)
 	}
-	page, count, counted := strings.Cut(plan, "; count: ")
-	kind, _, _ := strings.Cut(page, " (")
-	if counted {
-		kind += "; count: " + planKind(count)
-	}
-	return kind
+	return string(st.PlanKind)
 }
 
 // reportPlans prints, under a group of several plans, how many queries
