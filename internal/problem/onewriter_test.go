@@ -1,11 +1,10 @@
 package problem
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-history/pi-history/internal/testutil"
 )
 
 // TestNoOtherPackageWritesProblemDocuments: outside this package, no
@@ -14,36 +13,17 @@ import (
 // own (as webui and export once did) fails here instead of drifting from
 // the API's.
 func TestNoOtherPackageWritesProblemDocuments(t *testing.T) {
-	root := filepath.Join("..", "..")
-	here, _ := filepath.Abs(".")
 	var offenders []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if abs, _ := filepath.Abs(path); abs == here || d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
+	testutil.ProductionGoFiles(t, func(rel string, src []byte) {
+		if strings.HasPrefix(rel, "internal/problem/") {
+			return
 		}
 		for _, lit := range []string{`"` + ContentType + `"`, `"urn:pi-history:problem:`} {
-			if strings.Contains(string(b), lit) {
-				offenders = append(offenders, path+" spells "+lit)
+			if strings.Contains(string(src), lit) {
+				offenders = append(offenders, rel+" spells "+lit)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, o := range offenders {
 		t.Errorf("%s: use package internal/problem's constants and Write instead", o)
 	}

@@ -6,15 +6,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pi-history/pi-history/internal/hugepages"
+	"github.com/pi-history/pi-history/internal/testutil"
 )
 
 // TestServeMemoryTuning: a server sets the memory limit to its budget and
@@ -89,33 +88,16 @@ var processWide = map[string]map[string]bool{
 // handling or the default logger; main packages decide (cmd/pi-history,
 // the benches). Tests may.
 func TestOnlyMainPackagesSetProcessSettings(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found from the package directory: %v", err)
-	}
-	own := map[string]bool{filepath.Join(root, "internal", "procmem"): true, filepath.Join(root, "internal", "hugepages"): true}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	testutil.ProductionGoFiles(t, func(rel string, src []byte) {
+		if dir := path.Dir(rel); dir == "internal/procmem" || dir == "internal/hugepages" {
+			return
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), rel, src, 0)
 		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || own[filepath.Dir(path)] {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			return err
+			t.Fatalf("parse %s: %v", rel, err)
 		}
 		if f.Name.Name == "main" {
-			return nil
+			return
 		}
 		names := map[string]string{} // local name -> import path
 		for _, im := range f.Imports {
@@ -126,7 +108,6 @@ func TestOnlyMainPackagesSetProcessSettings(t *testing.T) {
 			}
 			names[name] = p
 		}
-		rel, _ := filepath.Rel(root, path)
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
@@ -137,9 +118,5 @@ func TestOnlyMainPackagesSetProcessSettings(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -5,11 +5,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-history/pi-history/internal/testutil"
 )
 
 // pending are functions over MaxFuncLines in packages other engineers are
@@ -21,47 +20,10 @@ var pending = map[string]bool{
 	"ingest/file.go:readLines":     true,
 }
 
-// goFiles calls fn with the path (relative to the module root) and the
-// contents of every production Go file of the module.
-func goFiles(t *testing.T, fn func(rel string, src []byte)) {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found from the package directory: %v", err)
-	}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		fn(filepath.ToSlash(rel), src)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestProductionFilesStayUnderTheBound: no production Go file is over
 // MaxFileLines lines; split a longer one by job.
 func TestProductionFilesStayUnderTheBound(t *testing.T) {
-	goFiles(t, func(rel string, src []byte) {
+	testutil.ProductionGoFiles(t, func(rel string, src []byte) {
 		if n := bytes.Count(src, []byte("\n")); n > MaxFileLines {
 			t.Errorf("%s has %d lines, over %d: split it by job (a pure move is easy to review)", rel, n, MaxFileLines)
 		}
@@ -72,7 +34,7 @@ func TestProductionFilesStayUnderTheBound(t *testing.T) {
 // lines has a doc comment paragraph starting "One piece" that says why.
 func TestLongFunctionsSayWhyTheyAreOnePiece(t *testing.T) {
 	over := map[string]bool{}
-	goFiles(t, func(rel string, src []byte) {
+	testutil.ProductionGoFiles(t, func(rel string, src []byte) {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, rel, src, parser.ParseComments)
 		if err != nil {
