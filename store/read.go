@@ -267,25 +267,3 @@ func (s *Store) ScanMetas(from, to uint64, fn func(*Meta) bool) error {
 	}
 	return it.Error()
 }
-
-// ScanMetasReverse is ScanMetas from to down to from.
-func (s *Store) ScanMetasReverse(from, to uint64, fn func(*Meta) bool) error {
-	if to < from {
-		return nil
-	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagEntry, from), UpperBound: prefixEnd(seqKey(tagEntry, to))})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for it.Last(); it.Valid(); it.Prev() {
-		m, err := decodeMeta(it.Value())
-		if err != nil {
-			return err
-		}
-		if !fn(m) {
-			break
-		}
-	}
-	return it.Error()
-}
