@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pi-history/pi-history/internal/testutil"
 )
 
 // faultFS is the operating system's file system, with the free space it
@@ -105,32 +105,8 @@ func (f *faultFile) SyncTo(length int64) (bool, error) {
 	return f.File.SyncTo(length)
 }
 
-// logBuffer is a structured log a test reads back.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// count is how many lines hold s.
-func (b *logBuffer) count(s string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Count(b.buf.String(), s)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+// logger is a text logger into b.
+func logger(b *testutil.LogBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
 // captureStderr runs fn with os.Stderr sent to a pipe and returns what was
 // written to it.
@@ -164,8 +140,8 @@ func captureStderr(t *testing.T, fn func()) string {
 // then stored in full.
 func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
 	fs := &faultFS{FS: vfs.Default}
-	var log logBuffer
-	st, err := OpenWith(filepath.Join(t.TempDir(), "store"), Options{FS: fs, Log: log.logger(), ProbeEvery: 10 * time.Millisecond})
+	var log testutil.LogBuffer
+	st, err := OpenWith(filepath.Join(t.TempDir(), "store"), Options{FS: fs, Log: logger(&log), ProbeEvery: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,10 +198,10 @@ func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
 			t.Errorf("entry %d missing after writes resumed: %v", i, err)
 		}
 	}
-	if n := log.count(`msg="store: writes stopped`); n != 1 {
+	if n := strings.Count(log.String(), `msg="store: writes stopped`); n != 1 {
 		t.Errorf("the log says %d times that writes stopped; want once:\n%s", n, log.String())
 	}
-	if n := log.count(`msg="store: writes resumed`); n != 1 {
+	if n := strings.Count(log.String(), `msg="store: writes resumed`); n != 1 {
 		t.Errorf("the log says %d times that writes resumed; want once:\n%s", n, log.String())
 	}
 }
@@ -240,9 +216,9 @@ func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
 // holds every write acknowledged before the failure.
 func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
 	fs := &faultFS{FS: vfs.Default}
-	var log logBuffer
+	var log testutil.LogBuffer
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := OpenWith(dir, Options{FS: fs, Log: log.logger(), ProbeEvery: 10 * time.Millisecond})
+	st, err := OpenWith(dir, Options{FS: fs, Log: logger(&log), ProbeEvery: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +270,7 @@ func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
 	if stderr != "" {
 		t.Errorf("Pebble wrote to stderr:\n%s", stderr)
 	}
-	if n := log.count("a write failed inside Pebble"); n != 1 {
+	if n := strings.Count(log.String(), "a write failed inside Pebble"); n != 1 {
 		t.Errorf("the log says %d times that a write failed; want once:\n%s", n, log.String())
 	}
 
@@ -319,8 +295,8 @@ func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
 // the structured log once, and once more when a flush or compaction
 // succeeds again; meanwhile the store reports a background fault.
 func TestPebbleErrorsAreLoggedOnceUntilTheyClear(t *testing.T) {
-	var log logBuffer
-	f := &faults{log: log.logger(), dir: "/d", resumed: make(chan struct{})}
+	var log testutil.LogBuffer
+	f := &faults{log: logger(&log), dir: "/d", resumed: make(chan struct{})}
 	l, ev := pebbleLogger{f}, f.eventListener()
 	stderr := captureStderr(t, func() {
 		for range 40 {
@@ -344,10 +320,10 @@ func TestPebbleErrorsAreLoggedOnceUntilTheyClear(t *testing.T) {
 	if fl := f.list(); len(fl) != 0 {
 		t.Errorf("faults after a flush succeeded: %+v; want none", fl)
 	}
-	if n := log.count("background work is failing"); n != 1 {
+	if n := strings.Count(log.String(), "background work is failing"); n != 1 {
 		t.Errorf("the log says %d times that background work fails; want once:\n%s", n, log.String())
 	}
-	if n := log.count("succeeds again"); n != 1 || !strings.Contains(log.String(), "repeats=79") {
+	if n := strings.Count(log.String(), "succeeds again"); n != 1 || !strings.Contains(log.String(), "repeats=79") {
 		t.Errorf("the log says %d times that background work succeeds again, with the repeats; want once with repeats=79:\n%s", n, log.String())
 	}
 }
