@@ -21,18 +21,8 @@ import (
 // faultFS is the operating system's file system, with the free space it
 // reports and the failure of writes under a test's control.
 type faultFS struct {
-	vfs.FS
-	avail      atomic.Uint64 // reported free bytes; 0: what the disk says
-	failWrites atomic.Bool   // writes and syncs of files fail with EIO
-}
-
-func (f *faultFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
-	du, err := f.FS.GetDiskUsage(path)
-	if a := f.avail.Load(); a != 0 {
-		du.AvailBytes = a
-		return du, nil
-	}
-	return du, err
+	testutil.ShortFS             // the free space it reports (Avail; 0: what the disk says)
+	failWrites       atomic.Bool // writes and syncs of files fail with EIO
 }
 
 func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
@@ -139,7 +129,7 @@ func captureStderr(t *testing.T, fn func()) string {
 // is back, which happens without anyone retrying; what was refused is
 // then stored in full.
 func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
-	fs := &faultFS{FS: vfs.Default}
+	fs := &faultFS{ShortFS: testutil.ShortFS{FS: vfs.Default}}
 	var log testutil.LogBuffer
 	st, err := OpenWith(filepath.Join(t.TempDir(), "store"), Options{FS: fs, Log: logger(&log), ProbeEvery: 10 * time.Millisecond})
 	if err != nil {
@@ -150,7 +140,7 @@ func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fs.avail.Store(1 << 20)
+	fs.Avail.Store(1 << 20)
 	resumed := st.WritesResumed()
 	for i := range 3 {
 		_, err := st.Apply(bulkBatch("/j/a.jsonl", "a", 5, 5, 200, false))
@@ -180,7 +170,7 @@ func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 
-	fs.avail.Store(0) // the disk's own figure: plenty
+	fs.Avail.Store(0) // the disk's own figure: plenty
 	select {
 	case <-resumed:
 	case <-time.After(5 * time.Second):
@@ -215,7 +205,7 @@ func TestFullDiskStopsWritesNotReadsAndTheyResumeByThemselves(t *testing.T) {
 // writes again (not before), Close returns, and a store opened again
 // holds every write acknowledged before the failure.
 func TestAFailedWriteStopsWritesNotTheProcess(t *testing.T) {
-	fs := &faultFS{FS: vfs.Default}
+	fs := &faultFS{ShortFS: testutil.ShortFS{FS: vfs.Default}}
 	var log testutil.LogBuffer
 	dir := filepath.Join(t.TempDir(), "store")
 	st, err := OpenWith(dir, Options{FS: fs, Log: logger(&log), ProbeEvery: 10 * time.Millisecond})
