@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, makeFiles, msgText, piVersion, say, scripted, startSession } from "./harness.mjs";
+import { call, captured, check, lastToolResult, makeFiles, msgText, piVersion, say, scripted, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-ctx-"));
 const plan = [
@@ -25,18 +25,8 @@ makeFiles(s.cwd, { "a.txt": { tokens: 2000 } });
 await s.prompt("Read a.txt and take notes.");
 const before = s.requests.length;
 
-// Capture what the command prints.
-let printed = "";
-const write = process.stdout.write.bind(process.stdout);
-process.stdout.write = (chunk, ...rest) => {
-	printed += String(chunk);
-	return true;
-};
-try {
-	await s.prompt("/context");
-} finally {
-	process.stdout.write = write;
-}
+// What the command prints.
+const printed = await captured(() => s.prompt("/context"));
 const has = (re, what) => check(re.test(printed), `/context lacks ${what}:\n${printed}`);
 has(/^Context \(faux\/faux-1\)/m, "the model");
 const usage = s.session.getContextUsage();

@@ -9,7 +9,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { call, check, lastToolResult, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
+import { call, captured, check, lastToolResult, makeFiles, msgText, say, scripted, startSession } from "./harness.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pih-ro-"));
 const HANDOFF = "Done: read both files.\nNext: summarise them for the user.";
@@ -49,31 +49,19 @@ const script = scripted(plan);
 const s = await startSession(root, { contextWindow: 200000, model: script.model });
 makeFiles(s.cwd, { "big1.txt": { tokens: 12000 }, "big2.txt": { tokens: 12000 } });
 
-let printed = "";
-const write = process.stdout.write.bind(process.stdout);
-const capture = async (fn) => {
-	printed = "";
-	process.stdout.write = (chunk) => ((printed += String(chunk)), true);
-	try {
-		await fn();
-	} finally {
-		process.stdout.write = write;
-	}
-	return printed;
-};
 
 await s.prompt("Read big1.txt and big2.txt and take notes.");
 let n = s.requests.length;
-let out = await capture(() => s.prompt(`/rollover ${"i".repeat(2001)}`));
+let out = await captured(() => s.prompt(`/rollover ${"i".repeat(2001)}`));
 check(out.includes("the instructions have 2001 characters; the limit is 2000"), `long instructions: ${out}`);
 check(s.requests.length === n, "a refused /rollover made a model request");
 
-out = await capture(() => s.prompt("/rollover"));
+out = await captured(() => s.prompt("/rollover"));
 check(out.includes("Rollover not completed") && s.requests.length === n + 1, `a preparation without a rollover: ${out} (${s.requests.length - n} requests)`);
 check(!s.entries().some((e) => e.type === "compaction"), "a compaction without a rollover");
 
 n = s.requests.length;
-out = await capture(() => s.prompt("/rollover mention the summary format"));
+out = await captured(() => s.prompt("/rollover mention the summary format"));
 check(out.includes("Rollover done"), `the checkpoint was not reported: ${out}`);
 check(s.requests.length === n + 3, `requests during the preparation: ${s.requests.length - n}, want 3 and none after the checkpoint`);
 const comps = s.journal().filter((e) => e.type === "compaction");
