@@ -2,6 +2,9 @@ package rollover
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+
 	pihistory "github.com/pi-history/pi-history"
 
 	"github.com/pi-history/pi-history/journal"
@@ -24,13 +27,20 @@ const (
 	ReasonEmergency Reason = "emergency"
 )
 
+// Reasons are the known reasons, in the order messages list them.
+var Reasons = []Reason{ReasonModel, ReasonUser, ReasonHost, ReasonThreshold, ReasonFallback, ReasonEmergency}
+
 // ValidReason reports whether r is one of the known reasons.
-func ValidReason(r Reason) bool {
-	switch r {
-	case ReasonModel, ReasonUser, ReasonHost, ReasonThreshold, ReasonFallback, ReasonEmergency:
-		return true
+func ValidReason(r Reason) bool { return slices.Contains(Reasons, r) }
+
+// ReasonNames lists the known reasons for a message: "model, user, …
+// or emergency".
+func ReasonNames() string {
+	names := make([]string, len(Reasons))
+	for i, r := range Reasons {
+		names[i] = string(r)
 	}
-	return false
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // PiSettings are the user's Pi compaction settings, read by the extension

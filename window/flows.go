@@ -106,7 +106,7 @@ func (in *GateRequest) check() error {
 		return invalid("request", "request must be model, user or host; not %q", in.Request)
 	}
 	if in.Pending != nil && *in.Pending != "" && !rollover.ValidReason(*in.Pending) {
-		return invalid("pending", "pending must be empty (none) or model, user, host, threshold or fallback; not %q", *in.Pending)
+		return invalid("pending", "pending must be empty (none) or %s; not %q", rollover.ReasonNames(), *in.Pending)
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ type CompactionRequest struct {
 
 func (in *CompactionRequest) check() error {
 	if in.Reason != "" && !rollover.ValidReason(in.Reason) {
-		return invalid("reason", "reason must be model, user, host, threshold or fallback; not %q", in.Reason)
+		return invalid("reason", "reason must be %s; not %q", rollover.ReasonNames(), in.Reason)
 	}
 	return nil
 }
