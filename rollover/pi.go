@@ -304,6 +304,14 @@ func findCutPoint(path []*journal.Entry, est []int, startIndex, endIndex, keepRe
 			break
 		}
 	}
+	return settleCut(path, cutIndex, startIndex)
+}
+
+// settleCut finishes a cut at path[cutIndex] as Pi's findCutPoint does: the
+// cut moves back over the non-message entries just before it (not past a
+// compaction or startIndex), and a cut that is not a user message splits
+// the turn that began at its turn start.
+func settleCut(path []*journal.Entry, cutIndex, startIndex int) CutPoint {
 	for cutIndex > startIndex {
 		prev := path[cutIndex-1]
 		if prev.Type == "compaction" || prev.Type == "message" {
@@ -312,12 +320,11 @@ func findCutPoint(path []*journal.Entry, est []int, startIndex, endIndex, keepRe
 		cutIndex--
 	}
 	cut := path[cutIndex]
-	isUser := cut.Type == "message" && cut.Role == "user"
 	turnStart := -1
-	if !isUser {
+	if !(cut.Type == "message" && cut.Role == "user") {
 		turnStart = FindTurnStartIndex(path, cutIndex, startIndex)
 	}
-	return CutPoint{FirstKeptIndex: cutIndex, TurnStartIndex: turnStart, IsSplitTurn: !isUser && turnStart != -1}
+	return CutPoint{FirstKeptIndex: cutIndex, TurnStartIndex: turnStart, IsSplitTurn: turnStart != -1}
 }
 
 // BuildContext is Pi's buildSessionContext for a path given root first: the

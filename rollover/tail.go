@@ -18,9 +18,8 @@ import "github.com/pi-history/pi-history/journal"
 // path[start:]: walking back from the newest entry it adds up Pi's
 // estimate of each message entry until budget is reached and takes the
 // nearest cut point at or after that entry (the newest cut point when there
-// is none after it), never later than the rollover's own call; then, as
-// Pi's findCutPoint does, the cut moves back over the non-message entries
-// just before it.
+// is none after it), never later than the rollover's own call; then
+// settles it as Pi's findCutPoint does (settleCut).
 func tailCut(path []*journal.Entry, start, budget int) CutPoint {
 	start = max(start, 0)
 	var cutPoints []int
@@ -58,19 +57,7 @@ func tailCut(path []*journal.Entry, start, budget int) CutPoint {
 			break
 		}
 	}
-	for cutIndex > start {
-		prev := path[cutIndex-1]
-		if prev.Type == "compaction" || prev.Type == "message" {
-			break
-		}
-		cutIndex--
-	}
-	cut := path[cutIndex]
-	turnStart := -1
-	if !(cut.Type == "message" && cut.Role == "user") {
-		turnStart = FindTurnStartIndex(path, cutIndex, start)
-	}
-	return CutPoint{FirstKeptIndex: cutIndex, TurnStartIndex: turnStart, IsSplitTurn: turnStart != -1}
+	return settleCut(path, cutIndex, start)
 }
 
 // rolloverCall is the index of the newest assistant message in path[start:]
