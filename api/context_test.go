@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/internal/testutil/growing"
 	"github.com/pi-history/pi-history/notebook"
 	"github.com/pi-history/pi-history/rollover"
 	"github.com/pi-history/pi-history/store"
@@ -25,14 +25,12 @@ const ctxSession = "0199a000-0000-7000-8000-000000000001"
 // ctxFixture is a real store holding one session that the test grows entry
 // by entry, the way the extension pushes them.
 type ctxFixture struct {
+	*growing.Session
 	t      *testing.T
 	dir    string
 	st     *store.Store
 	routes *ContextRoutes
 	srv    *httptest.Server
-	parser journal.Parser
-	last   string
-	n      int
 }
 
 func newCtxFixture(t *testing.T, config string) *ctxFixture {
@@ -50,14 +48,7 @@ func newCtxFixture(t *testing.T, config string) *ctxFixture {
 	t.Cleanup(func() { st.Close() })
 	f := &ctxFixture{t: t, dir: dir, st: st}
 	f.restart()
-	hdr := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-05-01T10:00:00.000Z","cwd":"/tmp/p"}`, ctxSession)
-	h, _, err := f.parser.Line([]byte(hdr))
-	if err != nil || h == nil {
-		t.Fatalf("header: %v", err)
-	}
-	if _, err := st.Push(ctxSession, h, nil); err != nil {
-		t.Fatal(err)
-	}
+	f.Session = growing.New(t, st, ctxSession)
 	return f
 }
 
@@ -72,42 +63,6 @@ func (f *ctxFixture) restart() {
 	r.Route("/v1", f.routes.Mount)
 	f.srv = httptest.NewServer(r)
 	f.t.Cleanup(f.srv.Close)
-}
-
-// add appends one entry (its JSON without id, parentId and timestamp) and
-// returns its id.
-func (f *ctxFixture) add(body string) string {
-	f.t.Helper()
-	f.n++
-	id := fmt.Sprintf("e%07d", f.n)
-	parent := "null"
-	if f.last != "" {
-		parent = fmt.Sprintf("%q", f.last)
-	}
-	line := fmt.Sprintf(`{"id":%q,"parentId":%s,"timestamp":"2026-05-01T10:%02d:%02d.000Z",%s`, id, parent, f.n/60, f.n%60, strings.TrimPrefix(body, "{"))
-	_, e, err := f.parser.Line([]byte(line))
-	if err != nil {
-		f.t.Fatalf("line %s: %v", line, err)
-	}
-	if _, err := f.st.Push(ctxSession, nil, []*journal.Entry{e}); err != nil {
-		f.t.Fatal(err)
-	}
-	f.last = id
-	return id
-}
-
-func (f *ctxFixture) user(text string) string {
-	b, _ := json.Marshal(text)
-	return f.add(fmt.Sprintf(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":%s}],"timestamp":1}}`, b))
-}
-
-func (f *ctxFixture) assistant(text string, totalTokens int) string {
-	b, _ := json.Marshal(text)
-	return f.add(fmt.Sprintf(`{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":%s}],"api":"faux","provider":"faux","model":"faux-1","usage":{"input":%d,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop","timestamp":2}}`, b, totalTokens, totalTokens))
-}
-
-func (f *ctxFixture) custom(customType string, data json.RawMessage) string {
-	return f.add(fmt.Sprintf(`{"type":"custom","customType":%q,"data":%s}`, customType, data))
 }
 
 // do sends a request and decodes the answer into out (when non-nil); it
@@ -160,8 +115,8 @@ const sp = "/v1/sessions/" + ctxSession
 
 func TestContextNotebookRoutes(t *testing.T) {
 	f := newCtxFixture(t, "")
-	f.user("Please fix the parser.")
-	a1 := f.assistant("Writing notes.", 1000)
+	f.User("Please fix the parser.")
+	a1 := f.Assistant("Writing notes.", 1000)
 
 	var view NotebookView
 	f.must("GET", sp+"/notebook", nil, &view)
@@ -179,7 +134,7 @@ func TestContextNotebookRoutes(t *testing.T) {
 	if err != nil || rec.ReviewedThrough != a1 || rec.Revision != 1 {
 		t.Fatalf("record %s: %+v %v", wr.Append.Data, rec, err)
 	}
-	nbID := f.custom(notebook.NotebookType, wr.Append.Data)
+	nbID := f.Custom(notebook.NotebookType, wr.Append.Data)
 
 	f.must("GET", sp+"/notebook", nil, &view)
 	if !view.Exists || view.Notebook.Revision != 1 || view.Notebook.EntryID != nbID || view.Text != "## Task\nfix the parser\n\n## Next\nrun tests" {
@@ -229,12 +184,12 @@ func TestContextNotebookRoutes(t *testing.T) {
 	}
 
 	// Review advances the revision without changing the sections.
-	a2 := f.assistant("Reviewed.", 2000)
+	a2 := f.Assistant("Reviewed.", 2000)
 	f.must("POST", sp+"/notebook/review", map[string]any{"reviewedThrough": a2, "reviewedTokens": 2000, "expectedRevision": 1}, &wr)
 	if wr.Result.Revision != 2 || wr.Result.Changed {
 		t.Fatalf("review: %+v", wr)
 	}
-	f.custom(notebook.NotebookType, wr.Append.Data)
+	f.Custom(notebook.NotebookType, wr.Append.Data)
 
 	var revs RevisionsResponse
 	f.must("GET", sp+"/notebook/revisions", nil, &revs)
@@ -260,17 +215,17 @@ func TestContextNotebookRoutes(t *testing.T) {
 
 func TestContextNamedNotes(t *testing.T) {
 	f := newCtxFixture(t, "")
-	f.user("hi")
-	f.assistant("ok", 10)
+	f.User("hi")
+	f.Assistant("ok", 10)
 
 	var op NoteOpResponse
 	f.must("POST", sp+"/notes", NoteOpRequest{Op: "write", Name: "plan", Content: ptr("step one")}, &op)
 	if op.Append == nil || op.Append.CustomType != notebook.NoteType || !op.Result.Saved {
 		t.Fatalf("write: %+v", op)
 	}
-	f.custom(op.Append.CustomType, op.Append.Data)
+	f.Custom(op.Append.CustomType, op.Append.Data)
 	f.must("POST", sp+"/notes", NoteOpRequest{Op: "append", Name: "plan", Text: ptr("step two")}, &op)
-	f.custom(op.Append.CustomType, op.Append.Data)
+	f.Custom(op.Append.CustomType, op.Append.Data)
 	f.must("POST", sp+"/notes", NoteOpRequest{Op: "append", Name: "plan", Text: ptr("")}, &op)
 	if op.Append != nil || !op.Result.Unchanged {
 		t.Fatalf("empty append: %+v", op)
@@ -296,9 +251,9 @@ func TestContextNamedNotes(t *testing.T) {
 		t.Fatalf("search: %+v", page)
 	}
 	f.must("POST", sp+"/notes", NoteOpRequest{Op: "copy", Ref: list.Notes[0].Ref, Name: "plan2"}, &op)
-	f.custom(op.Append.CustomType, op.Append.Data)
+	f.Custom(op.Append.CustomType, op.Append.Data)
 	f.must("POST", sp+"/notes", NoteOpRequest{Op: "delete", Name: "plan"}, &op)
-	f.custom(op.Append.CustomType, op.Append.Data)
+	f.Custom(op.Append.CustomType, op.Append.Data)
 	f.must("GET", sp+"/notes", nil, &list)
 	if list.Total != 1 || list.Notes[0].Name != "plan2" {
 		t.Fatalf("list after copy and delete: %+v", list)
@@ -348,24 +303,24 @@ func ptr[T any](v T) *T { return &v }
 // of them, then a short tail.
 func longSession(f *ctxFixture) (firstUser, reviewed string) {
 	big := strings.Repeat("lorem ipsum ", 4000) // ~12K tokens per message
-	firstUser = f.user("Task: port the parser. Keep the API stable.")
-	f.assistant(big, 13000)
-	f.user("Also handle CRLF.")
-	f.assistant(big, 26000)
-	f.user("Now the tests.")
-	reviewed = f.assistant("Checkpointing.", 39000)
+	firstUser = f.User("Task: port the parser. Keep the API stable.")
+	f.Assistant(big, 13000)
+	f.User("Also handle CRLF.")
+	f.Assistant(big, 26000)
+	f.User("Now the tests.")
+	reviewed = f.Assistant("Checkpointing.", 39000)
 	var wr NotebookWriteResponse
 	f.must("POST", sp+"/notebook", map[string]any{"sections": map[string]string{"Task": "port the parser", "Next": "tests"}, "reviewedThrough": reviewed, "reviewedTokens": 39000}, &wr)
-	f.custom(notebook.NotebookType, wr.Append.Data)
-	f.user("Go on.")
-	f.assistant("Continuing.", 39100)
+	f.Custom(notebook.NotebookType, wr.Append.Data)
+	f.User("Go on.")
+	f.Assistant("Continuing.", 39100)
 	return firstUser, reviewed
 }
 
 func TestContextGateAndCompaction(t *testing.T) {
 	f := newCtxFixture(t, `{"minReclaimTokens": 1000}`)
-	f.user("hi")
-	f.assistant("ok", 10)
+	f.User("hi")
+	f.Assistant("ok", 10)
 	pi := rollover.PiSettings{KeepRecentTokens: 100, ReserveTokens: 1000}
 
 	// No notebook: the gate refuses with its blocker.
@@ -412,7 +367,7 @@ func TestContextGateAndCompaction(t *testing.T) {
 	// and the state moves to window 2.
 	summary, _ := json.Marshal(c.Summary)
 	details, _ := json.Marshal(c.Details)
-	compID := f.add(fmt.Sprintf(`{"type":"compaction","summary":%s,"firstKeptEntryId":%q,"tokensBefore":%d,"details":%s,"fromHook":true}`, summary, c.FirstKeptEntryID, c.TokensBefore, details))
+	compID := f.Add(fmt.Sprintf(`{"type":"compaction","summary":%s,"firstKeptEntryId":%q,"tokensBefore":%d,"details":%s,"fromHook":true}`, summary, c.FirstKeptEntryID, c.TokensBefore, details))
 	var er EventResponse
 	f.must("POST", sp+"/events", EventRequest{Event: rollover.Event{Kind: rollover.EvCompaction}, Pi: &pi}, &er)
 	if er.State.Window != 2 {
@@ -448,8 +403,8 @@ func TestContextStateMachine(t *testing.T) {
 	f := newCtxFixture(t, `{"minReclaimTokens": 1000}`)
 	pi := rollover.PiSettings{KeepRecentTokens: 100, ReserveTokens: 1000}
 	usage := func(n int) *UsageBody { return &UsageBody{Tokens: &n, ContextWindow: 60000} }
-	f.user("hi")
-	f.assistant("ok", 10)
+	f.User("hi")
+	f.Assistant("ok", 10)
 
 	// new_context without notes: refused, with the blocker text as the tool text.
 	var er EventResponse
@@ -500,7 +455,7 @@ func TestContextStateMachine(t *testing.T) {
 	// A review (no change) lands: its ledger row says so.
 	var wr NotebookWriteResponse
 	f.must("POST", sp+"/notebook", map[string]any{"reviewed": true}, &wr)
-	f.custom(notebook.NotebookType, wr.Append.Data)
+	f.Custom(notebook.NotebookType, wr.Append.Data)
 	f.must("POST", sp+"/events", EventRequest{Event: rollover.Event{Kind: rollover.EvNotes, NotesOK: true}, Usage: usage(48000), Pi: &pi}, &er)
 	var nl LedgerResponse
 	f.must("GET", "/v1/ledger?kind=notes&session="+ctxSession, nil, &nl)

@@ -16,8 +16,8 @@ import (
 // rollover was scheduled, so a refused request leaves no Handoff behind.
 func TestNewContextHandoffIsAppendedOnlyWhenScheduled(t *testing.T) {
 	f := newFixture(t)
-	f.user("start the work")
-	f.assistant("ok", 10)
+	f.User("start the work")
+	f.Assistant("ok", 10)
 	ask := func(handoff string) (EventResponse, error) {
 		return f.svc.Event(testSession, EventRequest{Event: rollover.Event{Kind: rollover.EvNewContext, UserRequested: true, Handoff: handoff},
 			Usage: &UsageBody{Tokens: ptr(50000), ContextWindow: 60000}, Pi: &rollover.PiSettings{KeepRecentTokens: 10}})
@@ -47,8 +47,8 @@ func TestNewContextHandoffIsAppendedOnlyWhenScheduled(t *testing.T) {
 	}
 
 	for i := range 6 {
-		f.user("more work " + strings.Repeat("w", 2000*(i+1)))
-		f.assistant("done", 100)
+		f.User("more work " + strings.Repeat("w", 2000*(i+1)))
+		f.Assistant("done", 100)
 	}
 	f.writeNotebook(notebook.Sections{{Name: "Task", Text: "the work"}, {Name: "Next", Text: "finish"}})
 	r, err = ask("where the work stands")
@@ -81,8 +81,8 @@ func TestRequireHandoffRefusesNewContextWithoutOne(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.restart()
-			f.user("start")
-			f.assistant("ok", 10)
+			f.User("start")
+			f.Assistant("ok", 10)
 			_, err := f.svc.Event(testSession, EventRequest{Event: rollover.Event{Kind: rollover.EvNewContext, UserRequested: true}})
 			kind, param := kindOf(err)
 			if got := kind == Invalid && param == "event.handoff"; got != tc.refused {

@@ -15,8 +15,8 @@ import (
 
 func TestBranchPathResolvesSessionAndLeaf(t *testing.T) {
 	f := newFixture(t)
-	u1 := f.user("Please fix the parser.")
-	a1 := f.assistant("On it.", 100)
+	u1 := f.User("Please fix the parser.")
+	a1 := f.Assistant("On it.", 100)
 	const empty = "0199b000-0000-7000-8000-0000000000ee"
 	var p journal.Parser // a fresh parser: one session header per journal
 	h, _, err := p.Line([]byte(fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-05-01T10:00:00.000Z","cwd":"/tmp/p"}`, empty)))
@@ -121,13 +121,13 @@ func TestRequestsAreRefusedBeforeTheBranchIsRead(t *testing.T) {
 // empty the note and say it was saved.
 func TestNoteChangeNeedsItsOpsFieldAndNoOther(t *testing.T) {
 	f := newFixture(t)
-	f.user("hi")
-	f.assistant("ok", 10)
+	f.User("hi")
+	f.Assistant("ok", 10)
 	op, err := f.svc.ChangeNote(testSession, NoteOpRequest{Op: notebook.OpWrite, Name: "plan", Content: ptr("step one")})
 	if err != nil || op.Append == nil {
 		t.Fatalf("write: %+v %v", op, err)
 	}
-	f.custom(op.Append.CustomType, op.Append.Data)
+	f.Custom(op.Append.CustomType, op.Append.Data)
 	list, err := f.svc.Notes(testSession, NoteQuery{})
 	if err != nil || list.Total != 1 {
 		t.Fatalf("notes: %+v %v", list, err)
@@ -204,19 +204,19 @@ func TestConfigIsReadAgainWhenTheFileChanges(t *testing.T) {
 // window, the reminder already sent in it and the last maintenance attempt.
 func TestStateIsRebuiltFromTheBranchAfterARestart(t *testing.T) {
 	f := newFixture(t)
-	f.user("hi")
-	kept := f.assistant("ok", 10)
+	f.User("hi")
+	kept := f.Assistant("ok", 10)
 	f.compaction(kept, 2, "model")
-	f.add(`{"type":"custom_message","customType":"note-context/maintenance","content":"checkpoint","display":false,"details":{"attempt":4}}`)
-	f.add(`{"type":"custom_message","customType":"note-context/reminder","content":"rollover due","display":false}`)
+	f.Add(`{"type":"custom_message","customType":"note-context/maintenance","content":"checkpoint","display":false,"details":{"attempt":4}}`)
+	f.Add(`{"type":"custom_message","customType":"note-context/reminder","content":"rollover due","display":false}`)
 	f.restart()
 	v, err := f.svc.State(testSession, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := rollover.State{Window: 2, ReminderSent: true, Attempt: 4}
-	if v.State != want || v.Leaf != f.last || v.Session != testSession {
-		t.Errorf("rebuilt state %+v at %s; want %+v at %s", v.State, v.Leaf, want, f.last)
+	if v.State != want || v.Leaf != f.Last || v.Session != testSession {
+		t.Errorf("rebuilt state %+v at %s; want %+v at %s", v.State, v.Leaf, want, f.Last)
 	}
 }
 
@@ -225,10 +225,10 @@ func TestStateIsRebuiltFromTheBranchAfterARestart(t *testing.T) {
 // never goes back.
 func TestStateFollowsTheLeafIntoAnotherWindow(t *testing.T) {
 	f := newFixture(t)
-	f.user("hi")
-	inFirst := f.assistant("ok", 10)
+	f.User("hi")
+	inFirst := f.Assistant("ok", 10)
 	f.compaction(inFirst, 2, "model")
-	inSecond := f.user("go on")
+	inSecond := f.User("go on")
 	f.svc.states[testSession] = &rollover.State{Window: 2, Pending: rollover.ReasonUser, Stage: rollover.StageRequested, Attempt: 3, Active: 3}
 
 	for _, step := range []struct {
@@ -267,8 +267,8 @@ func TestCompactionReasonDefaultsToWhoAsked(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.user("hi")
-			f.assistant("ok", 10)
+			f.User("hi")
+			f.Assistant("ok", 10)
 			st := c.state
 			f.svc.states[testSession] = &st
 			d, err := f.svc.Compaction(testSession, c.in)
@@ -295,7 +295,7 @@ func (f *fixture) writeNotebook(sections notebook.Sections) {
 	if err != nil {
 		f.t.Fatalf("notebook write %v: %v", sections, err)
 	}
-	f.custom(out.Append.CustomType, out.Append.Data)
+	f.Custom(out.Append.CustomType, out.Append.Data)
 }
 
 // When a compaction of ours reaches the branch, the compaction event
@@ -304,18 +304,18 @@ func (f *fixture) writeNotebook(sections notebook.Sections) {
 // not ours to ledger.
 func TestCompactionEventLedgersTheWindowItEnded(t *testing.T) {
 	f := newFixture(t)
-	f.user("Task: port the parser.")
-	kept := f.assistant("Noted.", 1000)
+	f.User("Task: port the parser.")
+	kept := f.Assistant("Noted.", 1000)
 	f.writeNotebook(notebook.Sections{{Name: "Task", Text: "port the parser"}})
 	f.writeNotebook(nil)
 	first := f.compaction(kept, 2, "user")
-	f.user("Next: the tests.")
-	kept = f.assistant("Writing them.", 2000)
+	f.User("Next: the tests.")
+	kept = f.Assistant("Writing them.", 2000)
 	f.writeNotebook(notebook.Sections{{Name: "Task", Text: "port the parser"}, {Name: "Next", Text: "tests"}})
 	second := f.compaction(kept, 3, "model")
-	f.user("And the docs.")
-	f.assistant("Sure.", 3000)
-	foreign := f.add(fmt.Sprintf(`{"type":"compaction","summary":"Pi's own","firstKeptEntryId":%q,"tokensBefore":1000}`, f.last))
+	f.User("And the docs.")
+	f.Assistant("Sure.", 3000)
+	foreign := f.Add(fmt.Sprintf(`{"type":"compaction","summary":"Pi's own","firstKeptEntryId":%q,"tokensBefore":1000}`, f.Last))
 
 	type want struct {
 		entry                  string
