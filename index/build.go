@@ -2,384 +2,288 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"strconv"
-	"time"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/document"
-	bindex "github.com/blevesearch/bleve_index_api"
-	"github.com/pi-history/pi-history/trigram"
+	"path/filepath"
+	"slices"
 )
 
-// Run indexes new entries as the store commits them, until ctx ends.
-func (x *Index) Run(ctx context.Context) {
-	if x.readOnly {
-		<-ctx.Done()
-		return
+// gatherer works out the distinct trigrams of texts into postingLists. It
+// is the writer's alone.
+type gatherer struct {
+	seen    []uint64 // a bit per trigram key, set while a text is read
+	touched []uint32
+}
+
+func newGatherer() *gatherer { return &gatherer{seen: make([]uint64, 1<<24/64)} }
+
+// keys returns the distinct trigram keys of text, in the order of their
+// first occurrence; the slice is valid until the next call.
+func (g *gatherer) keys(text []byte) []uint32 {
+	for _, k := range g.touched {
+		g.seen[k>>6] &^= 1 << (k & 63)
 	}
-	var failing time.Time // when the current run of failures began
-	failures := 0
-	for {
-		ch := x.st.Changed()
-		_, err := x.CatchUp(ctx, nil)
-		if err == nil && failures > 0 {
-			x.log.Info("indexing works again", "failingFor", time.Since(failing).Round(time.Millisecond).String(), "failures", failures)
-			failures = 0
-			x.failing.Store(nil)
+	g.touched = g.touched[:0]
+	if len(text) < 3 {
+		return nil
+	}
+	k := uint32(text[0])<<8 | uint32(text[1])
+	for _, b := range text[2:] {
+		k = (k<<8 | uint32(b)) & 0xFFFFFF
+		if g.seen[k>>6]&(1<<(k&63)) == 0 {
+			g.seen[k>>6] |= 1 << (k & 63)
+			g.touched = append(g.touched, k)
 		}
-		if err != nil && ctx.Err() == nil {
-			// Said once per run of failures (a full disk fails every
-			// try), and again once indexing works.
-			if failures == 0 {
-				failing = time.Now()
-				x.failing.Store(&Failure{Cause: err.Error(), Since: failing})
-				x.log.Error("indexing failed; retrying every second, searches scan what is not indexed meanwhile", "err", err)
-			}
-			failures++
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ch:
-		}
+	}
+	return g.touched
+}
+
+// add puts entry off's keys into l.
+func (l postingLists) add(keys []uint32, off uint16) {
+	for _, k := range keys {
+		l[k] = append(l[k], off)
 	}
 }
 
-// writers is how many batches Bleve may build at once. Bleve builds a
-// batch's segment in the goroutine that calls Batch, so with one batch at
-// a time indexing used one core: an import read its files in half its
-// time and then indexed alone on one core and a half.
-const writers = 2
-
-// CatchUp indexes every stored entry above the mark and applies pending
-// deletions. progress, if set, is called after each batch with the mark.
-//
-// Batches are pipelined: one goroutine reads the next batch from the store
-// and works out its trigrams while Bleve builds the segments of up to
-// writers earlier ones, each in its own goroutine. Those may be applied in
-// any order, so they carry no mark: once a batch and every one before it
-// are applied, a batch of its own moves the mark past it (advance), and
-// only then do readers see the new mark. Documents of a batch applied
-// before an earlier one lie above the mark meanwhile, where searches do
-// not look (they scan the store above it), and a crash leaves them to be
-// indexed again.
+// CatchUp takes in every stored entry above the mark, writing runs as they
+// fill and merging runs into segments, and rebuilds the files found
+// corrupt. progress, if set, is called now and then with the mark. It
+// returns how many entries it took in.
 func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int, error) {
 	if x.readOnly {
 		return 0, nil
 	}
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	if err := x.applyDeletes(); err != nil {
+	if err := x.clearDeleted(); err != nil {
 		return 0, err
 	}
-	from := x.through.Load() + 1
-	if from > x.st.LastSeq() {
+	if err := x.rebuildBad(ctx); err != nil {
+		return 0, err
+	}
+	if err := x.mergePending(ctx); err != nil {
+		return 0, err
+	}
+	from, last := x.through.Load()+1, x.st.LastSeq()
+	if from > last {
 		return 0, nil
 	}
-	type built struct {
-		p   pendingBatch
-		err error
+	g := newGatherer()
+	n := 0
+	var ferr error
+	publish := func(through uint64) {
+		x.bmu.Lock()
+		x.through.Store(through)
+		x.bmu.Unlock()
+		x.notify()
+		if progress != nil {
+			progress(through)
+		}
 	}
-	cb := &commonBuilder{set: x.common.Load()}
-	if x.scheme != schemeEvery {
-		if !x.ct.loaded {
-			if err := x.loadCounts(); err != nil {
-				return 0, err
+	err := x.st.ScanTexts(from, last, false, func(seq uint64, text []byte) bool {
+		for seq >= x.open.lo+uint64(x.runSpan) {
+			if ferr = x.flush(ctx, x.open.lo+uint64(x.runSpan)-1); ferr != nil {
+				return false
 			}
 		}
-		cb.ct = &x.ct
-	}
-	next := make(chan built, 1)
-	set := x.blockSet()
-	building := false
-	build := func(from uint64) {
-		building = true
-		go func() {
-			p, err := x.build(set, cb, from, x.st.LastSeq())
-			next <- built{p, err}
-		}()
-	}
-	type flight struct {
-		p    pendingBatch
-		done chan error
-	}
-	var (
-		inFlight []flight
-		total    int
-		failed   error
-	)
-	// finish waits for the oldest batch in flight and moves the mark past
-	// it, unless it or one before it failed.
-	finish := func() {
-		f := inFlight[0]
-		inFlight = inFlight[1:]
-		err := <-f.done
-		if failed != nil {
-			return
+		keys := g.keys(text)
+		x.bmu.Lock()
+		x.open.lists.add(keys, uint16(seq-x.open.lo))
+		x.through.Store(seq)
+		x.bmu.Unlock()
+		if n++; n%4096 == 0 {
+			if ferr = ctx.Err(); ferr != nil {
+				return false
+			}
+			publish(seq)
 		}
-		if err == nil {
-			err = x.advance(f.p.through)
-		}
-		if err != nil {
-			failed = err
-			return
-		}
-		total += len(f.p.docs)
-		if progress != nil {
-			progress(f.p.through)
-		}
-	}
-	build(from)
-	for building && failed == nil {
-		b := <-next // nothing is being built after this until build is called
-		building = false
-		if b.err != nil {
-			failed = b.err
-			break
-		}
-		if b.p.through < b.p.from {
-			break // only an incomplete block is left
-		}
-		if ctx.Err() == nil {
-			build(b.p.through + 1) // an empty batch ends the loop
-		}
-		if b.p.common != nil {
-			// Readers learn of the new common trigrams before any document
-			// that leaves them out can be in their snapshot. Batches start
-			// in the order they were built, so the set only grows.
-			x.common.Store(b.p.common)
-		}
-		f := flight{p: b.p, done: make(chan error, 1)}
-		go func() { f.done <- x.write(f.p) }()
-		inFlight = append(inFlight, f)
-		for len(inFlight) >= writers || len(inFlight) > 0 && failed != nil {
-			finish()
-		}
-	}
-	for len(inFlight) > 0 {
-		finish()
-	}
-	if building {
-		<-next
-	}
-	if failed != nil {
-		x.ct.loaded = false // counted blocks that were not written
-		return total, failed
-	}
-	return total, ctx.Err()
-}
-
-// pendingBatch is the documents of the complete blocks from..through,
-// analysed and ready for Bleve. through < from when there were none.
-type pendingBatch struct {
-	docs          []*document.Document
-	from, through uint64
-	common        *commonSet // the common trigrams, when this batch adds some
-}
-
-// build reads the complete blocks from the block starting at from up to
-// last, until the batch is full, and works out their trigrams with set.
-func (x *Index) build(set *trigramSet, cb *commonBuilder, from, last uint64) (pendingBatch, error) {
-	p := pendingBatch{from: from, through: from - 1}
-	size := 0
-	for lo := from; lo+BlockSize-1 <= last && size < x.batchBytes; lo += BlockSize {
-		hi := lo + BlockSize - 1
-		doc, n, err := x.blockDoc(lo, hi, set, cb)
-		if err != nil {
-			return p, err
-		}
-		if doc != nil {
-			p.docs = append(p.docs, doc)
-		}
-		size += n
-		p.through = hi
-	}
-	p.common = cb.next()
-	return p, nil
-}
-
-// write indexes the documents of a built batch.
-func (x *Index) write(p pendingBatch) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	b := x.bi.NewBatch()
-	for _, doc := range p.docs {
-		if err := b.IndexAdvanced(doc); err != nil {
-			return fmt.Errorf("index: block %s: %w", doc.ID(), err)
-		}
-	}
-	if err := x.bi.Batch(b); err != nil {
-		return fmt.Errorf("index: write batch of blocks %d-%d: %w", p.from, p.through, err)
-	}
-	return nil
-}
-
-// advance moves the mark to through, every block up to it being applied:
-// a batch of its own carries the mark, and the common trigrams when they
-// changed, so that whatever reaches disk with the mark holds both.
-func (x *Index) advance(through uint64) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	b := x.bi.NewBatch()
-	b.SetInternal([]byte(markKey), binary.BigEndian.AppendUint64(nil, through))
-	b.SetInternal([]byte(blockKey), []byte(strconv.Itoa(BlockSize)))
-	if err := x.apply(b, x.common.Load()); err != nil {
-		return fmt.Errorf("index: write mark %d: %w", through, err)
-	}
-	x.through.Store(through)
-	x.cmu.Lock()
-	close(x.changed)
-	x.changed = make(chan struct{})
-	x.cmu.Unlock()
-	return nil
-}
-
-// apply applies b as the newest batch (see track), writing the common set
-// c in it unless a batch already did: every batch that moves the mark or
-// rebuilds blocks below it carries the set its blocks left out.
-func (x *Index) apply(b *bleve.Batch, c *commonSet) error {
-	if c != x.savedCommon {
-		b.SetInternal([]byte(commonKey), c.enc)
-	}
-	x.track(b)
-	if err := x.bi.Batch(b); err != nil {
-		return err
-	}
-	x.savedCommon = c
-	return nil
-}
-
-// snapshot returns a reader of the index's current snapshot and the
-// common trigrams read after it, in that order (see common.go): no
-// trigram outside the set is missing from a document the reader sees. The
-// caller holds x.mu (read) and closes the reader.
-func (x *Index) snapshot() (bindex.IndexReader, *commonSet, error) {
-	a, err := x.bi.Advanced()
-	if err != nil {
-		return nil, nil, err
-	}
-	rd, err := a.Reader()
-	if err != nil {
-		return nil, nil, err
-	}
-	return rd, x.common.Load(), nil
-}
-
-// track makes b the newest batch, whose persistence Close waits for.
-func (x *Index) track(b *bleve.Batch) {
-	done := make(chan struct{})
-	b.SetPersistedCallback(func(error) { close(done) })
-	x.pmu.Lock()
-	x.persisted = done
-	x.pmu.Unlock()
-}
-
-// loadCounts rebuilds the indexer's counts of blocks per trigram from the
-// index's dictionary.
-func (x *Index) loadCounts() error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	rd, common, err := x.snapshot()
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	n, err := rd.DocCount()
-	if err != nil {
-		return err
-	}
-	return x.ct.load(rd, common, n)
-}
-
-// sep separates entry texts inside a block document (see trigram.Sep).
-const sep = trigram.Sep
-
-// blockDoc builds the document of block [lo, hi], its trigrams worked out
-// with set and cb (see trigramSet.analyze); nil when no entry of the
-// block has searchable text.
-func (x *Index) blockDoc(lo, hi uint64, set *trigramSet, cb *commonBuilder) (*document.Document, int, error) {
-	var buf []byte
-	err := x.st.ScanTexts(lo, hi, false, func(seq uint64, text []byte) bool {
-		if len(buf) > 0 {
-			buf = append(buf, sep)
-		}
-		buf = append(buf, text...)
 		return true
 	})
+	if err == nil {
+		err = ferr
+	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("index: read store: %w", err)
+		return n, err
 	}
-	if len(buf) == 0 {
-		return nil, 0, nil
+	// Seqs past the last text (entries without searchable text) are
+	// covered too.
+	for last >= x.open.lo+uint64(x.runSpan) {
+		if err := x.flush(ctx, x.open.lo+uint64(x.runSpan)-1); err != nil {
+			return n, err
+		}
 	}
-	f := &trigramField{value: buf}
-	set.analyze(f, cb)
-	doc := document.NewDocument(docID(lo))
-	doc.AddField(f)
-	if x.scheme != schemeSelected {
-		// Older schemes keep the numeric seq field their binaries'
-		// range queries need (see Candidates).
-		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldSeq, nil, float64(lo), bindex.IndexField))
-	}
-	return doc, len(buf), nil
+	publish(last)
+	return n, nil
 }
 
-func (x *Index) applyDeletes() error {
-	// Rebuilt blocks leave out the trigrams already common, and count
-	// nothing: their blocks were counted when first indexed.
-	set, cb := x.blockSet(), &commonBuilder{set: x.common.Load()}
-	// In a bulk store a batch that deletes is on disk before its writer
-	// lets go, but later entries are not: the blocks are rebuilt from
-	// what no crash can take back. Writers are held only when there is
-	// something to rebuild (a marker seen without the hold is seen again
-	// under it), not at every catch-up.
-	if seqs, err := x.st.Deleted(1); err != nil || len(seqs) == 0 {
+// flush writes the open run, covered through through (its last seq), as
+// a run file, and merges the runs of a segment it completes.
+func (x *Index) flush(ctx context.Context, through uint64) error {
+	lo, run, seg := x.open.lo, uint64(x.runSpan), uint64(x.segSpan)
+	path, err := x.open.lists.writeTo(x.dir, lo, x.runSpan)
+	if err != nil {
 		return err
 	}
-	release := x.st.HoldWrites()
-	defer release()
+	f, err := openFile(path)
+	if err != nil {
+		return err
+	}
+	x.fmu.Lock()
+	x.bmu.Lock()
+	x.files = append(x.files, f)
+	x.gen++
+	x.open = openRun{lo: lo + run, lists: make(postingLists, len(x.open.lists))}
+	x.through.Store(max(x.through.Load(), through))
+	x.bmu.Unlock()
+	x.fmu.Unlock()
+	if (lo+run-1)%seg == 0 && run < seg {
+		return x.mergeSegment(ctx, lo+run-seg)
+	}
+	return nil
+}
+
+// mergeSegment merges the runs covering the segment from lo into one
+// file, if every run of it is there.
+func (x *Index) mergeSegment(ctx context.Context, lo uint64) error {
+	x.fmu.RLock()
+	var runs []*postingFile
+	first := -1
+	for i, f := range x.files {
+		if f.lo >= lo && f.hi() <= lo+uint64(x.segSpan)-1 && f.span == x.runSpan {
+			if first < 0 {
+				first = i
+			}
+			runs = append(runs, f)
+		}
+	}
+	x.fmu.RUnlock()
+	if len(runs) != int(x.segSpan/x.runSpan) {
+		return nil
+	}
+	seg, err := x.merge(ctx, lo, runs)
+	if err != nil {
+		if bad, ok := err.(*badRun); ok {
+			x.markBad(bad.f, bad.err)
+			return nil // merged once the run is rebuilt
+		}
+		return err
+	}
+	x.fmu.Lock()
+	x.files = slices.Replace(x.files, first, first+len(runs), seg)
+	x.gen++
+	for _, r := range runs {
+		r.close()
+	}
+	x.fmu.Unlock()
+	for _, r := range runs {
+		x.drop(r.path, nil)
+	}
+	return nil
+}
+
+// mergePending merges every segment whose runs are all there (a merge
+// that failed, or waited for a run to be rebuilt).
+func (x *Index) mergePending(ctx context.Context) error {
+	x.fmu.RLock()
+	var los []uint64
+	for _, f := range x.files {
+		if f.span == x.runSpan && x.runSpan < x.segSpan && f.hi()%uint64(x.segSpan) == 0 {
+			los = append(los, f.hi()-uint64(x.segSpan)+1)
+		}
+	}
+	x.fmu.RUnlock()
+	for _, lo := range los {
+		if err := x.mergeSegment(ctx, lo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// merge writes the segment from lo out of its runs and opens it.
+func (x *Index) merge(ctx context.Context, lo uint64, runs []*postingFile) (*postingFile, error) {
+	for _, r := range runs {
+		if err := r.check(); err != nil {
+			return nil, &badRun{r, err}
+		}
+	}
+	w := newFileWriter(lo, x.segSpan)
+	at := make([]int, len(runs)) // each run's next directory entry
+	var offs []uint16
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// The smallest key any run has next.
+		key, any := uint32(0), false
+		for i, r := range runs {
+			if at[i] < r.keys {
+				if k := r.keyAt(at[i]); !any || k < key {
+					key, any = k, true
+				}
+			}
+		}
+		if !any {
+			break
+		}
+		offs = offs[:0]
+		for i, r := range runs {
+			if at[i] >= r.keys || r.keyAt(at[i]) != key {
+				continue
+			}
+			c, err := r.containerAt(at[i])
+			if err != nil {
+				return nil, &badRun{r, err}
+			}
+			at[i]++
+			base := len(offs)
+			if offs, err = c.decode(offs); err != nil {
+				return nil, &badRun{r, fmt.Errorf("index: %s: %w", filepath.Base(r.path), err)}
+			}
+			shift := uint16(r.lo - lo)
+			for j := base; j < len(offs); j++ {
+				offs[j] += shift
+			}
+		}
+		w.add(key, offs)
+	}
+	path, err := w.write(x.dir)
+	if err != nil {
+		return nil, err
+	}
+	return openFile(path)
+}
+
+// badRun is a run a merge found corrupt.
+type badRun struct {
+	f   *postingFile
+	err error
+}
+
+func (b *badRun) Error() string { return b.err.Error() }
+
+// keyAt is the key of directory entry i.
+func (f *postingFile) keyAt(i int) uint32 {
+	e := f.dir[i*dirEntrySize:]
+	return uint32(e[0]) | uint32(e[1])<<8 | uint32(e[2])<<16 | uint32(e[3])<<24
+}
+
+// containerAt returns the container of directory entry i.
+func (f *postingFile) containerAt(i int) (container, error) {
+	c, ok, err := f.find(f.keyAt(i))
+	if err == nil && !ok {
+		err = fmt.Errorf("index: %s: %w: its directory is not sorted", filepath.Base(f.path), errCorrupt)
+	}
+	return c, err
+}
+
+// clearDeleted forgets the store's deletion markers: a deleted entry left
+// in the postings is a candidate whose text is gone, which search skips,
+// so nothing needs rebuilding for it.
+func (x *Index) clearDeleted() error {
 	for {
 		seqs, err := x.st.Deleted(4096)
 		if err != nil || len(seqs) == 0 {
 			return err
-		}
-		x.mu.RLock()
-		b := x.bi.NewBatch()
-		mark := x.through.Load()
-		done := map[uint64]bool{}
-		for _, q := range seqs {
-			lo, hi := blockOf(q)
-			if hi > mark || done[lo] {
-				continue // not indexed yet, or already rebuilt in this pass
-			}
-			done[lo] = true
-			doc, _, err := x.blockDoc(lo, hi, set, cb)
-			if err != nil {
-				x.mu.RUnlock()
-				return err
-			}
-			if doc == nil {
-				b.Delete(docID(lo))
-			} else if err := b.IndexAdvanced(doc); err != nil {
-				x.mu.RUnlock()
-				return err
-			}
-		}
-		// The rebuilt blocks lie below the mark: the set they leave out
-		// goes to disk with them, should a failed pass have published a
-		// set that no mark carried.
-		err = x.apply(b, cb.set)
-		x.mu.RUnlock()
-		if err != nil {
-			return fmt.Errorf("index: apply deletions: %w", err)
 		}
 		if err := x.st.ClearDeleted(seqs); err != nil {
 			return err
@@ -387,6 +291,91 @@ func (x *Index) applyDeletes() error {
 	}
 }
 
-func docID(seq uint64) string { return strconv.FormatUint(seq, 36) }
+// markBad records that f failed a check while it was read: it is rebuilt
+// by the next CatchUp, and searches do not narrow its range meanwhile.
+func (x *Index) markBad(f *postingFile, err error) {
+	x.fmu.Lock()
+	defer x.fmu.Unlock()
+	if _, ok := x.bad[f.path]; !ok {
+		x.bad[f.path] = err
+		x.log.Error("index: a postings file failed its checks; searches read every text of its range until it is rebuilt", "file", filepath.Base(f.path), "err", err)
+	}
+}
 
-func parseDocID(id string) (uint64, error) { return strconv.ParseUint(id, 36, 64) }
+// isBad says whether f was found corrupt (fmu held).
+func (x *Index) isBad(f *postingFile) bool {
+	_, ok := x.bad[f.path]
+	return ok
+}
+
+// rebuildBad builds the files found corrupt again from the store.
+func (x *Index) rebuildBad(ctx context.Context) error {
+	x.fmu.RLock()
+	var bad []*postingFile
+	for _, f := range x.files {
+		if x.isBad(f) {
+			bad = append(bad, f)
+		}
+	}
+	x.fmu.RUnlock()
+	for _, f := range bad {
+		if err := x.rebuild(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuild builds file f's range again from the store and swaps the new
+// file in.
+func (x *Index) rebuild(ctx context.Context, f *postingFile) error {
+	g := newGatherer()
+	var runs []*postingFile
+	defer func() {
+		for _, r := range runs {
+			r.close()
+			x.drop(r.path, nil)
+		}
+	}()
+	run := uint64(x.runSpan)
+	for lo := f.lo; lo <= f.hi(); lo += run {
+		lists := postingLists{}
+		err := x.st.ScanTexts(lo, lo+run-1, false, func(seq uint64, text []byte) bool {
+			lists.add(g.keys(text), uint16(seq-lo))
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		path, err := lists.writeTo(x.dir, lo, x.runSpan)
+		if err != nil {
+			return err
+		}
+		r, err := openFile(path)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	nf := runs[0]
+	if f.span != x.runSpan {
+		var err error
+		if nf, err = x.merge(ctx, f.lo, runs); err != nil {
+			return err
+		}
+	} else {
+		runs = nil // the run written is the file itself
+	}
+	x.fmu.Lock()
+	for i, old := range x.files {
+		if old == f {
+			x.files[i] = nf
+		}
+	}
+	delete(x.bad, f.path)
+	x.gen++
+	f.close()
+	x.fmu.Unlock()
+	x.log.Info("index: rebuilt a postings file from the store", "file", filepath.Base(nf.path))
+	return nil
+}

@@ -1,0 +1,323 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// A file of postings covers an aligned range of seqs, [lo, lo+span-1],
+// span the index's run span (a run, written when the open run in memory
+// fills) or its segment span (a segment, merged from the runs it covers). For every byte
+// trigram some text in the range holds, it lists the entries that hold it
+// as offsets from lo, in one container: a bitmap of span bits when at least
+// one entry in 16 holds it, else the offsets' gaps as uvarints.
+//
+// Layout, little-endian:
+//
+//	header  magic "PIHGRAMS", version u32, keys u32, lo u64, span u32, pad u32
+//	dir     keys x (key u32, count u32, offset u32, crc u32), sorted by key
+//	bodies  the containers, each at its offset from the bodies' start
+//	trailer length of the bodies u32, crc of header and dir u32, magic "GEND"
+//
+// A container's crc is the Castagnoli CRC of its body, checked whenever it
+// is read; the header's and the directory's when the file is first used.
+// A file that fails either is dropped and rebuilt from the store.
+const (
+	fileMagic    = "PIHGRAMS"
+	trailerMagic = "GEND"
+	headerSize   = 32
+	dirEntrySize = 16
+	trailerSize  = 12
+	// FormatVersion is the version of the postings files. A file of
+	// another version is deleted and built again from the store.
+	FormatVersion = 1
+	// DefaultRunSpan and DefaultSegmentSpan are the seqs a run and a
+	// segment cover unless Options say otherwise.
+	DefaultRunSpan     = 4096
+	DefaultSegmentSpan = 65536
+	maxSpan            = 65536
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errCorrupt marks a file that fails its checks.
+var errCorrupt = errors.New("corrupt postings file")
+
+// postingFile is an open, mapped file of postings.
+type postingFile struct {
+	path   string
+	lo     uint64
+	span   uint32
+	data   []byte // the whole file, mapped
+	unmap  func() error
+	keys   int
+	dir    []byte
+	bodies []byte
+
+	checkOnce sync.Once
+	checkErr  error
+}
+
+// hi is the last seq the file covers.
+func (f *postingFile) hi() uint64 { return f.lo + uint64(f.span) - 1 }
+
+// fileName is the name of the file covering span seqs from lo.
+func fileName(lo uint64, span uint32) string {
+	return fmt.Sprintf("pg-%012d-%05d.pg", lo, span)
+}
+
+// openFile maps the file at path and checks its header and trailer (the
+// directory's crc is checked at first use, see check). A file of another
+// format version fails with errOldFormat.
+func openFile(path string) (*postingFile, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &postingFile{path: path, data: data, unmap: unmap}
+	if err := f.parse(); err != nil {
+		unmap()
+		return nil, fmt.Errorf("index: %s: %w", filepath.Base(path), err)
+	}
+	return f, nil
+}
+
+// errOldFormat marks a file written by another format version.
+var errOldFormat = errors.New("written by another format version")
+
+func (f *postingFile) parse() error {
+	d := f.data
+	if len(d) < headerSize+trailerSize || string(d[:8]) != fileMagic || string(d[len(d)-4:]) != trailerMagic {
+		return fmt.Errorf("%w: no header or trailer", errCorrupt)
+	}
+	if v := binary.LittleEndian.Uint32(d[8:]); v != FormatVersion {
+		return fmt.Errorf("%w (%d, this build reads %d)", errOldFormat, v, FormatVersion)
+	}
+	f.keys = int(binary.LittleEndian.Uint32(d[12:]))
+	f.lo = binary.LittleEndian.Uint64(d[16:])
+	f.span = binary.LittleEndian.Uint32(d[24:])
+	if f.span < 16 || f.span > maxSpan || f.span&(f.span-1) != 0 || f.lo%uint64(f.span) != 1 {
+		return fmt.Errorf("%w: range %d+%d is not aligned", errCorrupt, f.lo, f.span)
+	}
+	dirEnd := headerSize + f.keys*dirEntrySize
+	nb := int(binary.LittleEndian.Uint32(d[len(d)-trailerSize:]))
+	if f.keys < 0 || dirEnd+nb+trailerSize != len(d) {
+		return fmt.Errorf("%w: sizes do not add up", errCorrupt)
+	}
+	f.dir = d[headerSize:dirEnd]
+	f.bodies = d[dirEnd : dirEnd+nb]
+	return nil
+}
+
+// check verifies the crc of the header and directory, once.
+func (f *postingFile) check() error {
+	f.checkOnce.Do(func() {
+		d := f.data
+		want := binary.LittleEndian.Uint32(d[len(d)-8:])
+		if crc32.Checksum(d[:headerSize+len(f.dir)], castagnoli) != want {
+			f.checkErr = fmt.Errorf("index: %s: %w: its directory fails its checksum", filepath.Base(f.path), errCorrupt)
+		}
+	})
+	return f.checkErr
+}
+
+// container is one trigram's entries in a file: a bitmap of span bits or
+// a list of uvarint gaps.
+type container struct {
+	count int
+	body  []byte
+	dense bool
+}
+
+// find returns the container of key, false when no entry of the file
+// holds it.
+func (f *postingFile) find(key uint32) (container, bool, error) {
+	i, j := 0, f.keys
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if binary.LittleEndian.Uint32(f.dir[h*dirEntrySize:]) < key {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	if i == f.keys || binary.LittleEndian.Uint32(f.dir[i*dirEntrySize:]) != key {
+		return container{}, false, nil
+	}
+	e := f.dir[i*dirEntrySize:]
+	count := int(binary.LittleEndian.Uint32(e[4:]))
+	off := int(binary.LittleEndian.Uint32(e[8:]))
+	end := len(f.bodies)
+	if i+1 < f.keys {
+		end = int(binary.LittleEndian.Uint32(f.dir[(i+1)*dirEntrySize+8:]))
+	}
+	if off > end || end > len(f.bodies) {
+		return container{}, false, fmt.Errorf("index: %s: %w: container of trigram %06x out of bounds", filepath.Base(f.path), errCorrupt, key)
+	}
+	body := f.bodies[off:end]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(e[12:]) {
+		return container{}, false, fmt.Errorf("index: %s: %w: container of trigram %06x fails its checksum", filepath.Base(f.path), errCorrupt, key)
+	}
+	return container{count: count, body: body, dense: isDense(count, f.span)}, true, nil
+}
+
+// isDense says whether a container of count entries in a file of span seqs
+// is a bitmap.
+func isDense(count int, span uint32) bool { return count >= int(span/16) }
+
+// has reports whether the dense container holds offset off.
+func (c container) has(off uint32) bool {
+	return c.body[off>>3]&(1<<(off&7)) != 0
+}
+
+// decode appends the container's offsets to out, ascending.
+func (c container) decode(out []uint16) ([]uint16, error) {
+	if c.dense {
+		for i := 0; i < len(c.body); i += 8 {
+			var w uint64
+			if i+8 <= len(c.body) {
+				w = binary.LittleEndian.Uint64(c.body[i:])
+			} else {
+				var tail [8]byte
+				copy(tail[:], c.body[i:])
+				w = binary.LittleEndian.Uint64(tail[:])
+			}
+			for w != 0 {
+				out = append(out, uint16(i*8+bits.TrailingZeros64(w)))
+				w &= w - 1
+			}
+		}
+		return out, nil
+	}
+	prev := uint64(0)
+	b := c.body
+	for len(b) > 0 {
+		g, n := binary.Uvarint(b)
+		if n <= 0 || prev+g > 0xFFFF {
+			return out, fmt.Errorf("index: %w: a list of offsets does not decode", errCorrupt)
+		}
+		prev += g
+		out = append(out, uint16(prev))
+		b = b[n:]
+	}
+	return out, nil
+}
+
+// close unmaps the file.
+func (f *postingFile) close() error {
+	if f.unmap == nil {
+		return nil
+	}
+	err := f.unmap()
+	f.unmap = nil
+	return err
+}
+
+// fileWriter lays out a file of postings from keys in ascending order.
+type fileWriter struct {
+	lo     uint64
+	span   uint32
+	keys   int
+	dir    []byte
+	bodies []byte
+	bitmap []byte
+}
+
+func newFileWriter(lo uint64, span uint32) *fileWriter {
+	return &fileWriter{lo: lo, span: span, bitmap: make([]byte, span/8)}
+}
+
+// add appends key's container; offs are ascending offsets from lo.
+func (w *fileWriter) add(key uint32, offs []uint16) {
+	start := len(w.bodies)
+	if isDense(len(offs), w.span) {
+		clear(w.bitmap)
+		for _, o := range offs {
+			w.bitmap[o>>3] |= 1 << (o & 7)
+		}
+		w.bodies = append(w.bodies, w.bitmap...)
+	} else {
+		prev := uint16(0)
+		for _, o := range offs {
+			w.bodies = binary.AppendUvarint(w.bodies, uint64(o-prev))
+			prev = o
+		}
+	}
+	var e [dirEntrySize]byte
+	binary.LittleEndian.PutUint32(e[0:], key)
+	binary.LittleEndian.PutUint32(e[4:], uint32(len(offs)))
+	binary.LittleEndian.PutUint32(e[8:], uint32(start))
+	binary.LittleEndian.PutUint32(e[12:], crc32.Checksum(w.bodies[start:], castagnoli))
+	w.dir = append(w.dir, e[:]...)
+	w.keys++
+}
+
+// write writes the file into dir under a temporary name, syncs it and
+// renames it into place, so that a crash leaves the whole file or none.
+func (w *fileWriter) write(dir string) (string, error) {
+	var h [headerSize]byte
+	copy(h[:], fileMagic)
+	binary.LittleEndian.PutUint32(h[8:], FormatVersion)
+	binary.LittleEndian.PutUint32(h[12:], uint32(w.keys))
+	binary.LittleEndian.PutUint64(h[16:], w.lo)
+	binary.LittleEndian.PutUint32(h[24:], w.span)
+	crc := crc32.Update(crc32.Checksum(h[:], castagnoli), castagnoli, w.dir)
+	var t [trailerSize]byte
+	binary.LittleEndian.PutUint32(t[0:], uint32(len(w.bodies)))
+	binary.LittleEndian.PutUint32(t[4:], crc)
+	copy(t[8:], trailerMagic)
+	if uint64(len(w.bodies)) > 0xFFFFFFFF {
+		return "", fmt.Errorf("index: postings of seqs %d+%d exceed 4 GB", w.lo, w.span)
+	}
+	path := filepath.Join(dir, fileName(w.lo, w.span))
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return "", fmt.Errorf("index: write postings: %w", err)
+	}
+	for _, part := range [][]byte{h[:], w.dir, w.bodies, t[:]} {
+		if _, err = f.Write(part); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("index: write postings %s: %w", filepath.Base(path), err)
+	}
+	return path, nil
+}
+
+// postingLists is postings being gathered in memory: for each trigram
+// key, the ascending offsets (from a file's lo) of the entries that hold
+// it.
+type postingLists map[uint32][]uint16
+
+// writeTo writes the lists as the file of span seqs from lo.
+func (l postingLists) writeTo(dir string, lo uint64, span uint32) (string, error) {
+	keys := make([]uint32, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w := newFileWriter(lo, span)
+	for _, k := range keys {
+		w.add(k, l[k])
+	}
+	return w.write(dir)
+}
