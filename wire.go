@@ -184,7 +184,6 @@ type CompactResponse struct {
 // ReindexResponse is what POST /v1/maintenance/reindex did.
 type ReindexResponse struct {
 	Entries    uint64  `json:"entries"`    // the store's last seq when the new index took over
-	Resketched int     `json:"resketched"` // entries whose trigram sketch was rewritten in the current format
 	Seconds    float64 `json:"seconds"`
 }
 
@@ -319,15 +318,12 @@ type StoreStats struct {
 	IndexBytes     int64  `json:"indexBytes"`
 	LastSeq        uint64 `json:"lastSeq"`
 	IndexedThrough uint64 `json:"indexedThrough"`
-	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed (beyond the scanned last partial block)
-	IndexSegments  int    `json:"indexSegments"`
-	CommonTrigrams int    `json:"indexCommonTrigrams"` // trigrams later blocks leave out (see package index)
+	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed (searches read them meanwhile)
+	IndexSegments  int    `json:"indexSegments"` // the index's files (segments and runs)
 	IndexHealthy   bool   `json:"indexHealthy"`
-	// IndexFormat names the index's analyzer version; IndexOutdated is
-	// set when it is older than this binary's ('pi-history reindex'
-	// rebuilds it: half the postings, see package index).
-	IndexFormat   string `json:"indexFormat"`
-	IndexOutdated bool   `json:"indexOutdated"`
+	// IndexFormat names the layout of the index's files; files of another
+	// are built again by themselves.
+	IndexFormat string `json:"indexFormat"`
 	Files         int    `json:"files"`
 	SkippedLines  int    `json:"skippedLines"`
 	DataDir       string `json:"dataDir"`

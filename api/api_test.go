@@ -546,8 +546,8 @@ func TestStatsAndIngestStatus(t *testing.T) {
 	if st.Sessions != 1 || st.Entries != 8 || st.Files != 1 || st.DataDir != h.dataDir {
 		t.Errorf("stats: %+v", st)
 	}
-	if st.IndexFormat != index.AnalyzerName || st.IndexOutdated {
-		t.Errorf("a new index: format %q, outdated %v; want %q, current", st.IndexFormat, st.IndexOutdated, index.AnalyzerName)
+	if want := fmt.Sprintf("trigram postings v%d", index.FormatVersion); st.IndexFormat != want {
+		t.Errorf("a new index: format %q, want %q", st.IndexFormat, want)
 	}
 	appendLines(t, h.journal, userLine("n1", "l1", "not read yet"))
 	var is client.IngestStatus
@@ -798,7 +798,7 @@ func TestMaintenanceRoutes(t *testing.T) {
 
 	var ri client.ReindexResponse
 	h.ok(h.do(req{Method: "POST", Path: "/v1/maintenance/reindex"}), &ri)
-	if ri.Entries != last || ri.Resketched != 0 || h.svc.Index.IndexedThrough() != index.Target(last) {
+	if ri.Entries != last || h.svc.Index.IndexedThrough() != index.Target(last) {
 		t.Errorf("reindex: %+v; index through %d, want %d", ri, h.svc.Index.IndexedThrough(), index.Target(last))
 	}
 	found("after reindex")

@@ -479,9 +479,8 @@ func (s *Server) handleCompact(w http.ResponseWriter, r *http.Request) error {
 		IndexBefore: before.IndexBytes, IndexAfter: after.IndexBytes, Seconds: time.Since(start).Seconds()})
 }
 
-// handleReindex rewrites old trigram sketches and rebuilds the index from
-// the store beside the one searches use, then swaps it in
-// (service.Service.Reindex). One maintenance task runs at a time.
+// handleReindex builds the index's files again from the store, one at a
+// time (service.Service.Reindex). One maintenance task runs at a time.
 func (s *Server) handleReindex(w http.ResponseWriter, r *http.Request) error {
 	if !s.maint.TryLock() {
 		return busyMaintenance()
@@ -489,11 +488,10 @@ func (s *Server) handleReindex(w http.ResponseWriter, r *http.Request) error {
 	defer s.maint.Unlock()
 	http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	start := time.Now()
-	rs, err := s.svc.Reindex(r.Context(), nil)
-	if err != nil {
+	if err := s.svc.Reindex(r.Context(), nil); err != nil {
 		return err
 	}
-	return writeJSON(w, client.ReindexResponse{Entries: s.svc.Store.LastSeq(), Resketched: rs.Rewritten, Seconds: time.Since(start).Seconds()})
+	return writeJSON(w, client.ReindexResponse{Entries: s.svc.Store.LastSeq(), Seconds: time.Since(start).Seconds()})
 }
 
 func busyMaintenance() error {

@@ -16,15 +16,26 @@ type gatherer struct {
 
 func newGatherer() *gatherer { return &gatherer{seen: make([]uint64, 1<<24/64)} }
 
-// keys returns the distinct trigram keys of text, in the order of their
-// first occurrence; the slice is valid until the next call.
-func (g *gatherer) keys(text []byte) []uint32 {
+// Besides its byte trigrams, a text's postings hold its last two bytes
+// (pairKey) and its last byte (lastKey), so that a needle of one or two
+// bytes finds every place it can be: at a trigram's start, or where the
+// text ends (see shortRanges).
+const (
+	pairKey = 1 << 24 // | the text's last two bytes
+	lastKey = 1 << 25 // | the text's last byte
+)
+
+// trigrams returns the distinct trigram keys of text, in the order of
+// their first occurrence; the slice is valid until the next call.
+func (g *gatherer) trigrams(text []byte) []uint32 {
 	for _, k := range g.touched {
-		g.seen[k>>6] &^= 1 << (k & 63)
+		if k < pairKey {
+			g.seen[k>>6] &^= 1 << (k & 63)
+		}
 	}
 	g.touched = g.touched[:0]
 	if len(text) < 3 {
-		return nil
+		return g.touched
 	}
 	k := uint32(text[0])<<8 | uint32(text[1])
 	for _, b := range text[2:] {
@@ -35,6 +46,21 @@ func (g *gatherer) keys(text []byte) []uint32 {
 		}
 	}
 	return g.touched
+}
+
+// keys returns every key of text's postings: its trigrams, and the keys
+// of its end. The slice is valid until the next call.
+func (g *gatherer) keys(text []byte) []uint32 {
+	ks := g.trigrams(text)
+	n := len(text)
+	if n >= 2 {
+		ks = append(ks, pairKey|uint32(text[n-2])<<8|uint32(text[n-1]))
+	}
+	if n >= 1 {
+		ks = append(ks, lastKey|uint32(text[n-1]))
+	}
+	g.touched = ks
+	return ks
 }
 
 // add puts entry off's keys into l.
@@ -261,20 +287,8 @@ type badRun struct {
 
 func (b *badRun) Error() string { return b.err.Error() }
 
-// keyAt is the key of directory entry i.
-func (f *postingFile) keyAt(i int) uint32 {
-	e := f.dir[i*dirEntrySize:]
-	return uint32(e[0]) | uint32(e[1])<<8 | uint32(e[2])<<16 | uint32(e[3])<<24
-}
-
 // containerAt returns the container of directory entry i.
-func (f *postingFile) containerAt(i int) (container, error) {
-	c, ok, err := f.find(f.keyAt(i))
-	if err == nil && !ok {
-		err = fmt.Errorf("index: %s: %w: its directory is not sorted", filepath.Base(f.path), errCorrupt)
-	}
-	return c, err
-}
+func (f *postingFile) containerAt(i int) (container, error) { return f.entry(i) }
 
 // clearDeleted forgets the store's deletion markers: a deleted entry left
 // in the postings is a candidate whose text is gone, which search skips,
@@ -378,4 +392,34 @@ func (x *Index) rebuild(ctx context.Context, f *postingFile) error {
 	x.fmu.Unlock()
 	x.log.Info("index: rebuilt a postings file from the store", "file", filepath.Base(nf.path))
 	return nil
+}
+
+// Rebuild builds every file of the index again from the store, one at a
+// time, each swapped in when written, then takes in what is new. Searches
+// stay exact throughout. progress, if set, is called after each file with
+// the last seq rebuilt and the mark.
+func (x *Index) Rebuild(ctx context.Context, progress func(done, last uint64)) error {
+	if x.readOnly {
+		return fmt.Errorf("index: %s is open for reading only; rebuild it where the data directory can be written", x.dir)
+	}
+	x.wmu.Lock()
+	x.fmu.RLock()
+	files := slices.Clone(x.files)
+	x.fmu.RUnlock()
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			x.wmu.Unlock()
+			return err
+		}
+		if err := x.rebuild(ctx, f); err != nil {
+			x.wmu.Unlock()
+			return err
+		}
+		if progress != nil {
+			progress(f.hi(), x.through.Load())
+		}
+	}
+	x.wmu.Unlock()
+	_, err := x.CatchUp(ctx, nil)
+	return err
 }

@@ -171,8 +171,12 @@ func (x *Index) load(last uint64) error {
 		case f.span != x.runSpan && f.span != x.segSpan:
 			x.drop(f.path, fmt.Errorf("covers %d seqs; this index writes runs of %d and segments of %d", f.span, x.runSpan, x.segSpan))
 			f.close()
-		case f.lo > next || f.hi() > last:
-			x.drop(f.path, fmt.Errorf("covers seqs %d-%d, past the covered %d or the store's last entry %d", f.lo, f.hi(), next-1, last))
+		case f.hi() > last:
+			x.log.Warn(PastStoreWarning, "file", filepath.Base(f.path), "covers", fmt.Sprintf("%d-%d", f.lo, f.hi()), "storeLast", last)
+			x.drop(f.path, nil)
+			f.close()
+		case f.lo > next:
+			x.drop(f.path, fmt.Errorf("covers seqs %d-%d, past a gap after %d", f.lo, f.hi(), next-1))
 			f.close()
 		default:
 			x.files = append(x.files, f)
@@ -182,6 +186,12 @@ func (x *Index) load(last uint64) error {
 	x.through.Store(next - 1)
 	return nil
 }
+
+// PastStoreWarning is what the log says of a file that covers seqs past
+// the store's last entry: the store lost entries the index had seen (an
+// import's store shows the index only what no crash can take back), and
+// gives those seqs to other entries.
+const PastStoreWarning = "index: a postings file covers entries past the store's last one (the store lost entries the index had seen); indexing them again"
 
 // drop deletes a file the index will not use (why: nil for a file merely
 // replaced).

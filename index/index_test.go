@@ -87,8 +87,8 @@ func catchUp(t *testing.T, x *Index) {
 }
 
 // holdsTrigrams is the brute-force answer: the seqs in [lo, hi] whose
-// text holds every trigram of needle (every seq when it has none), and
-// every seq past through.
+// text holds every trigram of needle (for a needle of 1 or 2 bytes, the
+// needle itself), and every seq past through.
 func holdsTrigrams(t *testing.T, st *store.Store, needle []byte, lo, hi, through uint64) []store.SeqRange {
 	t.Helper()
 	var out []store.SeqRange
@@ -101,12 +101,18 @@ func holdsTrigrams(t *testing.T, st *store.Store, needle []byte, lo, hi, through
 		t.Fatal(err)
 	}
 	for seq := lo; seq <= hi; seq++ {
-		if seq > through || len(needle) < 3 {
+		if seq > through {
 			add(seq)
 			continue
 		}
 		text, ok := texts[seq]
 		if !ok {
+			continue
+		}
+		if len(needle) < 3 {
+			if bytes.Contains(text, needle) {
+				add(seq)
+			}
 			continue
 		}
 		all := true
@@ -154,7 +160,8 @@ func needlesOf(r *rand.Rand, st *store.Store, n int) [][]byte {
 		texts = append(texts, bytes.Clone(text))
 		return true
 	})
-	out := [][]byte{[]byte("zzz-nowhere"), []byte("ab"), []byte("日"), []byte("alphabeta")}
+	out := [][]byte{[]byte("zzz-nowhere"), []byte("ab"), []byte("日"), []byte("alphabeta"), []byte("a"), []byte("}"), []byte("\n"),
+		[]byte("Ω"), []byte("\xe6"), []byte("a\n")}
 	for len(out) < n {
 		t := texts[r.IntN(len(texts))]
 		if len(t) < 2 {

@@ -2,21 +2,27 @@ package index
 
 import (
 	"errors"
+	"math/bits"
 	"slices"
 	"sort"
 
 	"github.com/pi-history/pi-history/store"
 )
 
-// Query is a needle's trigrams, asked about range after range. It keeps
-// what it has looked up and decoded in each file, so that a search that
-// asks window after window reads each container once. Not safe for
-// concurrent use: one search, one goroutine.
+// Query is a needle's keys, asked about range after range. It keeps what
+// it has looked up and decoded in each file, so that a search that asks
+// window after window reads each container once. Not safe for concurrent
+// use: one search, one goroutine.
 type Query struct {
-	keys []uint32 // distinct, nil when the needle has fewer than 3 bytes
-	gen  uint64   // the index's file generation the cache is of
-	ix   *Index
-	per  map[*postingFile]*fileQuery
+	// keys are the needle's distinct trigrams, for a needle of 3 bytes
+	// or more: an entry may hold it when it holds each.
+	keys []uint32
+	// short, for a needle of 1 or 2 bytes, are ranges of keys: an entry
+	// may hold it when it has a key in one of them (see shortRanges).
+	short []keyRange
+	gen   uint64 // the index's file generation the cache is of
+	ix    *Index
+	per   map[*postingFile]*fileQuery
 	// Stats is what the query has read so far.
 	Stats QueryStats
 }
@@ -27,50 +33,74 @@ type QueryStats struct {
 	Decoded    int // offsets decoded from lists
 }
 
-// fileQuery is a query's view of one file: its trigrams' containers, the
-// shortest first, and the lists decoded so far.
+// keyRange is the keys lo..hi.
+type keyRange struct{ lo, hi uint32 }
+
+// shortRanges returns the key ranges of a needle of one or two bytes. A
+// place the needle starts at is the start of a trigram, unless the text
+// ends within two bytes of it, where its last pair or last byte is.
+func shortRanges(needle []byte) []keyRange {
+	switch len(needle) {
+	case 2:
+		p := uint32(needle[0])<<8 | uint32(needle[1])
+		return []keyRange{{p << 8, p<<8 | 0xFF}, {pairKey | p, pairKey | p}}
+	case 1:
+		b := uint32(needle[0])
+		return []keyRange{{b << 16, b<<16 | 0xFFFF}, {pairKey | b<<8, pairKey | b<<8 | 0xFF}, {lastKey | b, lastKey | b}}
+	}
+	return nil
+}
+
+// shortMaxContainers is the most containers a short needle's union reads
+// in one file before it gives up narrowing it: a common byte is in nearly
+// every entry, and reading them all costs more than the texts it would
+// rule out.
+const shortMaxContainers = 1024
+
+// fileQuery is a query's view of one file.
 type fileQuery struct {
+	whole  bool // every entry is a candidate (the file failed a check, or a short needle's union is too broad)
 	absent bool // some trigram of the needle is in no entry of the file
 	conts  []container
 	lists  [][]uint16 // decoded, parallel to conts; nil until needed
-	bad    bool       // the file failed a check: every entry is a candidate
+	union  []uint64   // a short needle's candidates, a bit per offset
 }
 
 // NewQuery returns the query of needle for x.
 func (x *Index) NewQuery(needle []byte) *Query {
 	q := &Query{ix: x}
 	if len(needle) >= 3 {
-		g := newGatherer()
-		q.keys = slices.Clone(g.keys(needle))
+		q.keys = slices.Clone(newGatherer().trigrams(needle))
+	} else {
+		q.short = shortRanges(needle)
 	}
 	return q
 }
 
-// Narrows says whether the query can rule entries out: a needle of fewer
-// than 3 bytes has no trigram, and every entry is its candidate.
-func (q *Query) Narrows() bool { return q.keys != nil }
+// Narrows says whether the query can rule entries out (not for an empty
+// needle).
+func (q *Query) Narrows() bool { return q.keys != nil || q.short != nil }
 
 // MayHold returns the entries of ranges (ascending, disjoint) that may
 // hold the needle, as ascending, disjoint ranges appended to out: those
-// whose postings hold every trigram of it, and every entry past the
-// index's mark, which the postings do not cover yet. skipped is how many
-// seqs of ranges were ruled out.
+// whose postings hold every trigram of it (or for a short needle, a key
+// it may start at), and every entry past the index's mark, which the
+// postings do not cover yet. skipped is how many seqs of ranges were
+// ruled out.
 func (q *Query) MayHold(ranges []store.SeqRange, out []store.SeqRange) ([]store.SeqRange, int, error) {
 	if !q.Narrows() {
 		return append(out, ranges...), 0, nil
 	}
 	start := len(out)
 	for _, r := range ranges {
-		var err error
-		if out, err = q.mayHold(r, out); err != nil {
-			return out, 0, err
-		}
+		out = q.mayHold(r, out)
 	}
 	return out, int(store.Count(ranges) - store.Count(out[start:])), nil
 }
 
-// mayHold is MayHold of one range.
-func (q *Query) mayHold(r store.SeqRange, out []store.SeqRange) ([]store.SeqRange, error) {
+// mayHold is MayHold of one range. Each file is read under the read lock
+// alone, so that a long query does not hold up the writer.
+func (q *Query) mayHold(r store.SeqRange, out []store.SeqRange) []store.SeqRange {
 	x := q.ix
 	pos := r.Lo
 	for pos <= r.Hi {
@@ -87,7 +117,7 @@ func (q *Query) mayHold(r store.SeqRange, out []store.SeqRange) ([]store.SeqRang
 		hi := min(r.Hi, f.hi())
 		var bad error
 		out, bad = q.inFile(f, pos, hi, out)
-		whole := q.per[f].bad
+		whole := q.per[f].whole
 		x.fmu.RUnlock()
 		if bad != nil {
 			x.markBad(f, bad)
@@ -98,7 +128,7 @@ func (q *Query) mayHold(r store.SeqRange, out []store.SeqRange) ([]store.SeqRang
 		pos = hi + 1
 	}
 	if pos > r.Hi {
-		return out, nil
+		return out
 	}
 	x.bmu.RLock()
 	through := x.through.Load()
@@ -110,7 +140,7 @@ func (q *Query) mayHold(r store.SeqRange, out []store.SeqRange) ([]store.SeqRang
 	if pos <= r.Hi {
 		out = appendRange(out, pos, r.Hi) // not indexed yet
 	}
-	return out, nil
+	return out
 }
 
 // appendRange appends [lo, hi] to out, joining it to the last range when
@@ -123,8 +153,8 @@ func appendRange(out []store.SeqRange, lo, hi uint64) []store.SeqRange {
 	return append(out, store.SeqRange{Lo: lo, Hi: hi})
 }
 
-// view returns the query's view of f, looking its trigrams up the first
-// time. A file that fails a check gives the error as bad.
+// view returns the query's view of f, looking its keys up the first time
+// (fmu held). A file that fails a check gives the error as bad.
 func (q *Query) view(f *postingFile) (fq *fileQuery, bad error) {
 	if fq = q.per[f]; fq != nil {
 		return fq, nil
@@ -132,29 +162,83 @@ func (q *Query) view(f *postingFile) (fq *fileQuery, bad error) {
 	fq = &fileQuery{}
 	q.per[f] = fq
 	if q.ix.isBad(f) {
-		fq.bad = true
+		fq.whole = true
 		return fq, nil
 	}
-	if err := f.check(); err != nil {
-		fq.bad = true
-		return fq, err
+	err := f.check()
+	if err == nil {
+		if q.short != nil {
+			err = q.unionOf(f, fq)
+		} else {
+			err = q.containersOf(f, fq)
+		}
 	}
+	if err != nil {
+		fq.whole = true
+	}
+	return fq, err
+}
+
+// containersOf looks up the containers of the needle's trigrams in f.
+func (q *Query) containersOf(f *postingFile, fq *fileQuery) error {
 	for _, k := range q.keys {
 		c, ok, err := f.find(k)
 		if err != nil {
-			fq.bad = true
-			return fq, err
+			return err
 		}
 		if !ok {
 			fq.absent = true
-			return fq, nil
+			return nil
 		}
 		q.Stats.Containers++
 		fq.conts = append(fq.conts, c)
 	}
 	slices.SortFunc(fq.conts, func(a, b container) int { return a.count - b.count })
 	fq.lists = make([][]uint16, len(fq.conts))
-	return fq, nil
+	return nil
+}
+
+// unionOf gathers the entries of f that have a key in the short needle's
+// ranges, unless that takes more than shortMaxContainers.
+func (q *Query) unionOf(f *postingFile, fq *fileQuery) error {
+	fq.union = make([]uint64, (f.span+63)/64)
+	n := 0
+	var offs []uint16
+	for _, kr := range q.short {
+		for i := f.search(kr.lo); i < f.keys && f.keyAt(i) <= kr.hi; i++ {
+			if n++; n > shortMaxContainers {
+				fq.whole, fq.union = true, nil
+				return nil
+			}
+			c, err := f.entry(i)
+			if err != nil {
+				return err
+			}
+			q.Stats.Containers++
+			if c.dense {
+				for w := range fq.union {
+					fq.union[w] |= wordAt(c.body, w)
+				}
+				continue
+			}
+			if offs, err = c.decode(offs[:0]); err != nil {
+				return err
+			}
+			for _, o := range offs {
+				fq.union[o>>6] |= 1 << (o & 63)
+			}
+		}
+	}
+	return nil
+}
+
+// wordAt returns the 64 bits of bitmap b from bit 64*w.
+func wordAt(b []byte, w int) uint64 {
+	var v uint64
+	for i := 0; i < 8 && w*8+i < len(b); i++ {
+		v |= uint64(b[w*8+i]) << (8 * i)
+	}
+	return v
 }
 
 // list returns container i of fq decoded.
@@ -170,33 +254,30 @@ func (q *Query) list(fq *fileQuery, i int) ([]uint16, error) {
 	return fq.lists[i], nil
 }
 
-// inFile appends the candidates of f in [lo, hi] to out. bad is why f
-// failed a check on the way, when it did: its range then needs reading
-// whole (fmu held).
+// inFile appends the candidates of f in [lo, hi] to out (fmu held). bad
+// is why f failed a check on the way, when it did; its range is then to
+// be read whole (fq.whole).
 func (q *Query) inFile(f *postingFile, lo, hi uint64, out []store.SeqRange) (_ []store.SeqRange, bad error) {
 	fq, bad := q.view(f)
-	if bad != nil || fq.bad {
-		fq.bad = true
+	if fq.whole || fq.absent {
 		return out, bad
 	}
-	if fq.absent {
-		return out, nil
+	a, b := uint32(lo-f.lo), uint32(hi-f.lo)
+	if fq.union != nil {
+		return appendBits(out, fq.union, f.lo, a, b), nil
 	}
 	start := len(out)
-	a, b := uint32(lo-f.lo), uint32(hi-f.lo)
 	// Cursors into the other lists, moved forward as the driver's
 	// offsets rise.
-	var cur [8]int
-	curs := cur[:0]
+	curs := make([]int, len(fq.conts))
 	for i := 1; i < len(fq.conts); i++ {
-		curs = append(curs, 0)
 		if !fq.conts[i].dense {
 			l, err := q.list(fq, i)
 			if err != nil {
-				fq.bad = true
+				fq.whole = true
 				return out[:start], err
 			}
-			curs[i-1] = sort.Search(len(l), func(j int) bool { return uint32(l[j]) >= a })
+			curs[i] = sort.Search(len(l), func(j int) bool { return uint32(l[j]) >= a })
 		}
 	}
 	test := func(off uint32) bool {
@@ -209,11 +290,11 @@ func (q *Query) inFile(f *postingFile, lo, hi uint64, out []store.SeqRange) (_ [
 				continue
 			}
 			l := fq.lists[i]
-			j := curs[i-1]
+			j := curs[i]
 			for j < len(l) && uint32(l[j]) < off {
 				j++
 			}
-			curs[i-1] = j
+			curs[i] = j
 			if j == len(l) || uint32(l[j]) != off {
 				return false
 			}
@@ -231,7 +312,7 @@ func (q *Query) inFile(f *postingFile, lo, hi uint64, out []store.SeqRange) (_ [
 	}
 	l, err := q.list(fq, 0)
 	if err != nil {
-		fq.bad = true
+		fq.whole = true
 		return out[:start], err
 	}
 	for j := sort.Search(len(l), func(j int) bool { return uint32(l[j]) >= a }); j < len(l) && uint32(l[j]) <= b; j++ {
@@ -242,10 +323,44 @@ func (q *Query) inFile(f *postingFile, lo, hi uint64, out []store.SeqRange) (_ [
 	return out, nil
 }
 
-// inOpen appends the candidates of the open run in [lo, hi] to out
-// (bmu held).
+// appendBits appends the seqs base+off for the set bits off of bm in
+// [a, b].
+func appendBits(out []store.SeqRange, bm []uint64, base uint64, a, b uint32) []store.SeqRange {
+	for w := a >> 6; w <= b>>6 && int(w) < len(bm); w++ {
+		v := bm[w]
+		if w == a>>6 {
+			v &= ^uint64(0) << (a & 63)
+		}
+		if w == b>>6 && b&63 != 63 {
+			v &= 1<<(b&63+1) - 1
+		}
+		for v != 0 {
+			off := uint64(w)*64 + uint64(bits.TrailingZeros64(v))
+			out = appendRange(out, base+off, base+off)
+			v &= v - 1
+		}
+	}
+	return out
+}
+
+// inOpen appends the candidates of the open run in [lo, hi] to out (bmu
+// held).
 func (q *Query) inOpen(lo, hi uint64, out []store.SeqRange) []store.SeqRange {
 	run := q.ix.open
+	a, b := uint32(lo-run.lo), uint32(hi-run.lo)
+	if q.short != nil {
+		bm := make([]uint64, (q.ix.runSpan+63)/64)
+		for k, l := range run.lists {
+			for _, kr := range q.short {
+				if k >= kr.lo && k <= kr.hi {
+					for _, o := range l {
+						bm[o>>6] |= 1 << (o & 63)
+					}
+				}
+			}
+		}
+		return appendBits(out, bm, run.lo, a, b)
+	}
 	lists := make([][]uint16, 0, len(q.keys))
 	for _, k := range q.keys {
 		l := run.lists[k]
@@ -255,9 +370,8 @@ func (q *Query) inOpen(lo, hi uint64, out []store.SeqRange) []store.SeqRange {
 		lists = append(lists, l)
 	}
 	slices.SortFunc(lists, func(a, b []uint16) int { return len(a) - len(b) })
-	a, b := uint16(lo-run.lo), uint16(hi-run.lo)
 	for _, off := range lists[0] {
-		if off < a || off > b {
+		if uint32(off) < a || uint32(off) > b {
 			continue
 		}
 		ok := true
@@ -275,10 +389,10 @@ func (q *Query) inOpen(lo, hi uint64, out []store.SeqRange) []store.SeqRange {
 }
 
 // Nowhere says whether some trigram of the needle is in no entry the
-// index has taken in, and no entry past its mark is asked about: then no
-// entry up to the mark holds the needle.
+// index has taken in: then no entry up to the mark read before the call
+// holds the needle. Always false for a short needle.
 func (q *Query) Nowhere() (bool, error) {
-	if !q.Narrows() {
+	if q.keys == nil {
 		return false, nil
 	}
 	x := q.ix
@@ -294,6 +408,9 @@ func (q *Query) Nowhere() (bool, error) {
 				return false, nil // the files changed: say nothing
 			}
 			_, ok, err := f.find(k)
+			if err == nil {
+				err = f.check()
+			}
 			x.fmu.RUnlock()
 			if err != nil {
 				if errors.Is(err, errCorrupt) {

@@ -139,18 +139,37 @@ type container struct {
 // find returns the container of key, false when no entry of the file
 // holds it.
 func (f *postingFile) find(key uint32) (container, bool, error) {
+	i := f.search(key)
+	if i == f.keys || f.keyAt(i) != key {
+		return container{}, false, nil
+	}
+	c, err := f.entry(i)
+	return c, err == nil, err
+}
+
+// search returns the index of the first directory entry whose key is key
+// or more (f.keys when none is).
+func (f *postingFile) search(key uint32) int {
 	i, j := 0, f.keys
 	for i < j {
 		h := int(uint(i+j) >> 1)
-		if binary.LittleEndian.Uint32(f.dir[h*dirEntrySize:]) < key {
+		if f.keyAt(h) < key {
 			i = h + 1
 		} else {
 			j = h
 		}
 	}
-	if i == f.keys || binary.LittleEndian.Uint32(f.dir[i*dirEntrySize:]) != key {
-		return container{}, false, nil
-	}
+	return i
+}
+
+// keyAt is the key of directory entry i.
+func (f *postingFile) keyAt(i int) uint32 {
+	return binary.LittleEndian.Uint32(f.dir[i*dirEntrySize:])
+}
+
+// entry returns the container of directory entry i, checked against its
+// checksum.
+func (f *postingFile) entry(i int) (container, error) {
 	e := f.dir[i*dirEntrySize:]
 	count := int(binary.LittleEndian.Uint32(e[4:]))
 	off := int(binary.LittleEndian.Uint32(e[8:]))
@@ -158,14 +177,19 @@ func (f *postingFile) find(key uint32) (container, bool, error) {
 	if i+1 < f.keys {
 		end = int(binary.LittleEndian.Uint32(f.dir[(i+1)*dirEntrySize+8:]))
 	}
-	if off > end || end > len(f.bodies) {
-		return container{}, false, fmt.Errorf("index: %s: %w: container of trigram %06x out of bounds", filepath.Base(f.path), errCorrupt, key)
+	key := binary.LittleEndian.Uint32(e)
+	if off > end || end > len(f.bodies) || i+1 < f.keys && f.keyAt(i+1) <= key {
+		return container{}, fmt.Errorf("index: %s: %w: the directory is out of order at key %x", filepath.Base(f.path), errCorrupt, key)
 	}
 	body := f.bodies[off:end]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(e[12:]) {
-		return container{}, false, fmt.Errorf("index: %s: %w: container of trigram %06x fails its checksum", filepath.Base(f.path), errCorrupt, key)
+		return container{}, fmt.Errorf("index: %s: %w: the container of key %x fails its checksum", filepath.Base(f.path), errCorrupt, key)
 	}
-	return container{count: count, body: body, dense: isDense(count, f.span)}, true, nil
+	dense := isDense(count, f.span)
+	if dense && len(body) != int(f.span/8) {
+		return container{}, fmt.Errorf("index: %s: %w: the bitmap of key %x has %d bytes", filepath.Base(f.path), errCorrupt, key, len(body))
+	}
+	return container{count: count, body: body, dense: dense}, nil
 }
 
 // isDense says whether a container of count entries in a file of span seqs

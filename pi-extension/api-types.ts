@@ -334,13 +334,9 @@ export interface Stats {
 	indexLag?: number;
 	/** Bleve segments consulted per query; an import of many entries ends by compacting them */
 	indexSegments?: number;
-	/** trigrams found in so many blocks that later blocks leave them out; searches test them on each entry's sketch instead */
-	indexCommonTrigrams?: number;
 	indexHealthy?: boolean;
 	/** the index's analyzer version, e.g. pihist-trigram-v3 */
 	indexFormat?: string;
-	/** the index was built by an older analyzer version; 'pi-history reindex' rebuilds it */
-	indexOutdated?: boolean;
 	files?: number;
 	skippedLines?: number;
 	dataDir?: string;
@@ -768,8 +764,6 @@ export interface CompactResponse {
 export interface ReindexResponse {
 	/** the store's last sequence number when the new index took over */
 	entries: number;
-	/** entries whose trigram sketch, written by an older version or missing, was rewritten in the current format */
-	resketched: number;
 	/** time taken */
 	seconds: number;
 }

@@ -6,8 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 
-	"github.com/pi-history/pi-history/index"
-	"github.com/pi-history/pi-history/store"
+		"github.com/pi-history/pi-history/store"
 )
 
 // First windows of seqs: index candidates are asked for, and sketches
@@ -110,30 +109,11 @@ func (c *collector) grow(w, covered uint64) uint64 {
 	return min(max(est+est/4, 2*w), next)
 }
 
-// window is the first width of the index windows of c's plan. Windows
-// let a page that fills early skip the later candidates, but each costs a
-// store iterator; a direct plan with few blocks tests them all at once
-// (their sketches are in memory, and reading stops when the page fills).
-func (c *collector) window() uint64 {
-	if c.plan.Direct && len(c.plan.Blocks) <= oneWindowBlocks {
-		return math.MaxUint64 // one window
-	}
-	return indexWindow
-}
-
-// oneWindowBlocks is the most blocks a direct plan takes in one window.
-const oneWindowBlocks = 64
-
 // collector gathers confirmed hits in request order until the page is full.
 type collector struct {
-	e    *Engine
-	p    *prepared
-	st   *Stats
-	plan *index.Plan
-	// plans, when not nil, are the index's plans of a pattern's literals
-	// (one of which every match holds): the candidates of each are asked
-	// for, and their union confirmed (plan is then an empty one).
-	plans []*index.Plan
+	e     *Engine
+	p     *prepared
+	st    *Stats
 	hits  []*store.Meta
 	texts []hitText // parallel to hits: what each keeps of its text
 	more  bool
@@ -303,7 +283,9 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if lo > hi || lo == 0 && hi == 0 {
 		return nil
 	}
-	if c.p.probe.Empty() && !c.e.byFilters(c.p) {
+	if len(c.p.queries) == 0 {
+		// Nothing to narrow: every text is read (mayHold applies the
+		// filters alone).
 		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: lo, Hi: hi}}, c.st)
 		if err != nil {
 			return err
@@ -312,7 +294,7 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	}
 	w := uint64(scanWindow)
 	if c.p.limit == 0 {
-		w = wholeScanWindow
+		w = math.MaxUint64 // every hit: the candidates of the whole range at once
 	}
 	return eachWindow(lo, hi, w, c.p.req.NewestFirst, c.full, c.grow, func(a, b uint64) error {
 		ranges, err := c.e.mayHold(c.p, []store.SeqRange{{Lo: a, Hi: b}}, c.st)
@@ -386,7 +368,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 			first, second = second, first
 		}
 		return c.scanHalves(ctx, first, second)
-	case n >= 2 && n <= sharedMax && !c.p.probe.Empty() && (n > heldInOrderMax || !c.e.st.TextsHeld(ranges)):
+	case n >= 2 && n <= sharedMax && len(c.p.queries) > 0:
 		// Candidates that passed their sketches: sparse, and most read
 		// through a block of their own. (A needle without trigrams
 		// reads every entry in order, where one iterator stepping on is
@@ -477,34 +459,4 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 		}
 	}
 	return nil
-}
-
-// candidates confirms the index's candidate blocks in [lo, hi] in request
-// order, scanning the texts of each block.
-func (c *collector) candidates(ctx context.Context, lo, hi uint64) error {
-	if c.plans != nil {
-		return c.candidatesOfEach(ctx, lo, hi)
-	}
-	var blocks []index.Block
-	if c.plan.Direct {
-		blocks = c.plan.Window(lo, hi)
-	} else {
-		var err error
-		if blocks, err = c.e.ix.Candidates(ctx, c.plan.Trigrams, lo, hi); err != nil {
-			return err
-		}
-	}
-	c.st.Candidates += len(blocks)
-	if len(blocks) == 0 || c.full() {
-		return nil
-	}
-	ranges := make([]store.SeqRange, len(blocks))
-	for i, b := range blocks {
-		ranges[i] = store.SeqRange{Lo: b.Lo, Hi: b.Hi}
-	}
-	ranges, err := c.e.mayHold(c.p, ranges, c.st)
-	if err != nil {
-		return err
-	}
-	return c.scanWindow(ctx, lo, hi, ranges)
 }

@@ -7,13 +7,8 @@ import (
 	"github.com/pi-history/pi-history/store"
 )
 
-// byFilters reports whether p's needle, if it has no trigram, is tested on
-// the chunks' filters: it has bytes to test, and the store builds filters
-// (a server, after its warm-up has begun).
-func (e *Engine) byFilters(p *prepared) bool { return p.probe.Filters() && e.st.Filtered() }
-
-// mayHold narrows ranges to the entries whose trigram sketch passes the
-// needle's probe and, in all scope, whose records pass the request's
+// mayHold narrows ranges to the entries the index says may hold the
+// needle (see mayHoldAny) and, in all scope, whose records pass the request's
 // filters, counting the others as skipped. (A scoped search filters its
 // members before this.) Without the records' test, a filter that few
 // entries pass (a time range, a role) was applied only to confirmed hits,
@@ -23,21 +18,14 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 	if len(ranges) == 0 {
 		return ranges, nil
 	}
-	if !p.probe.Empty() || e.byFilters(p) && p.probe.FilterWorthIt() {
-		// A needle of one or two characters has no trigram for the
-		// sketches, but its bytes are in the chunks' filters (as byte
-		// trigrams, a pair or a byte), where chunks have them (a server
-		// after its warm-up): a rare one read every text of the history
-		// (280 ms at a million entries). Once the filters have stopped
-		// ruling chunks out for it (a dense needle), and in a process
-		// without filters, its windows are read whole, as before filters
-		// (sending them through MayHold there only loaded sketches).
+	if len(p.queries) > 0 {
 		out, skipped, err := e.mayHoldAny(p, ranges)
 		st.Skipped += skipped
 		if err != nil {
 			return nil, err
 		}
 		ranges = out
+		st.Candidates += int(store.Count(ranges))
 	}
 	if p.scoped || p.filter.empty() {
 		return ranges, nil

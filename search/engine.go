@@ -14,7 +14,6 @@ import (
 	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
-	"github.com/pi-history/pi-history/trigram"
 )
 
 // Engine answers requests over a store and its index.
@@ -80,20 +79,18 @@ type prepared struct {
 	scoped  bool
 	// countOnly: only the number of hits is wanted, not their texts
 	countOnly bool
-	// probe tests entries' trigram sketches before their texts are read
-	probe *trigram.Probe
-	// lit is the literal the candidate machinery (first occurrences, the
-	// index, probe) is asked about: the needle, or for a pattern the one
-	// literal every match holds (nil when it requires none or one of
-	// several, see probes).
+	// lit is the literal the index is asked about: the needle, or for a
+	// pattern the one literal every match holds (nil when it requires
+	// none or one of several).
 	lit []byte
 	// pat is the request's pattern (ignore-case or regex), nil for a
 	// literal search.
 	pat *pattern
-	// probes, for a pattern that requires one of several literals with
-	// trigrams, are their probes: an entry is a candidate when its sketch
-	// passes one (probe is then the first).
-	probes []*trigram.Probe
+	// queries are the index's queries of the literals one of which every
+	// match holds (the needle alone for a literal search): an entry is a
+	// candidate when one of them may hold it. Nil when the index cannot
+	// narrow the search (no index, or a literal shorter than a trigram).
+	queries []*index.Query
 }
 
 // hash identifies the request for its cursors (see queryHash). It is
@@ -236,7 +233,7 @@ const (
 )
 
 // prepare checks a request and turns it into what a search runs on: its
-// needle's finder and probe, its scope's members and its filters. Each
+// needle's finder and index queries, its scope's members and its filters. Each
 // check fails with the parameter it is about.
 //
 // One piece (138 lines): the checks run in the order of the request's
@@ -289,7 +286,7 @@ func (e *Engine) prepare(req *Request) (*prepared, error) {
 		return nil, badf("until", "the time range is empty: until must be after since")
 	}
 	p := &prepared{req: req, filter: filter{window: req.Window, types: req.Types, roles: req.Roles, since: req.Since, until: req.Until}}
-	if err := p.setNeedle(); err != nil {
+	if err := p.setNeedle(e.ix); err != nil {
 		return nil, err
 	}
 	p.limit = req.Limit

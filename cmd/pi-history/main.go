@@ -26,7 +26,6 @@ import (
 
 	"github.com/pi-history/pi-history/api/client"
 	"github.com/pi-history/pi-history/datadir"
-	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
 )
@@ -164,10 +163,6 @@ func (g *globals) openServiceWith(how openHow) (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	batch, err := indexBatchBytes()
-	if err != nil {
-		return nil, err
-	}
 	flush, err := flushBytes()
 	if err != nil {
 		return nil, err
@@ -182,7 +177,7 @@ func (g *globals) openServiceWith(how openHow) (*service.Service, error) {
 	if how.reading {
 		mem = service.SplitMemory(service.ServeMemoryBytes())
 	}
-	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: how.bulk, IndexBatchBytes: batch, FlushBytes: flush,
+	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: how.bulk, FlushBytes: flush,
 		MustExist: !how.create, ReadOnly: how.readOnly, ReserveBytes: reserve, Memory: mem})
 }
 
@@ -207,12 +202,6 @@ func reserveBytes() (int64, error) {
 // flushBytes reads PI_HISTORY_FLUSH_KB, what an import stores in memory
 // between flushes (0 when unset: the store's default).
 func flushBytes() (int, error) { return kibFromEnv("PI_HISTORY_FLUSH_KB", store.DefaultFlushBytes) }
-
-// indexBatchBytes reads PI_HISTORY_INDEX_BATCH_KB, the text in one index
-// batch (0 when unset: the index's default).
-func indexBatchBytes() (int, error) {
-	return kibFromEnv("PI_HISTORY_INDEX_BATCH_KB", index.DefaultBatchBytes)
-}
 
 // kibFromEnv reads a size in KiB, 1 to 1048576, from the environment
 // variable name, in bytes; 0 when it is unset. def is the default the
@@ -510,8 +499,6 @@ Environment:
                                  plus its block cache)
   GOGC                           collector pace (serve: 25, so that searches
                                  reuse memory instead of faulting in new pages)
-  PI_HISTORY_INDEX_BATCH_KB      text per index batch (default 2048): less takes
-                                 less memory while indexing, and more CPU
   PI_HISTORY_FLUSH_KB            what an import keeps in memory between flushes
                                  (default 16384); a killed import reads that
                                  much again next time

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pi-history/pi-history/api/client"
-	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/service"
 )
 
@@ -17,46 +16,32 @@ func init() {
 		name:    "reindex",
 		usage:   "",
 		summary: "rebuild the search index from the store",
-		help: `Rewrites the per-entry trigram sketches that an older version stored
-(or never stored) in the current format, then builds a new index from the
-store in a directory beside the current one and swaps it in when complete.
-Use it after an upgrade that changes the sketch or index format (searches
-over entries stored before then read more texts until it is run; an index
-made before selected trigrams keeps every trigram, twice the postings:
-'pi-history stats' says when the index is of an older format), or if the
-index is damaged. Entries themselves are not changed; the copies of
-their records that versions before 2026-11-30 kept beside each session's
-list of entries are dropped (about 40 MB per million entries).
+		help: `Builds every file of the search index again from the store, one at
+a time, each swapped in as soon as it is written, then takes in what
+arrived meanwhile. Searches stay exact throughout. The index rebuilds by
+itself what it finds of another format or damaged (a file that fails its
+checksum when read is read around until then), so this is for when you
+want it done now, at once. Entries themselves are never changed.
 While 'pi-history serve' runs, the server does it (POST
-/v1/maintenance/reindex): searches use the old index until the new one
-takes over.`,
+/v1/maintenance/reindex).`,
 		run: maintenance("reindex", func(ctx context.Context, g *globals, svc *service.Service) error {
 			start := time.Now()
-			rs, err := svc.Reindex(ctx, func(stage string, through, last uint64) {
-				if stage == "sketches" {
-					fmt.Fprintf(g.stderr, "\r\033[Kreindex: sketches of %d of %d entries", through, last)
-					return
-				}
-				if through >= index.Target(last) {
-					// Reindex ends by compacting the new index.
-					fmt.Fprintf(g.stderr, "\r\033[Kreindex: %d of %d entries; compacting the index", through, last)
-					return
-				}
+			err := svc.Reindex(ctx, func(_ string, through, last uint64) {
 				fmt.Fprintf(g.stderr, "\r\033[Kreindex: %d of %d entries", through, last)
 			})
 			fmt.Fprintln(g.stderr)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "reindexed %d entries (%d sketches rewritten) in %.1fs\n", svc.Store.LastSeq(), rs.Rewritten, time.Since(start).Seconds())
+			fmt.Fprintf(g.stdout, "reindexed %d entries in %.1fs\n", svc.Store.LastSeq(), time.Since(start).Seconds())
 			return nil
 		}, func(ctx context.Context, g *globals, c *client.Client) error {
-			fmt.Fprintf(g.stderr, "reindex: the running server (%s) rebuilds its index and swaps it in; searches go on meanwhile…\n", c.BaseURL())
+			fmt.Fprintf(g.stderr, "reindex: the running server (%s) rebuilds its index file by file; searches go on meanwhile…\n", c.BaseURL())
 			res, err := c.Reindex(ctx)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "reindexed %d entries (%d sketches rewritten) in %.1fs\n", res.Entries, res.Resketched, res.Seconds)
+			fmt.Fprintf(g.stdout, "reindexed %d entries in %.1fs\n", res.Entries, res.Seconds)
 			return nil
 		}),
 	})

@@ -177,15 +177,11 @@ func serveOnce(g *globals, args []string) error {
 	mem := service.SplitMemory(total)
 	// The process-wide settings are decided here, not in the library.
 	procmem.TuneServe(mem.GoLimit)
-	batch, err := indexBatchBytes()
-	if err != nil {
-		return err
-	}
 	reserve, err := reserveBytes()
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, Memory: mem, IndexBatchBytes: batch, ReserveBytes: reserve})
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, Memory: mem, ReserveBytes: reserve})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
@@ -341,22 +337,11 @@ func preload(ctx context.Context, g *globals, svc *service.Service, mem service.
 	case err != nil && ctx.Err() == nil:
 		g.log.Warn("searches will load from disk what was not preloaded", "err", err)
 	case err == nil:
-		g.log.Info("preloaded for search", "sketchChunks", w.Sketches.Chunks, "sketchMB", w.Sketches.Bytes>>20,
-			"sketchBoundReached", w.Sketches.Full, "sketchTime", w.SketchTime.Round(time.Millisecond),
-			"branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
-			"texts", w.Texts, "textMB", w.TextBytes>>20, "textTime", w.TextTime.Round(time.Millisecond),
-			"textsInMemoryChunks", w.HotTexts.Chunks, "textsInMemoryMB", w.HotTexts.Bytes>>20, "textsInMemoryBoundReached", w.HotTexts.Full,
-			"filterChunks", w.Filters.Chunks, "filtersReadBack", w.Filters.Loaded, "filterBoundReached", w.Filters.Full, "runIndexGroups", w.Filters.RunGroups, "filterTime", w.FilterTime.Round(time.Millisecond),
-			"gramHeads", w.Heads.Trigrams+w.Heads.FourGrams, "gramHeadsMB", w.Heads.Bytes>>20, "gramHeadsOverBound", w.Heads.OverBound, "gramHeadTime", w.HeadTime.Round(time.Millisecond),
+		g.log.Info("preloaded for search", "branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
 			"headroomMB", m.Headroom>>20,
-			"indexBlocks", w.Blocks, "blockTime", w.BlockTime.Round(time.Millisecond),
 			"hugePagesMB", m.Huge.Bytes>>20, "hugePagesRefusedMB", m.Huge.Refused>>20, "hugePagesBusyMB", m.Huge.Busy>>20, "hugePagesTime", m.HugeTime.Round(time.Millisecond))
 		if m.HugeErr != nil {
 			g.log.Info("memory stays in small pages", "reason", m.HugeErr)
-		}
-		if w.Sketches.Full || w.Heads.OverBound {
-			g.log.Warn("the history needs more memory than --memory-mb gives: searches that reach older entries test them from disk and are slower; raise --memory-mb if the machine has the memory (docs/tuning.md)",
-				"memoryMB", mem.Total>>20, "sketchMB", mem.Sketch>>20, "chunksCached", w.Sketches.Chunks, "gramHeadsLeftOut", w.Heads.OverBound)
 		}
 	}
 }

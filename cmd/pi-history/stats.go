@@ -54,12 +54,7 @@ Example:
 
 // printStats writes st for a person to read.
 func printStats(w io.Writer, st service.Stats) {
-	health := fmt.Sprintf("up to date (through seq %d of %d", st.IndexedThrough, st.LastSeq)
-	if st.IndexedThrough < st.LastSeq {
-		// The index takes whole blocks of entries; searches scan the rest.
-		health += "; the newest, short of a whole block, are searched without it"
-	}
-	health += ")"
+	health := fmt.Sprintf("up to date (through seq %d of %d; %s)", st.IndexedThrough, st.LastSeq, st.IndexFormat)
 	if st.IndexLag > 0 {
 		health = fmt.Sprintf("%d entries behind (catching up; through seq %d of %d)", st.IndexLag, st.IndexedThrough, st.LastSeq)
 	}
@@ -73,8 +68,5 @@ func printStats(w io.Writer, st service.Stats) {
 			fmt.Fprint(w, "; GET /v1/ingest/status lists them with the reasons")
 		}
 		fmt.Fprintln(w)
-	}
-	if st.IndexOutdated {
-		fmt.Fprintf(w, "index format: %s, older than this binary's: 'pi-history reindex' rebuilds it with half the postings (smaller, faster to build)\n", st.IndexFormat)
 	}
 }
