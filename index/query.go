@@ -70,7 +70,12 @@ type fileQuery struct {
 func (x *Index) NewQuery(needle []byte) *Query {
 	q := &Query{ix: x}
 	if len(needle) >= 3 {
-		q.keys = slices.Clone(newGatherer().trigrams(needle))
+		q.keys = make([]uint32, 0, len(needle)-2)
+		for i := 0; i+3 <= len(needle); i++ {
+			q.keys = append(q.keys, uint32(needle[i])<<16|uint32(needle[i+1])<<8|uint32(needle[i+2]))
+		}
+		slices.Sort(q.keys)
+		q.keys = slices.Compact(q.keys)
 	} else {
 		q.short = shortRanges(needle)
 	}

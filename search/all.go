@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 
 	pihistory "github.com/pi-history/pi-history"
 )
@@ -46,6 +47,9 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 			lo = max(lo, through+1) // only entries the index has not taken in can hold it
 		} else {
 			st.Plan, st.PlanKind = "index (trigram postings)", pihistory.PlanIndex
+			if len(p.queries) > 1 {
+				st.Plan = fmt.Sprintf("index (the candidates of each of %d literals)", len(p.queries))
+			}
 		}
 		if p.pat != nil {
 			st.Plan += "; " + p.pat.describe()

@@ -12,70 +12,38 @@ import (
 	"github.com/pi-history/pi-history/store"
 )
 
-// TestAnswersAreExactUnderEveryMemoryBudget: over a history of several
-// sketch chunks, every page and every count is the brute-force answer
-// whatever the server's memory budget holds of it: nothing (each chunk is
-// tested from disk), some chunks (the newest), or everything, with the
-// first-occurrence lists over their bound or built. The store is opened
-// and warmed as a server opens and warms it under that budget.
+// TestAnswersAreExactUnderEveryMemoryBudget: over a history that spans
+// several segments of the index and runs past them, every page and every
+// count is the brute-force answer whatever the store's block cache holds
+// (a few blocks, or the whole history), with the index's files written
+// and closed, and reopened as a new process finds them.
 func TestAnswersAreExactUnderEveryMemoryBudget(t *testing.T) {
 	dir := t.TempDir()
-	built := openBudget(t, dir, 0, 0)
+	spans := index.Options{RunSpan: 64, SegmentSpan: 1024}
+	built := openBudget(t, dir, 0, spans)
 	r := rand.New(rand.NewPCG(7, 8))
 	src := t.TempDir()
 	built.importFile(t, writeJournal(t, src, "aaaa-root", r, 2000, ""))
 	built.importFile(t, writeJournal(t, src, "bbbb-fork", r, 600, "/elsewhere/aaaa-root.jsonl"))
 	built.importFile(t, writeJournal(t, src, "cccc-other", r, 1600, ""))
 	built.catchUp(t)
-	if chunks := built.st.LastSeq()/1024 + 1; chunks < 4 {
-		t.Fatalf("the history spans %d sketch chunks; the test wants several", chunks)
+	if segs := built.st.LastSeq() / 1024; segs < 4 {
+		t.Fatalf("the history spans %d segments; the test wants several", segs)
 	}
 	built.close()
 
-	// What a chunk of this history takes in the cache, to hold some of
-	// them only.
-	perChunk := func() int {
-		e := openBudget(t, dir, 1<<30, 1<<30)
-		ws, err := e.st.WarmSketches(context.Background())
-		if err != nil || ws.Chunks == 0 {
-			t.Fatalf("WarmSketches = %+v, %v", ws, err)
-		}
-		e.close()
-		return int(ws.Bytes) / ws.Chunks
-	}()
-
-	// The warm-up loads a chunk only with room for one of larger-than-average
-	// sketches (the store's warmChunkBytes): half a megabyte more than two and
-	// a half of this test's chunks holds one or two; held checks that it did.
 	for _, b := range []struct {
-		name          string
-		sketch, heads int64
-		wantFull      bool
-		held          func(chunks int) bool // of the chunks WarmSketches kept
+		name  string
+		cache int64
 	}{
-		{"nothing held", 1, 1, true, func(n int) bool { return n == 0 }},
-		{"the newest two chunks held, no first occurrences", int64(perChunk*5/2) + 512<<10, 1, true, func(n int) bool { return n >= 1 && n <= 2 }},
-		{"everything held", 1 << 30, 1 << 30, false, func(n int) bool { return n >= 4 }},
+		{"a block cache of 256 KB", 256 << 10},
+		{"a block cache larger than the history", 256 << 20},
 	} {
 		t.Run(b.name, func(t *testing.T) {
-			e := openBudget(t, dir, b.sketch, b.heads)
+			e := openBudget(t, dir, b.cache, spans)
 			defer e.close()
 			ctx := context.Background()
-			ws, err := e.st.WarmSketches(ctx)
-			if err != nil || ws.Full != b.wantFull || !b.held(ws.Chunks) {
-				t.Fatalf("WarmSketches = %+v, %v; want the bound reached: %v, and the chunks held as the case is named", ws, err, b.wantFull)
-			}
-			if _, err := e.st.WarmFilters(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.st.WarmHotTexts(ctx); err != nil {
-				t.Fatal(err)
-			}
-			hs, err := e.st.WarmHeads(ctx)
-			if err != nil || hs.OverBound != (b.heads == 1) {
-				t.Fatalf("WarmHeads = %+v, %v", hs, err)
-			}
-			for _, needle := range []string{"alpha", "é", "pha beta", "zzzz-nothing", "ErrCartEmpty"} {
+			for _, needle := range []string{"alpha", "é", "pha beta", "zzzz-nothing", "ErrCartEmpty", "a", "\n"} {
 				for _, req := range []Request{
 					{Scope: ScopeAll, Limit: 7}, {Scope: ScopeAll, Limit: 50, NewestFirst: true},
 					{Scope: ScopeLineage, Session: "bbbb-fork", Limit: 50},
@@ -124,16 +92,15 @@ func (e budgetEnv) close() {
 	e.st.Close()
 }
 
-// openBudget opens the store and index in dir as a server would with
-// sketch bytes for its sketch cache and heads bytes for its
-// first-occurrence lists.
-func openBudget(t *testing.T, dir string, sketch, heads int64) budgetEnv {
+// openBudget opens the store in dir with a block cache of cache bytes (0:
+// the store's default) and its index with the spans o gives.
+func openBudget(t *testing.T, dir string, cache int64, o index.Options) budgetEnv {
 	t.Helper()
-	st, err := store.OpenWith(filepath.Join(dir, "store"), store.Options{SketchCacheBytes: int(sketch), HeadsBytes: heads})
+	st, err := store.OpenWith(filepath.Join(dir, "store"), store.Options{CacheBytes: cache})
 	if err != nil {
 		t.Fatal(fmt.Errorf("open the store under a budget: %w", err))
 	}
-	ix, err := index.Open(filepath.Join(dir, "index"), st, nil)
+	ix, err := index.OpenWith(filepath.Join(dir, "index"), st, o)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

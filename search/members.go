@@ -11,12 +11,12 @@ import (
 )
 
 // scanMembers confirms a scoped search by reading the text of each member
-// whose sketch lets the needle through.
+// the index says may hold the needle.
 func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found, uint64, bool, error) {
 	st.Plan, st.PlanKind = "scan "+string(p.req.Scope), pihistory.PlanMembers
 	var hits found
 	var ar arena // what the hits keep
-	// Members whose sketch rules the needle out are not read. The seqs are
+	// Members the index rules out are not read. The seqs are
 	// ascending, so the ranges are too, and every seq in them is a member.
 	var ranges []store.SeqRange
 	for _, seq := range p.seqs {

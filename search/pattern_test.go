@@ -11,7 +11,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/internal/testutil"
 	"github.com/pi-history/pi-history/store"
 )
@@ -98,39 +97,23 @@ var fewPatternQueries = []Request{
 
 // TestPatternPagesEqualBruteForce: ignore-case and regex searches give
 // exactly what brute force finds, in every scope, order and page size,
-// with their counts, whether the index, several literals' sketches or a
-// scan proposes the candidates; and (fewer queries) with common trigrams
-// left out of the index, the chunks' filters built, first pages started
-// from the first occurrences of the required literal's trigrams, and
-// scans read in two halves.
+// with their counts, whether the index (in its open run, or in many runs
+// and segments) proposes the candidates or every text is read; and
+// (fewer queries) with scans read in two halves.
 func TestPatternPagesEqualBruteForce(t *testing.T) {
-	t.Run("all trigrams indexed", func(t *testing.T) {
-		queriesEqualBruteForce(t, bruteFixture(t, false), patternQueries)
-	})
-	t.Run("common trigrams left out", func(t *testing.T) {
-		defer index.SetCommonAfterForTest(20)()
-		queriesEqualBruteForce(t, bruteFixture(t, true), fewPatternQueries)
-	})
-	t.Run("chunks filtered by their texts' byte trigrams", func(t *testing.T) {
-		defer func() { warmFilters = false }()
-		warmFilters = true
-		queriesEqualBruteForce(t, bruteFixture(t, false), fewPatternQueries)
-	})
-	t.Run("first occurrences of trigrams", func(t *testing.T) {
-		defer useFirstOccurrences(t)()
-		queriesEqualBruteForce(t, bruteFixture(t, false), fewPatternQueries)
+	engineModes(t, func(t *testing.T) {
+		queriesEqualBruteForce(t, bruteFixture(t), patternQueries)
 	})
 	t.Run("every scan read in two halves", func(t *testing.T) {
 		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
 		parallelMin, parallelAfter = 2, 0
-		defer index.SetCommonAfterForTest(20)()
-		queriesEqualBruteForce(t, bruteFixture(t, true), fewPatternQueries)
+		queriesEqualBruteForce(t, bruteFixture(t), fewPatternQueries)
 	})
 }
 
-// TestPatternPlansSayHowCandidatesWereFound: a required literal of three
-// characters or more is planned through the index, several literals
-// through the sketches, and a pattern that requires none is scanned.
+// TestPatternPlansSayHowCandidatesWereFound: a required literal, or each
+// of several, is asked of the index, and a pattern that requires none is
+// scanned.
 func TestPatternPlansSayHowCandidatesWereFound(t *testing.T) {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(7, 8))
@@ -140,12 +123,12 @@ func TestPatternPlansSayHowCandidatesWereFound(t *testing.T) {
 		req  Request
 		plan string
 	}{
-		{Request{Needle: `ErrCart\w+`, Regex: true}, `index (rarest trigram`},
-		{Request{Needle: "alpha", IgnoreCase: true}, "scan through sketches (one of 16 literals"},
-		{Request{Needle: `alpha|gamma`, Regex: true}, `scan through sketches (one of 2 literals ("alpha" "gamma"))`},
+		{Request{Needle: `ErrCart\w+`, Regex: true}, `index (trigram postings)`},
+		{Request{Needle: "alpha", IgnoreCase: true}, "index (the candidates of each of 16 literals)"},
+		{Request{Needle: `alpha|gamma`, Regex: true}, `index (the candidates of each of 2 literals)`},
 		{Request{Needle: `(ErrCart|errcart)(Empty|empty)`, Regex: true}, "index (the candidates of each of 4 literals)"},
 		{Request{Needle: `ErrCartEmpty|zzzz-nothing`, Regex: true}, "index (the candidates of each of 2 literals)"},
-		{Request{Needle: `a|b`, Regex: true}, `scan (one of 2 literals ("a" "b"))`},
+		{Request{Needle: `a|b`, Regex: true}, `index (the candidates of each of 2 literals)`},
 		{Request{Needle: `.+`, Regex: true}, "scan (no literal required)"},
 		{Request{Needle: `.*`, Regex: true}, "scan (no literal required)"},
 	}
@@ -540,9 +523,9 @@ func TestRegexMatchesStayWithinOneEntry(t *testing.T) {
 }
 
 // TestEachLiteralsIndexCandidatesAreSearched: a regex that requires one of
-// several long literals, each in blocks of its own far apart, finds the
+// several long literals, each in entries far apart, finds the
 // hits of every one of them through the index's candidates of each (and
-// the unindexed tail by a scan), oldest or newest first, with its count.
+// the tail the index has not taken in), oldest or newest first, with its count.
 func TestEachLiteralsIndexCandidatesAreSearched(t *testing.T) {
 	e := newEnv(t)
 	lines := []string{`{"type":"session","version":3,"id":"uuuu-one","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`}
@@ -579,8 +562,8 @@ func TestEachLiteralsIndexCandidatesAreSearched(t *testing.T) {
 		if !strings.HasPrefix(resp.Stats.Plan, "index (the candidates of each of 2 literals)") {
 			t.Errorf("plan %q; want the index's candidates of each literal", resp.Stats.Plan)
 		}
-		if resp.Stats.Scanned > 3*index.BlockSize+10 {
-			t.Errorf("%d entries read; the candidates are three blocks and the tail", resp.Stats.Scanned)
+		if resp.Stats.Scanned > 3+2 {
+			t.Errorf("%d entries read; the candidates are the three entries and the tail", resp.Stats.Scanned)
 		}
 	}
 }

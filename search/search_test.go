@@ -38,12 +38,42 @@ func newEnvDir(t testing.TB, dir string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := index.Open(filepath.Join(dir, "index"), st, nil)
+	if testNoIndex {
+		t.Cleanup(func() { st.Close() })
+		return &env{st: st, eng: New(st, nil), dir: dir}
+	}
+	ix, err := index.OpenWith(filepath.Join(dir, "index"), st, testIndex)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close(); st.Close() })
 	return &env{st: st, ix: ix, eng: New(st, ix), dir: dir}
+}
+
+// testIndex is the index newEnvDir opens; testNoIndex opens none (every
+// search then reads every text). See engineModes.
+var (
+	testIndex   index.Options
+	testNoIndex bool
+)
+
+// engineModes runs a test with the index as a server keeps it (these
+// small histories then lie in its open run and a run or two), with runs
+// of 16 entries and segments of 64 (so that a history of a few hundred
+// entries spans dozens of files of both kinds and the open run), and with
+// no index at all.
+func engineModes(t *testing.T, test func(t *testing.T)) {
+	t.Run("default index", test)
+	t.Run("index in runs of 16 and segments of 64", func(t *testing.T) {
+		defer func() { testIndex = index.Options{} }()
+		testIndex = index.Options{RunSpan: 16, SegmentSpan: 64}
+		test(t)
+	})
+	t.Run("no index", func(t *testing.T) {
+		defer func() { testNoIndex = false }()
+		testNoIndex = true
+		test(t)
+	})
 }
 
 func (e *env) importFile(t testing.TB, path string) string {
@@ -57,6 +87,9 @@ func (e *env) importFile(t testing.TB, path string) string {
 
 func (e *env) catchUp(t *testing.T) {
 	t.Helper()
+	if e.ix == nil {
+		return
+	}
 	if _, err := e.ix.CatchUp(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -286,70 +319,17 @@ func everyHit(t *testing.T, e *env, req Request, size int) []uint64 {
 	return out
 }
 
-// commonModes runs a test with the index's default threshold for common
-// trigrams (never reached by these small corpora) and with one reached
-// after 20 blocks, so that trigrams in 3 blocks or more become common and
-// needles are answered by the index's remaining trigrams or by sketch
-// scans.
-func commonModes(t *testing.T, test func(t *testing.T, common bool)) {
-	t.Run("all trigrams indexed", func(t *testing.T) { test(t, false) })
-	t.Run("common trigrams left out", func(t *testing.T) {
-		defer index.SetCommonAfterForTest(20)()
-		test(t, true)
-	})
-}
-
-// checkCommon fails the test unless the index has common trigrams exactly
-// when common is set.
-func checkCommon(t *testing.T, e *env, common bool) {
-	t.Helper()
-	if n := e.ix.CommonTrigrams(); (n > 0) != common {
-		t.Fatalf("index has %d common trigrams; want some: %v", n, common)
-	}
-}
-
 func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
-	commonModes(t, pagesEqualBruteForce)
+	engineModes(t, pagesEqualBruteForce)
 	t.Run("every scan read in two halves", func(t *testing.T) {
 		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
 		parallelMin, parallelAfter = 2, 0
-		defer index.SetCommonAfterForTest(20)()
-		pagesEqualBruteForce(t, true)
-	})
-	// A server's warm-up gives each cached chunk a filter of its texts'
-	// byte trigrams, which rules out a chunk lacking one of the needle's;
-	// the tail imported after it is not in the filter.
-	t.Run("chunks filtered by their texts' byte trigrams", func(t *testing.T) {
-		defer func() { warmFilters = false }()
-		warmFilters = true
-		pagesEqualBruteForce(t, false)
-	})
-	// And oldest-first pages that start from the first occurrences of
-	// the needle's trigrams, in lists of a few seqs (most full, so the
-	// search goes on past them), whatever span they answer for.
-	t.Run("first occurrences of trigrams", func(t *testing.T) {
-		defer useFirstOccurrences(t)()
-		pagesEqualBruteForce(t, false)
+		pagesEqualBruteForce(t)
 	})
 }
 
-// warmFilters makes pagesEqualBruteForce build the chunks' text filters
-// before it imports the unindexed tail; warmHeads, the first occurrences
-// of trigrams.
-var warmFilters, warmHeads bool
-
-// useFirstOccurrences makes the searches of a test start from the first
-// occurrences of their trigrams (store.Heads) in lists of four seqs,
-// built after the first imports, and returns what puts things back.
-func useFirstOccurrences(t *testing.T) func() {
-	restore := store.SetHeadMaxForTest(4)
-	span, long := headsMinSpan, headsLongSpan
-	headsMinSpan, headsLongSpan, warmHeads = 0, 0, true
-	return func() { restore(); headsMinSpan, headsLongSpan, warmHeads = span, long, false }
-}
-
-func pagesEqualBruteForce(t *testing.T, common bool) {
-	e := bruteFixture(t, common)
+func pagesEqualBruteForce(t *testing.T) {
+	e := bruteFixture(t)
 	var queries []Request
 	for _, n := range []string{"alpha", "Alpha", "ALPHA", "a", "é", "🙂", "日本", "\"quoted\"", `back\slash`, "line\nbreak",
 		"k\nb", "ErrCartEmpty", "nil ErrCart", "zzzz-nothing", "al", "pha beta", "x 🚀x", "\t"} {
@@ -359,9 +339,9 @@ func pagesEqualBruteForce(t *testing.T, common bool) {
 }
 
 // bruteFixture is the store pagesEqualBruteForce searches: three indexed
-// sessions (one forked from another) and an unindexed tail, warmed as
-// warmFilters and warmHeads say.
-func bruteFixture(t *testing.T, common bool) *env {
+// sessions (one forked from another) and a tail the index has not taken
+// in.
+func bruteFixture(t *testing.T) *env {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
@@ -370,26 +350,10 @@ func bruteFixture(t *testing.T, common bool) *env {
 	e.importFile(t, writeJournal(t, dir, "bbbb-fork", r, 120, "/elsewhere/aaaa-root.jsonl"))
 	e.importFile(t, writeJournal(t, dir, "cccc-other", r, 200, ""))
 	e.catchUp(t)
-	checkCommon(t, e, common)
-	if warmFilters {
-		if _, err := e.st.WarmSketches(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if fs, err := e.st.WarmFilters(context.Background()); err != nil || fs.Chunks == 0 {
-			t.Fatalf("WarmFilters = %+v, %v; want the chunks filtered", fs, err)
-		}
-		// And the texts held in memory, which short candidate lists are
-		// read from by this goroutine alone (see heldInOrderMax).
-		if hs, err := e.st.WarmHotTexts(context.Background()); err != nil || hs.Chunks == 0 {
-			t.Fatalf("WarmHotTexts = %+v, %v; want the chunks' texts held", hs, err)
-		}
+	if testIndex.RunSpan != 0 && e.ix.Segments() < 10 {
+		t.Fatalf("the index has %d files; the test wants dozens", e.ix.Segments())
 	}
-	if warmHeads {
-		if hs, err := e.st.WarmHeads(context.Background()); err != nil || hs.Full == 0 {
-			t.Fatalf("WarmHeads = %+v, %v; want lists, some full", hs, err)
-		}
-	}
-	// Stored but not indexed: the tail must be scanned.
+	// Stored but not indexed: the tail must be read.
 	e.importFile(t, writeJournal(t, dir, "dddd-tail", r, 80, ""))
 	return e
 }
@@ -463,29 +427,20 @@ func queriesEqualBruteForce(t *testing.T, e *env, queries []Request) {
 }
 
 func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
-	commonModes(t, pagingStaysExactWhileEntriesArrive)
+	engineModes(t, pagingStaysExactWhileEntriesArrive)
 	t.Run("every scan read in two halves", func(t *testing.T) {
 		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
 		parallelMin, parallelAfter = 2, 0
-		pagingStaysExactWhileEntriesArrive(t, false)
-	})
-	t.Run("first occurrences of trigrams", func(t *testing.T) {
-		defer useFirstOccurrences(t)()
-		pagingStaysExactWhileEntriesArrive(t, false)
+		pagingStaysExactWhileEntriesArrive(t)
 	})
 }
 
-func pagingStaysExactWhileEntriesArrive(t *testing.T, common bool) {
+func pagingStaysExactWhileEntriesArrive(t *testing.T) {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	dir := t.TempDir()
 	e.importFile(t, writeJournal(t, dir, "eeee-live", r, 200, ""))
 	e.catchUp(t)
-	if warmHeads {
-		if _, err := e.st.WarmHeads(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
 	want := brute(t, e, Request{Needle: "alpha", Scope: ScopeAll})
 	req := Request{Needle: "alpha", Scope: ScopeAll, Limit: 5}
 	var got []uint64
@@ -515,7 +470,6 @@ func pagingStaysExactWhileEntriesArrive(t *testing.T, common bool) {
 	if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
 		t.Fatalf("pages are not strictly increasing: %v", got)
 	}
-	checkCommon(t, e, common) // trigrams became common while paging
 }
 
 func TestBadRequestsAreClearErrors(t *testing.T) {
@@ -655,16 +609,16 @@ func checkFinder(t *testing.T, text, needle []byte) {
 	}
 }
 
-// TestSketchesSkipEntriesWithoutReadingTheirText: in every scope, entries
-// whose sketch rules the needle out are counted as skipped and not read,
-// and the answer is still the brute-force one.
-func TestSketchesSkipEntriesWithoutReadingTheirText(t *testing.T) {
+// TestTheIndexSkipsEntriesWithoutReadingTheirText: in every scope,
+// entries the index rules out are counted as skipped and not read, and
+// the answer is still the brute-force one.
+func TestTheIndexSkipsEntriesWithoutReadingTheirText(t *testing.T) {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	dir := t.TempDir()
 	e.importFile(t, writeJournal(t, dir, "aaaa-root", r, 400, ""))
 	e.catchUp(t)
-	e.importFile(t, writeJournal(t, dir, "bbbb-tail", r, 50, "")) // unindexed tail
+	e.importFile(t, writeJournal(t, dir, "bbbb-tail", r, 50, "")) // not taken in
 	for _, sc := range []Request{{Scope: ScopeAll}, {Scope: ScopeSession, Session: "aaaa-root"}, {Scope: ScopeBranch, Session: "aaaa-root"}} {
 		req := sc
 		req.Needle, req.Limit = "naïve 日本語 🙂", 0
@@ -674,46 +628,44 @@ func TestSketchesSkipEntriesWithoutReadingTheirText(t *testing.T) {
 		}
 		t.Logf("scope %s: %d hits, %d read, %d skipped", req.Scope, len(got), resp.Stats.Scanned, resp.Stats.Skipped)
 		if resp.Stats.Skipped == 0 || resp.Stats.Scanned > resp.Stats.Skipped/4 {
-			t.Errorf("scope %s: %d skipped, %d read for %d hits: the sketches are not filtering", req.Scope, resp.Stats.Skipped, resp.Stats.Scanned, len(got))
+			t.Errorf("scope %s: %d skipped, %d read for %d hits: the index is not ruling entries out", req.Scope, resp.Stats.Skipped, resp.Stats.Scanned, len(got))
 		}
 	}
 }
 
-// TestChunkFiltersRuleOutShortNeedlesWithoutTrigrams: a needle of one
-// character has no rune trigram for the sketches, but its bytes are in the
-// chunks' filters. Once the chunks have filters, a rare one is found
-// without reading the texts of the chunks that lack it, first page and
-// count alike.
-func TestChunkFiltersRuleOutShortNeedlesWithoutTrigrams(t *testing.T) {
+// TestShortNeedlesAreNarrowedByTheKeysTheyStart: a needle of one or two
+// bytes has no trigram, but the index finds the keys it can start (a
+// trigram's first bytes, a text's last two or last byte): a rare one is
+// found without reading the texts that lack it, first page and count
+// alike, wherever it lies in its text.
+func TestShortNeedlesAreNarrowedByTheKeysTheyStart(t *testing.T) {
 	e := newEnv(t)
 	r := rand.New(rand.NewPCG(9, 10))
 	dir := t.TempDir()
 	e.importFile(t, writeJournal(t, dir, "aaaa-root", r, 2500, ""))
 	late := `{"type":"session","version":3,"id":"zzzz-late","timestamp":"2026-01-02T00:00:00.000Z","cwd":"/p"}` + "\n" +
-		`{"type":"message","id":"z1","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{"role":"user","content":"a bolt ⚡ here, Ω and ~"}}` + "\n"
+		`{"type":"message","id":"z1","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{"role":"user","content":"a bolt ⚡ here, Ω and ~"}}` + "\n" +
+		`{"type":"message","id":"z2","parentId":"z1","timestamp":"2026-01-02T00:00:02.000Z","message":{"role":"user","content":"ends in Ω"}}` + "\n" +
+		`{"type":"message","id":"z3","parentId":"z2","timestamp":"2026-01-02T00:00:03.000Z","message":{"role":"user","content":"~"}}` + "\n"
 	e.importFile(t, testutil.WriteFile(t, dir, "zzzz-late.jsonl", late))
 	e.catchUp(t)
-	if _, err := e.st.WarmSketches(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.st.WarmFilters(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// Three bytes (a byte trigram), two (a byte pair), one (a byte); none
-	// is in the generated journal's vocabulary.
+	// Three bytes (a trigram), two (a pair, also at a text's end), one
+	// (also a text of its own); none is in the generated journal's
+	// vocabulary.
 	for _, tc := range []struct {
 		needle string
-		count  bool
-	}{{"⚡", false}, {"⚡", true}, {"Ω", false}, {"Ω", true}, {"~", false}, {"~", true}} {
-		count := tc.count
-		req := Request{Needle: tc.needle, Scope: ScopeAll, Limit: 50, Count: count}
-		resp, got := searchOnce(t, e, &req)
-		if want := brute(t, e, req); !slices.Equal(got, want) || len(want) != 1 {
-			t.Fatalf("%q count %v: got %v, want %v (one hit)", tc.needle, count, got, want)
-		}
-		t.Logf("%q count %v: plan %s, %d read, %d skipped", tc.needle, count, resp.Stats.Plan, resp.Stats.Scanned, resp.Stats.Skipped)
-		if resp.Stats.Scanned > 1100 || resp.Stats.Skipped < 1500 || !strings.Contains(resp.Stats.Plan, "its bytes") {
-			t.Errorf("%q count %v: %d texts read, %d skipped (plan %q): the filters did not rule out the chunks without the needle", tc.needle, count, resp.Stats.Scanned, resp.Stats.Skipped, resp.Stats.Plan)
+		hits   int
+	}{{"⚡", 1}, {"Ω", 2}, {"~", 2}} {
+		for _, count := range []bool{false, true} {
+			req := Request{Needle: tc.needle, Scope: ScopeAll, Limit: 50, Count: count}
+			resp, got := searchOnce(t, e, &req)
+			if want := brute(t, e, req); !slices.Equal(got, want) || len(want) != tc.hits {
+				t.Fatalf("%q count %v: got %v, want %v (%d hits)", tc.needle, count, got, want, tc.hits)
+			}
+			t.Logf("%q count %v: plan %s, %d read, %d skipped", tc.needle, count, resp.Stats.Plan, resp.Stats.Scanned, resp.Stats.Skipped)
+			if resp.Stats.Scanned > tc.hits || resp.Stats.Skipped < 2000 {
+				t.Errorf("%q count %v: %d texts read, %d skipped (plan %q): the index did not rule out the entries without the needle", tc.needle, count, resp.Stats.Scanned, resp.Stats.Skipped, resp.Stats.Plan)
+			}
 		}
 	}
 }
