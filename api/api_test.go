@@ -805,7 +805,8 @@ func TestMaintenanceRoutes(t *testing.T) {
 
 	var co client.CompactResponse
 	h.ok(h.do(req{Method: "POST", Path: "/v1/maintenance/compact"}), &co)
-	if co.StoreBefore == 0 || co.StoreAfter == 0 || co.IndexBefore == 0 || co.IndexAfter == 0 {
+	// The index's few entries are in its open run, in memory: no file.
+	if co.StoreBefore == 0 || co.StoreAfter == 0 || co.IndexBefore != co.IndexAfter {
 		t.Errorf("compact: %+v", co)
 	}
 	found("after compact")

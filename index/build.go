@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sort"
 )
 
 // gatherer works out the distinct trigrams of texts into postingLists. It
@@ -80,7 +81,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 	}
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	if err := x.clearDeleted(); err != nil {
+	if err := x.applyChanged(ctx); err != nil {
 		return 0, err
 	}
 	if err := x.rebuildBad(ctx); err != nil {
@@ -290,19 +291,74 @@ func (b *badRun) Error() string { return b.err.Error() }
 // containerAt returns the container of directory entry i.
 func (f *postingFile) containerAt(i int) (container, error) { return f.entry(i) }
 
-// clearDeleted forgets the store's deletion markers: a deleted entry left
-// in the postings is a candidate whose text is gone, which search skips,
-// so nothing needs rebuilding for it.
-func (x *Index) clearDeleted() error {
+// applyChanged builds again what the store has changed below the mark:
+// the store marks a seq whose entry it deleted or whose text it replaced
+// (a rewritten journal line). A deleted entry left in the postings would
+// only be a candidate whose text is gone, but a replaced text's new
+// trigrams must be found, so the file (or the open run) holding each
+// marked seq is built again from the store. Writers are held meanwhile
+// when there is something to rebuild, so that a bulk store's rebuilt
+// files hold only what no crash can take back.
+func (x *Index) applyChanged(ctx context.Context) error {
+	if seqs, err := x.st.Deleted(1); err != nil || len(seqs) == 0 {
+		return err
+	}
+	release := x.st.HoldWrites()
+	defer release()
 	for {
 		seqs, err := x.st.Deleted(4096)
 		if err != nil || len(seqs) == 0 {
 			return err
 		}
+		var files []*postingFile
+		openRun := false
+		x.fmu.RLock()
+		through := x.through.Load()
+		for _, seq := range seqs {
+			switch {
+			case seq > through:
+			case seq >= x.open.lo:
+				openRun = true
+			default:
+				i := sort.Search(len(x.files), func(i int) bool { return x.files[i].hi() >= seq })
+				if i < len(x.files) && !slices.Contains(files, x.files[i]) {
+					files = append(files, x.files[i])
+				}
+			}
+		}
+		x.fmu.RUnlock()
+		for _, f := range files {
+			if err := x.rebuild(ctx, f); err != nil {
+				return err
+			}
+		}
+		if openRun {
+			if err := x.rebuildOpen(); err != nil {
+				return err
+			}
+		}
 		if err := x.st.ClearDeleted(seqs); err != nil {
 			return err
 		}
 	}
+}
+
+// rebuildOpen gathers the open run again from the store.
+func (x *Index) rebuildOpen() error {
+	g := newGatherer()
+	x.bmu.Lock()
+	defer x.bmu.Unlock()
+	lo, through := x.open.lo, x.through.Load()
+	lists := postingLists{}
+	err := x.st.ScanTexts(lo, through, false, func(seq uint64, text []byte) bool {
+		lists.add(g.keys(text), uint16(seq-lo))
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	x.open.lists = lists
+	return nil
 }
 
 // markBad records that f failed a check while it was read: it is rebuilt
