@@ -42,7 +42,7 @@ const (
 	// MaxMatchLimit bounds how many sessions one Match returns.
 	MaxMatchLimit = 1000
 	// sessionBatchBytes bounds the text of one Bleve batch.
-	sessionBatchBytes = 4 << 20
+	sessionBatchBytes = 1 << 20
 	// sessionsQuiet is how long Run waits after a change to the store
 	// before it reindexes, so that a burst of writes costs one pass.
 	sessionsQuiet = time.Second
@@ -59,7 +59,7 @@ const (
 	sfFirst   = "first"   // when it began (datetime)
 	sfLast    = "last"    // its last activity (datetime)
 	sfEntries = "entries" // how many entries it holds
-	sfText    = "text"    // its user messages, SessionTextBytes at most
+	sfText    = "text"    // its name, project and user messages (SessionTextBytes of these at most)
 	sfFP      = "fp"      // what the store said of it when indexed (stored only)
 	formatKey = "sessions_format"
 )
@@ -175,31 +175,34 @@ func (s *Sessions) create() (bleve.Index, error) {
 	return bi, nil
 }
 
-// sessionMapping analyses words in English (stems, stop words) for the
-// title, name, user text and project (a path's words), and keeps the id
-// whole. Every indexed field is also in _all, which a query
-// searches unless it names a field.
+// sessionMapping analyses words in English (stems, stop words) and keeps
+// the id whole. A query's words without a field search the text field,
+// which holds the name and project too (Bleve's _all field would keep a
+// second copy of every position). No field keeps doc values: nothing
+// sorts or facets by them.
 func sessionMapping() mapping.IndexMapping {
-	words := func(analyzer string) *mapping.FieldMapping {
-		f := bleve.NewTextFieldMapping()
-		f.Analyzer = analyzer
+	field := func(f *mapping.FieldMapping, analyzer string, vectors bool) *mapping.FieldMapping {
+		f.Analyzer, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = analyzer, vectors, false, false
 		return f
 	}
-	stored := bleve.NewTextFieldMapping()
-	stored.Index, stored.IncludeInAll, stored.IncludeTermVectors = false, false, false
 	doc := bleve.NewDocumentStaticMapping()
-	doc.AddFieldMappingsAt(sfTitle, words(en.AnalyzerName))
-	doc.AddFieldMappingsAt(sfName, words(en.AnalyzerName))
-	doc.AddFieldMappingsAt(sfText, words(en.AnalyzerName))
-	doc.AddFieldMappingsAt(sfCwd, words(en.AnalyzerName))
-	doc.AddFieldMappingsAt(sfID, words(keyword.Name))
-	doc.AddFieldMappingsAt(sfFirst, bleve.NewDateTimeFieldMapping())
-	doc.AddFieldMappingsAt(sfLast, bleve.NewDateTimeFieldMapping())
-	doc.AddFieldMappingsAt(sfEntries, bleve.NewNumericFieldMapping())
-	doc.AddFieldMappingsAt(sfFP, stored)
+	doc.AddFieldMappingsAt(sfTitle, field(bleve.NewTextFieldMapping(), en.AnalyzerName, true))
+	doc.AddFieldMappingsAt(sfName, field(bleve.NewTextFieldMapping(), en.AnalyzerName, true))
+	doc.AddFieldMappingsAt(sfText, field(bleve.NewTextFieldMapping(), en.AnalyzerName, true))
+	doc.AddFieldMappingsAt(sfCwd, field(bleve.NewTextFieldMapping(), en.AnalyzerName, true))
+	id := field(bleve.NewTextFieldMapping(), keyword.Name, false)
+	id.Store = false
+	doc.AddFieldMappingsAt(sfID, id)
+	doc.AddFieldMappingsAt(sfFirst, field(bleve.NewDateTimeFieldMapping(), "", false))
+	doc.AddFieldMappingsAt(sfLast, field(bleve.NewDateTimeFieldMapping(), "", false))
+	doc.AddFieldMappingsAt(sfEntries, field(bleve.NewNumericFieldMapping(), "", false))
+	fp := field(bleve.NewTextFieldMapping(), keyword.Name, false)
+	fp.Index = false
+	doc.AddFieldMappingsAt(sfFP, fp)
 	m := bleve.NewIndexMapping()
 	m.DefaultMapping = doc
 	m.DefaultAnalyzer = en.AnalyzerName
+	m.DefaultField = sfText
 	m.ScoringModel = bleveindex.BM25Scoring
 	return m
 }
@@ -366,7 +369,7 @@ func (s *Sessions) document(si *store.SessionInfo, fp string) (map[string]any, i
 	}
 	doc := map[string]any{
 		sfTitle: SessionTitle(s.st, si), sfName: si.Name, sfCwd: si.Cwd, sfID: si.ID,
-		sfEntries: float64(si.Entries), sfText: text.String(), sfFP: fp,
+		sfEntries: float64(si.Entries), sfText: si.Name + "\n" + si.Cwd + "\n\n" + text.String(), sfFP: fp,
 	}
 	if si.Created != "" {
 		doc[sfFirst] = si.Created
