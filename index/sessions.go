@@ -411,8 +411,15 @@ func (s *Sessions) Match(ctx context.Context, q string, limit int) ([]SessionMat
 	return out, nil
 }
 
-// matchQuery checks a query and makes it Bleve's: q must match (in any
-// field), and the same words in the title or the name raise the score.
+// CheckMatch refuses what Match would refuse without running it.
+func CheckMatch(q string, limit int) error {
+	_, err := matchQuery(q, limit)
+	return err
+}
+
+// matchQuery checks a query and makes it Bleve's: q must match (in the
+// text field unless it names another), and the same words in the title or
+// the name raise the score.
 func matchQuery(q string, limit int) (query.Query, error) {
 	switch {
 	case strings.TrimSpace(q) == "":
