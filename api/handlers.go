@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,9 +205,13 @@ func (s *Server) searchEvery(w http.ResponseWriter, r *http.Request, req *search
 // every hit.
 const searchPageWriteTimeout = 30 * time.Second
 
-// DefaultSessionMatches is how many sessions a word search of sessions
-// returns unless told.
-const DefaultSessionMatches = 50
+func (s *Server) sessionsMatching(ctx context.Context, words string, limit int) ([]search.SessionSummary, error) {
+	ms, err := s.svc.MatchSessions(ctx, words, limit)
+	if err != nil {
+		return nil, err
+	}
+	return s.engine.MatchedSessions(ctx, ms)
+}
 
 func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
 	q := newQuery(r)
@@ -219,44 +224,22 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
 		return badParam("limit", "limit bounds a word search: give it with match")
 	}
 	if limit == 0 {
-		limit = DefaultSessionMatches
+		limit = index.DefaultMatchLimit
 	}
-	var ms []index.SessionMatch
+	var ss []search.SessionSummary
+	var err error
 	if match {
-		var err error
-		if ms, err = s.svc.MatchSessions(r.Context(), words, limit); err != nil {
-			return err
-		}
+		ss, err = s.sessionsMatching(r.Context(), words, limit)
+	} else {
+		ss, err = s.engine.Sessions(r.Context())
 	}
-	ss, err := s.engine.Sessions(r.Context())
 	if err != nil {
 		return err
-	}
-	if match {
-		ss = matchedSessions(ss, ms)
 	}
 	if ss == nil {
 		ss = []search.SessionSummary{}
 	}
 	return writeJSON(w, client.SessionsResponse{Sessions: ss})
-}
-
-// matchedSessions is the sessions of ms, in their order, with how they
-// matched (a session the list lacks is left out).
-func matchedSessions(all []search.SessionSummary, ms []index.SessionMatch) []search.SessionSummary {
-	byID := make(map[string]int, len(all))
-	for i, s := range all {
-		byID[s.ID] = i
-	}
-	out := make([]search.SessionSummary, 0, len(ms))
-	for _, m := range ms {
-		if i, ok := byID[m.Session]; ok {
-			s := all[i]
-			s.Score, s.Match, s.MatchField = m.Score, m.Fragment, m.Field
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {

@@ -41,6 +41,9 @@ const (
 	MaxMatchBytes = 1000
 	// MaxMatchLimit bounds how many sessions one Match returns.
 	MaxMatchLimit = 1000
+	// DefaultMatchLimit is how many sessions the API and the CLI ask
+	// Match for unless told.
+	DefaultMatchLimit = 50
 	// sessionBatchBytes bounds the text of one Bleve batch.
 	sessionBatchBytes = 1 << 20
 	// sessionsQuiet is how long Run waits after a change to the store
