@@ -11,8 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
 )
 
