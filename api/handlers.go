@@ -3,7 +3,6 @@ package api
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,43 +203,6 @@ func (s *Server) searchEvery(w http.ResponseWriter, r *http.Request, req *search
 // searchPageWriteTimeout bounds the writing of one page of a search for
 // every hit.
 const searchPageWriteTimeout = 30 * time.Second
-
-func (s *Server) sessionsMatching(ctx context.Context, words string, limit int) ([]search.SessionSummary, error) {
-	ms, err := s.svc.MatchSessions(ctx, words, limit)
-	if err != nil {
-		return nil, err
-	}
-	return s.engine.MatchedSessions(ctx, ms)
-}
-
-func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
-	q := newQuery(r)
-	words, match := q.one("match")
-	limit := q.int("limit", 1)
-	if err := q.done(); err != nil {
-		return err
-	}
-	if !match && limit != 0 {
-		return badParam("limit", "limit bounds a word search: give it with match")
-	}
-	if limit == 0 {
-		limit = index.DefaultMatchLimit
-	}
-	var ss []search.SessionSummary
-	var err error
-	if match {
-		ss, err = s.sessionsMatching(r.Context(), words, limit)
-	} else {
-		ss, err = s.engine.Sessions(r.Context())
-	}
-	if err != nil {
-		return err
-	}
-	if ss == nil {
-		ss = []search.SessionSummary{}
-	}
-	return writeJSON(w, client.SessionsResponse{Sessions: ss})
-}
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
 	id := pathParam(r, "id")
