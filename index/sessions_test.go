@@ -147,6 +147,8 @@ func TestSessionMatchRanksTitleAndUserTextFirst(t *testing.T) {
 		{"an excluded word", "checkout -flaky", []string{"mentions", "deep"}},
 		{"a field", "id:named", []string{"named"}},
 		{"a word no session holds", "kubernetes", []string{}},
+		{"a range over the last activity", `+checkout +last:>"2025-12-01"`, []string{"checkout", "mentions", "deep"}},
+		{"a range none is in", `+checkout +last:<"2025-12-01"`, []string{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := matchIDs(t, s, c.q); strings.Join(got, " ") != strings.Join(c.want, " ") {
@@ -301,5 +303,26 @@ func TestSessionMatchRefusesBadQueries(t *testing.T) {
 				t.Fatalf("Match(%q, %d) = %v, %v; want an invalid-input error on %s", c.q, c.limit, ms, err, c.param)
 			}
 		})
+	}
+}
+
+// TestSessionsTheStoreNoLongerHoldsAreRemoved: a pass removes the
+// documents of sessions its store does not hold (an index kept beside a
+// store imported anew).
+func TestSessionsTheStoreNoLongerHoldsAreRemoved(t *testing.T) {
+	e := newSessionsEnv(t)
+	fiveSessions(t, e)
+	s := e.open(t)
+	catchUp(t, s)
+	s.Close()
+	other := newSessionsEnv(t)
+	other.ix = e.ix
+	other.session(t, "checkout", "/home/dev/shop", msg("c1", "", "user", "Fix the flaky checkout test"))
+	s = other.open(t)
+	if p := catchUp(t, s); p.Removed != 4 || p.Indexed != 1 {
+		t.Errorf("the pass removed %d and indexed %d, want 4 and 1", p.Removed, p.Indexed)
+	}
+	if got := matchIDs(t, s, "checkout"); strings.Join(got, " ") != "checkout" {
+		t.Errorf("Match(checkout) = %q, want only the session still stored", got)
 	}
 }
