@@ -302,7 +302,9 @@ func (s *Sessions) CatchUp(ctx context.Context) (SessionsPass, error) {
 			}
 		}
 		clear(pending)
-		b.Reset()
+		// A new batch, not b.Reset(): scorch's analysis goroutine may
+		// still read the old one's map after Batch returns.
+		b = s.bi.NewBatch()
 		batchText = 0
 		return nil
 	}
