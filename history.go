@@ -278,4 +278,11 @@ type SessionSummary struct {
 	// (GET /v1/sessions/{id}), left out of the list of every session,
 	// which would have to read every session's tree for them.
 	Leaves []string `json:"leaves,omitempty"`
+	// Score, Match and MatchField are set by a word search of sessions
+	// (GET /v1/sessions?match=): how well the session matched (higher
+	// first), the stretch that matched on one line, and the field it is
+	// from ("title", "name", "text" for the user messages, "cwd").
+	Score      float64 `json:"score,omitempty"`
+	Match      string  `json:"match,omitempty"`
+	MatchField string  `json:"matchField,omitempty"`
 }

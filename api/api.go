@@ -40,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/service"
@@ -56,6 +57,9 @@ type Engine interface {
 	// Branch is the one resolver of a session and leaf to a branch, for
 	// the routes that read the entries themselves (export).
 	Branch(session, leaf string) (*store.SessionTree, []*journal.Entry, string, error)
+	// MatchedSessions describes the sessions a word search found, in its
+	// order (GET /v1/sessions?match=).
+	MatchedSessions(ctx context.Context, ms []index.SessionMatch) ([]pihistory.SessionSummary, error)
 }
 
 // Default limits.

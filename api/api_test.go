@@ -126,7 +126,7 @@ func TestHealthzNeedsNoToken(t *testing.T) {
 		t.Errorf("status %q", hl.Status)
 	}
 	// A route without query parameters says so, rather than "known: ".
-	if p := h.problem(h.do(req{Path: "/v1/sessions?limit=2"}), 400, "limit"); !strings.Contains(p.Detail, "takes none") {
+	if p := h.problem(h.do(req{Path: "/v1/stats?limit=2"}), 400, "limit"); !strings.Contains(p.Detail, "takes none") {
 		t.Errorf("an unknown parameter of a route without any: %q", p.Detail)
 	}
 	// The Host check still applies.

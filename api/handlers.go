@@ -204,20 +204,6 @@ func (s *Server) searchEvery(w http.ResponseWriter, r *http.Request, req *search
 // every hit.
 const searchPageWriteTimeout = 30 * time.Second
 
-func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
-	if err := newQuery(r).done(); err != nil {
-		return err
-	}
-	ss, err := s.engine.Sessions(r.Context())
-	if err != nil {
-		return err
-	}
-	if ss == nil {
-		ss = []search.SessionSummary{}
-	}
-	return writeJSON(w, client.SessionsResponse{Sessions: ss})
-}
-
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
 	id := pathParam(r, "id")
 	q := newQuery(r)

@@ -173,6 +173,12 @@ export interface SessionSummary {
 	parentFile?: string;
 	/** the session's branch ends: in GET /v1/sessions/{id} only (the list leaves them out) */
 	leaves?: string[];
+	/** with match only: how well the session matched (higher first) */
+	score?: number;
+	/** with match only: the stretch of the session that matched, on one line (the whole field when short) */
+	match?: string;
+	/** with match only: the field match is from (text: the user messages) */
+	matchField?: "title" | "name" | "text" | "cwd";
 }
 
 export interface SessionsResponse {
@@ -897,10 +903,15 @@ export interface Routes {
 		body: SearchRequest;
 		response: SearchResponse;
 	};
-	/** sessions: Every session */
+	/** sessions: Every session, or those whose words match */
 	"GET /v1/sessions": {
 		path: Record<string, never>;
-		query: Record<string, never>;
+		query: {
+			/** words to look for, in Bleve's query-string syntax: words (matched by their English stems; more of them ranks higher), "a phrase", +required, -excluded, field:word for title, name, text, cwd or id, and ranges over first, last (RFC 3339) and entries, as in last:>"2026-11-01". A match in the title or name weighs more. Empty, longer than 1,000 bytes or not parsable: 400 */
+			match?: string;
+			/** with match only: the most sessions to return (default 50) */
+			limit?: number;
+		};
 		body: undefined;
 		response: SessionsResponse;
 	};

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
 )
@@ -368,6 +369,29 @@ func (e *Engine) Sessions(ctx context.Context) ([]SessionSummary, error) {
 		out = append(out, s)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LastActivity > out[j].LastActivity })
+	return out, nil
+}
+
+// MatchedSessions describes the sessions a word search found
+// (index.Sessions.Match), in its order, each with its score and the
+// stretch that matched; a session no longer stored is left out.
+func (e *Engine) MatchedSessions(ctx context.Context, ms []index.SessionMatch) ([]SessionSummary, error) {
+	all, err := e.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]int, len(all))
+	for i, s := range all {
+		byID[s.ID] = i
+	}
+	out := make([]SessionSummary, 0, len(ms))
+	for _, m := range ms {
+		if i, ok := byID[m.Session]; ok {
+			s := all[i]
+			s.Score, s.Match, s.MatchField = m.Score, m.Fragment, m.Field
+			out = append(out, s)
+		}
+	}
 	return out, nil
 }
 

@@ -1,9 +1,9 @@
 package search
 
 import (
-	"strings"
 	"sync"
 
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
 )
@@ -11,11 +11,6 @@ import (
 // TitleRunes is the most characters a title taken from a first message
 // keeps (an ellipsis marks the cut).
 const TitleRunes = journal.TitleRunes
-
-// titleScan is how many entries from a session's start are looked at for
-// its first user message (a session's first entries are its model and
-// thinking level; a session that begins with more is rare).
-const titleScan = 64
 
 // titleCache remembers, per session, its title and project as long as
 // the session is not written to (store.SessionGeneration): search hits
@@ -32,15 +27,14 @@ type about struct {
 	title, cwd string
 }
 
-// Title is what a session is called for people: its name when it has one
-// (Pi's /name, as given), else the first line of its first user message,
-// shortened to TitleRunes characters; "" when it has neither yet.
+// Title is what a session is called for people (index.SessionTitle),
+// cached while the session is unchanged.
 func (e *Engine) Title(si *store.SessionInfo) string {
 	gen := e.st.SessionGeneration(si.ID) // read first: a write meanwhile makes the entry stale, not wrong
 	if a, ok := e.cachedAbout(si.ID, gen); ok {
 		return a.title
 	}
-	a := about{gen: gen, title: e.firstPrompt(si), cwd: si.Cwd}
+	a := about{gen: gen, title: index.SessionTitle(e.st, si), cwd: si.Cwd}
 	e.titles.mu.Lock()
 	if e.titles.m == nil {
 		e.titles.m = map[string]about{}
@@ -55,32 +49,6 @@ func (e *Engine) cachedAbout(sid string, gen uint64) (about, bool) {
 	defer e.titles.mu.Unlock()
 	a, ok := e.titles.m[sid]
 	return a, ok && a.gen == gen
-}
-
-// firstPrompt is the session's name, else the title of its first user
-// message among its first titleScan entries.
-func (e *Engine) firstPrompt(si *store.SessionInfo) string {
-	if strings.TrimSpace(si.Name) != "" {
-		return si.Name // whole: lists cut it to their width, hovers show it all
-	}
-	var first uint64
-	n := 0
-	e.st.WalkSessionMetas(si.ID, func(m *store.Meta) bool {
-		n++
-		if m.Type == "message" && m.Role == "user" {
-			first = m.Seq
-			return false
-		}
-		return n < titleScan
-	})
-	if first == 0 {
-		return ""
-	}
-	text, err := e.st.Text(first)
-	if err != nil {
-		return ""
-	}
-	return journal.TitleLine(text, TitleRunes)
 }
 
 // describeHits gives each hit its session's title and project: from the

@@ -52,6 +52,10 @@ type Options struct {
 	// system's when nil); tests give one that drops unsynced writes or
 	// runs out of space. The index and the lock are always on disk.
 	StoreFS vfs.FS
+	// FollowSessions opens the session word index (index.Sessions) at
+	// once and keeps it up to date in the background (a server); else it
+	// is opened, and caught up, when MatchSessions is first called.
+	FollowSessions bool
 	// ReserveBytes is the free space under which the store refuses writes
 	// (store.Options.ReserveBytes: store.DefaultReserveBytes when 0, no
 	// check when negative).
@@ -70,6 +74,15 @@ type Service struct {
 	done         chan struct{}
 	compacting   atomic.Bool
 	serial       *ingest.Serial
+	readOnly     bool
+
+	// The session word index (sessionwords.go): opened on first use,
+	// followed by a server.
+	swMu       sync.Mutex
+	sw         *index.Sessions
+	swClosed   bool
+	swFollowed atomic.Bool
+	swDone     sync.WaitGroup
 }
 
 // Serial reads journal files into the store one reader per path at a time:
@@ -105,11 +118,18 @@ func Open(o Options) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{Dir: o.DataDir, SessionsDirs: o.SessionsDirs, Store: st, Index: ix, Log: o.Log, lock: lock, cancel: cancel, done: make(chan struct{}),
-		serial: ingest.NewSerial(st)}
+		serial: ingest.NewSerial(st), readOnly: o.ReadOnly}
 	go func() {
 		defer close(s.done)
 		ix.Run(ctx)
 	}()
+	if o.FollowSessions && !o.ReadOnly {
+		s.swDone.Add(1)
+		go func() {
+			defer s.swDone.Done()
+			s.followSessionWords(ctx)
+		}()
+	}
 	return s, nil
 }
 
@@ -159,10 +179,15 @@ func (s *Service) OnWritesResumed(ctx context.Context, retry func()) {
 	}()
 }
 
-// Close stops the indexer, closes index and store, and releases the lock.
+// Close stops the indexers, closes the indexes and the store, and releases
+// the lock.
 func (s *Service) Close() error {
 	s.cancel()
 	<-s.done
+	s.swDone.Wait()
+	if err := s.closeSessionWords(); err != nil {
+		s.Log.Warn("session word index: close", "err", err)
+	}
 	err1 := s.Index.Close()
 	err2 := s.Store.Close()
 	s.lock.Release()

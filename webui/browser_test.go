@@ -368,6 +368,35 @@ func TestBrowser(t *testing.T) {
 		pwnedCheck(t)
 	})
 
+	t.Run("word search of sessions lists the best first, escaped", func(t *testing.T) {
+		e.run(t, "sessions list", chromedp.Navigate(e.base+"/#/"), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
+		e.run(t, "search by words", setInput(`#fwords`, "checkout"), waitJS(`document.querySelectorAll('tr.wrow').length > 0`))
+		if first := e.str(t, `document.querySelector('tr.wrow').dataset.session`); first != shopID {
+			t.Errorf("the first session for 'checkout' is %s, want the shop session %s", first, shopID)
+		}
+		if frag := e.str(t, `document.querySelector('tr.wrow td.frag').textContent`); !strings.Contains(strings.ToLower(frag), "checkout") {
+			t.Errorf("the shop row quotes %q, which lacks the word", frag)
+		}
+		if loc := e.str(t, `location.hash`); loc != "#/?words=checkout" {
+			t.Errorf("the address keeps %q, want the words in it", loc)
+		}
+		e.shot(t, "sessions-words.png")
+		e.run(t, "hostile words", setInput(`#fwords`, "HostileMarker"),
+			waitJS(`[...document.querySelectorAll('tr.wrow')].some(r => r.dataset.session === '`+hostileID+`')`))
+		if n := e.num(t, `document.querySelectorAll('table.ranked img, table.ranked script, table.ranked a[href^="javascript"]').length`); n != 0 {
+			t.Errorf("the ranked list holds %v elements made from session content", n)
+		}
+		if frag := e.str(t, `[...document.querySelectorAll('tr.wrow')].find(r => r.dataset.session === '`+hostileID+`').textContent`); !strings.Contains(frag, "<") {
+			t.Errorf("the hostile row %q does not show its markup as text", frag)
+		}
+		pwnedCheck(t)
+		e.run(t, "a query that is none", setInput(`#fwords`, `title:"checkout`), waitJS(`document.querySelector('.wordsproblem') !== null`))
+		if msg := e.str(t, `document.querySelector('.wordsproblem').textContent`); !strings.Contains(msg, "not a query") {
+			t.Errorf("a bad query says %q, want the server's reason", msg)
+		}
+		e.run(t, "no words: the grouped list again", setInput(`#fwords`, ""), waitJS(`document.querySelector('.group h3') !== null && !document.querySelector('tr.wrow')`))
+	})
+
 	t.Run("login through the page 'pi-history open' gives the browser", func(t *testing.T) {
 		// The browser is handed a file that forwards to the login URL (the
 		// URL itself on a command line could be read by other users). The

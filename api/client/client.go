@@ -284,6 +284,20 @@ func (c *Client) Sessions(ctx context.Context) ([]pihistory.SessionSummary, erro
 	return out.Sessions, nil
 }
 
+// MatchSessions lists the sessions whose words match words, best first,
+// at most limit (the server's default when 0), each with its score and
+// the stretch that matched: GET /v1/sessions?match=.
+func (c *Client) MatchSessions(ctx context.Context, words string, limit int) ([]pihistory.SessionSummary, error) {
+	q := url.Values{}
+	q.Set("match", words)
+	setInt(q, "limit", limit)
+	var out SessionsResponse
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Sessions, nil
+}
+
 // SessionOptions select what Session returns.
 type SessionOptions struct {
 	Leaf   string // windows of this branch instead of the current one

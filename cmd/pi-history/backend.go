@@ -16,6 +16,9 @@ import (
 // it, by that server's API (client.History), with the same errors.
 type backend interface {
 	pihistory.History
+	// MatchSessions lists the sessions whose words match words, best
+	// first (service.Service.MatchSessions; GET /v1/sessions?match=).
+	MatchSessions(ctx context.Context, words string, limit int) ([]pihistory.SessionSummary, error)
 	Close() error
 }
 
@@ -26,6 +29,14 @@ type localBackend struct {
 }
 
 func (l *localBackend) Close() error { return l.svc.Close() }
+
+func (l *localBackend) MatchSessions(ctx context.Context, words string, limit int) ([]pihistory.SessionSummary, error) {
+	ms, err := l.svc.MatchSessions(ctx, words, limit)
+	if err != nil {
+		return nil, err
+	}
+	return l.Engine.MatchedSessions(ctx, ms)
+}
 
 // backend opens the data directory, or (when a server owns it) connects to
 // the server. See remote.go.

@@ -80,12 +80,20 @@ func (g *globals) remoteBackend(openErr error) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &remoteBackend{History: c.History()}, nil
+	return &remoteBackend{History: c.History(), c: c}, nil
 }
 
 // remoteBackend answers through the API, as client.History does: a bad or
 // unknown parameter comes back as the *pihistory.Error the engine returns
 // locally, so commands print the same messages and exit with the same codes.
-type remoteBackend struct{ pihistory.History }
+type remoteBackend struct {
+	pihistory.History
+	c *client.Client
+}
 
 func (r *remoteBackend) Close() error { return nil }
+
+func (r *remoteBackend) MatchSessions(ctx context.Context, words string, limit int) ([]pihistory.SessionSummary, error) {
+	ss, err := r.c.MatchSessions(ctx, words, limit)
+	return ss, client.Refusal(err)
+}

@@ -181,7 +181,8 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, Memory: mem, ReserveBytes: reserve})
+	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, Memory: mem, ReserveBytes: reserve,
+		FollowSessions: true})
 	if err != nil {
 		if errors.Is(err, datadir.ErrLocked) {
 			if si, rerr := client.ReadServerInfo(dir); rerr == nil {

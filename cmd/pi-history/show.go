@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pi-history/pi-history/index"
 	"github.com/pi-history/pi-history/search"
 )
 
@@ -20,7 +21,11 @@ var showFlags struct {
 	raw, json, branches bool
 }
 
-var sessionsJSON bool
+var (
+	sessionsJSON  bool
+	sessionsMatch *string // --match, when given
+	sessionsLimit int
+)
 
 func init() {
 	register(&command{
@@ -55,10 +60,25 @@ Examples:
 	})
 	register(&command{
 		name:    "sessions",
-		usage:   "[--json]",
-		summary: "list stored sessions, newest activity first",
+		usage:   "[--match WORDS [--limit N]] [--json]",
+		summary: "list stored sessions, newest activity first, or those whose words match, best first",
+		help: `With --match, the sessions whose title, name, project or user messages
+hold the words, best first, with the stretch that matched. WORDS uses
+Bleve's query-string syntax: words (matched by their English stems),
+"a phrase", +required, -excluded, field:word (title, name, text, cwd, id).
+This is ranked word search over sessions; 'search' finds literal text in
+every entry.
+
+  pi-history sessions --match 'flaky checkout test'
+  pi-history sessions --match '+deploy -staging' --limit 5`,
 		flags: func(fs *flag.FlagSet, g *globals) {
 			fs.BoolVar(&sessionsJSON, "json", false, "print one JSON object per session")
+			sessionsMatch = nil
+			fs.Func("match", "only the sessions whose words match `WORDS`, best first", func(v string) error {
+				sessionsMatch = &v
+				return nil
+			})
+			fs.IntVar(&sessionsLimit, "limit", 0, "with --match: the most sessions to list (default 50, at most 1000)")
 		},
 		run: runSessions,
 	})
@@ -166,7 +186,18 @@ func runSessions(g *globals, args []string) error {
 		return err
 	}
 	defer b.Close()
-	ss, err := b.Sessions(context.Background())
+	var ss []search.SessionSummary
+	switch {
+	case sessionsMatch != nil:
+		if sessionsLimit == 0 {
+			sessionsLimit = index.DefaultMatchLimit
+		}
+		ss, err = b.MatchSessions(context.Background(), *sessionsMatch, sessionsLimit)
+	case sessionsLimit != 0:
+		return usagef("--limit bounds a word search: give it with --match")
+	default:
+		ss, err = b.Sessions(context.Background())
+	}
 	if err != nil {
 		return err
 	}
@@ -179,6 +210,9 @@ func runSessions(g *globals, args []string) error {
 	}
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tLAST ACTIVITY\tENTRIES\tWINDOWS\tTITLE\tPROJECT")
+	if sessionsMatch != nil {
+		return printMatches(g, ss)
+	}
 	for _, s := range ss {
 		// A title is the session's name (whatever was given to
 		// /name, a pasted paragraph too) or the start of its first
@@ -186,6 +220,23 @@ func runSessions(g *globals, args []string) error {
 		// other row's project off the screen (--json has it whole).
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", oneCell(s.ID, 80), s.LastActivity, s.Entries, s.Windows,
 			oneCell(s.Title, sessionNameWidth), oneCell(s.Cwd, 400))
+	}
+	return tw.Flush()
+}
+
+// printMatches prints a word search's sessions as the table does, each
+// followed by an indented line with the stretch that matched.
+func printMatches(g *globals, ss []search.SessionSummary) error {
+	if len(ss) == 0 {
+		fmt.Fprintln(g.stdout, "no session matches")
+		return nil
+	}
+	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tLAST ACTIVITY\tENTRIES\tSCORE\tTITLE\tPROJECT")
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%s\t%s\n", oneCell(s.ID, 80), s.LastActivity, s.Entries, s.Score,
+			oneCell(s.Title, sessionNameWidth), oneCell(s.Cwd, 400))
+		fmt.Fprintf(tw, "  %s: %s\n", s.MatchField, oneCell(s.Match, 240))
 	}
 	return tw.Flush()
 }

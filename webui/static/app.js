@@ -182,14 +182,36 @@ async function showSessions(q) {
   if (my !== S.nav) return; // another page was asked for meanwhile
   const nameIn = h('input', { type: 'search', placeholder: 'filter by name', value: q.get('name') || '', 'aria-label': 'Filter by name', id: 'fname' });
   const projIn = h('input', { type: 'search', placeholder: 'filter by project', value: q.get('project') || '', 'aria-label': 'Filter by project', id: 'fproject' });
+  // Ranked word search over sessions (GET /v1/sessions?match=): titles,
+  // names, projects and user messages, best first.
+  const wordsIn = h('input', { type: 'search', placeholder: 'search sessions by words', value: q.get('words') || '', 'aria-label': 'Search sessions by words', id: 'fwords', class: 'wide' });
   const out = h('div', { class: 'groups' });
-  const draw = () => {
+  let ranked = null; // the word search's sessions, best first, while words are given
+  const shown = (s) => {
     const nf = nameIn.value.toLowerCase();
     const pf = projIn.value.toLowerCase();
+    return (!nf || sessionName(s).toLowerCase().includes(nf) || String(s.id).includes(nf)) &&
+      (!pf || String(s.cwd).toLowerCase().includes(pf));
+  };
+  const nameCell = (s) => h('td', null, h('a', { href: sessionHref(s.id), class: 'sname', title: sessionName(s), text: sessionName(s) }),
+    s.parentSession ? tag('fork', 'dim') : null);
+  const draw = () => {
+    if (ranked) {
+      const rows = ranked.filter(shown);
+      out.replaceChildren(rows.length
+        ? h('table', { class: 'sessions ranked' },
+          h('thead', null, h('tr', null, ['name', 'project', 'matched', 'last activity'].map((t) => h('th', { text: t })))),
+          h('tbody', null, rows.map((s) => h('tr', { class: 'srow wrow', dataset: { session: s.id } },
+            nameCell(s),
+            h('td', { class: 'cwd', text: s.cwd || '' }),
+            h('td', { class: 'frag' }, h('span', { class: 'muted', text: (s.matchField === 'text' ? 'user' : s.matchField || '') + ': ' }), h('span', { text: s.match || '' })),
+            h('td', { title: s.lastActivity, text: ago(s.lastActivity) })))))
+        : h('p', { class: 'muted', text: 'No session matches these words.' }));
+      return;
+    }
     const groups = new Map();
     for (const s of list) {
-      if (nf && !sessionName(s).toLowerCase().includes(nf) && !String(s.id).includes(nf)) continue;
-      if (pf && !String(s.cwd).toLowerCase().includes(pf)) continue;
+      if (!shown(s)) continue;
       if (!groups.has(s.cwd)) groups.set(s.cwd, []);
       groups.get(s.cwd).push(s);
     }
@@ -200,8 +222,7 @@ async function showSessions(q) {
         h('table', { class: 'sessions' },
           h('thead', null, h('tr', null, ['name', 'entries', 'size', 'windows', 'last activity'].map((t) => h('th', { text: t })))),
           h('tbody', null, ss.map((s) => h('tr', { class: 'srow', dataset: { session: s.id } },
-            h('td', null, h('a', { href: sessionHref(s.id), class: 'sname', title: sessionName(s), text: sessionName(s) }),
-              s.parentSession ? tag('fork', 'dim') : null),
+            nameCell(s),
             h('td', { class: 'num', text: String(s.entries) }),
             h('td', { class: 'num', text: humanBytes(s.bytes || 0) }),
             h('td', { class: 'num', text: String(s.windows) }),
@@ -210,18 +231,45 @@ async function showSessions(q) {
     if (!kids.length) kids.push(h('p', { class: 'muted', text: list.length ? 'No session matches.' : 'No sessions yet: run pi-history import, or use Pi while pi-history serve runs.' }));
     out.replaceChildren(...kids);
   };
+  let searched = 0;
+  const search = async () => {
+    const n = ++searched;
+    const words = wordsIn.value;
+    if (!words.trim()) {
+      ranked = null;
+      draw();
+      return;
+    }
+    try {
+      const r = await api('/v1/sessions?' + new URLSearchParams({ match: words, limit: '100' }));
+      if (n !== searched || my !== S.nav) return; // a later search, or another page
+      ranked = r.sessions || [];
+      draw();
+    } catch (err) {
+      if (n !== searched || my !== S.nav) return;
+      ranked = null;
+      out.replaceChildren(h('p', { class: 'problem wordsproblem', text: String(err?.message ?? err) }));
+    }
+  };
+  let timer = 0;
   const keep = () => {
     const p = new URLSearchParams();
+    if (wordsIn.value) p.set('words', wordsIn.value);
     if (nameIn.value) p.set('name', nameIn.value);
     if (projIn.value) p.set('project', projIn.value);
     history.replaceState(null, '', '#/' + (p.toString() ? '?' + p : ''));
-    draw();
   };
-  nameIn.addEventListener('input', keep);
-  projIn.addEventListener('input', keep);
+  wordsIn.addEventListener('input', () => {
+    keep();
+    clearTimeout(timer);
+    timer = setTimeout(search, 250);
+  });
+  nameIn.addEventListener('input', () => { keep(); draw(); });
+  projIn.addEventListener('input', () => { keep(); draw(); });
   draw();
+  if (wordsIn.value.trim()) search();
   const total = h('span', { class: 'muted', text: ` ${list.length} sessions` });
-  app.replaceChildren(h('div', { class: 'list' }, h('div', { class: 'filters' }, nameIn, ' ', projIn, total), out));
+  app.replaceChildren(h('div', { class: 'list' }, h('div', { class: 'filters' }, wordsIn, ' ', nameIn, ' ', projIn, total), out));
   let asked = 0;
   S.redraw = async () => {
     const n = ++asked;
@@ -229,7 +277,8 @@ async function showSessions(q) {
     if (n !== asked || my !== S.nav) return; // a later redraw, or another page
     list.splice(0, list.length, ...fresh);
     total.textContent = ` ${list.length} sessions`;
-    draw();
+    if (ranked) search();
+    else draw();
   };
 }
 
