@@ -6,7 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 
-		"github.com/pi-history/pi-history/store"
+	"github.com/pi-history/pi-history/store"
 )
 
 // First windows of seqs: index candidates are asked for, and sketches
@@ -342,18 +342,6 @@ var (
 	parallelMin   uint64 = 1024
 	parallelAfter        = 512
 )
-
-// heldInOrderMax is the longest list of candidates whose texts are all
-// held in memory (the chunks at both ends of the history, see
-// store.TextsHeld) that this goroutine reads alone: such a text costs no
-// Pebble read, and handing the list to two goroutines in turn cost more
-// than it saved. In-process, both ways alternating in one process,
-// first pages of the benchmark's 3-5 character needles: median ratios
-// 0.84-0.88 (p50 196 -> 162 us for those near the median); the other
-// groups within 2-4%. With every held list read alone, the needles whose
-// first windows hold many candidates were slower (p90 1.67 -> 1.83 ms);
-// up to 512, p90 1.95 -> 1.75 ms.
-const heldInOrderMax = 512
 
 // scanRanges confirms every searchable entry of ranges (ascending,
 // disjoint) in request order, until the page is full. Lists of candidates
