@@ -182,6 +182,9 @@ func runSearch(g *globals, args []string) error {
 	}
 	hits := 0
 	var total *int
+	if g.out != nil {
+		g.out.buffer() // flushed after each page
+	}
 	for {
 		resp, err := b.Search(context.Background(), req)
 		if err != nil {
@@ -195,6 +198,9 @@ func runSearch(g *globals, args []string) error {
 			next, resp.Cursor = resp.Cursor, ""
 		}
 		printHits(paint, resp, sf.json)
+		if g.out != nil {
+			g.out.flush()
+		}
 		if sf.json && resp.Cursor != "" {
 			// stdout holds hits only; a script still learns the list is cut.
 			fmt.Fprintf(g.stderr, "pi-history search: more hits than the %d printed: use --limit or --all\n", len(resp.Hits))
