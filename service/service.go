@@ -525,6 +525,18 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 	if err := s.WaitIndexed(ctx); err != nil {
 		return sum, err
 	}
+	// The sessions' word index too, so that the first server on these
+	// sessions starts with nothing to build (a server's own follows the
+	// store by itself).
+	if sum.Entries > 0 && !s.swFollowed.Load() && !s.readOnly {
+		sw, err := s.sessionWords()
+		if err == nil {
+			_, err = sw.CatchUp(ctx)
+		}
+		if err != nil {
+			return sum, fmt.Errorf("index the sessions' words: %w", err)
+		}
+	}
 	if sum.Entries >= CompactAfter {
 		if err := s.Compact(ctx); err != nil {
 			return sum, err

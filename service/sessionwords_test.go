@@ -39,6 +39,15 @@ func TestMatchSessionsFindsWhatIsStored(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Close()
+			// An import leaves the index built, so that a server has
+			// nothing to build when it starts.
+			if _, err := os.Stat(filepath.Join(data, SessionWordsDir)); err != nil {
+				t.Fatalf("after the import: %v", err)
+			}
+			if c.readOnly {
+				// A directory whose index an older version never built.
+				os.RemoveAll(filepath.Join(data, SessionWordsDir))
+			}
 			svc, err := Open(Options{DataDir: data, FollowSessions: c.follow, ReadOnly: c.readOnly, MustExist: true})
 			if err != nil {
 				t.Fatal(err)
