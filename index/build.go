@@ -229,7 +229,7 @@ func (x *Index) mergePending(ctx context.Context) error {
 // merge writes the segment from lo out of its runs and opens it.
 func (x *Index) merge(ctx context.Context, lo uint64, runs []*postingFile) (*postingFile, error) {
 	for _, r := range runs {
-		if err := r.check(); err != nil {
+		if err := r.checkAll(); err != nil {
 			return nil, &badRun{r, err}
 		}
 	}

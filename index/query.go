@@ -210,7 +210,11 @@ func (q *Query) unionOf(f *postingFile, fq *fileQuery) error {
 	n := 0
 	var offs []uint16
 	for _, kr := range q.short {
-		for i := f.search(kr.lo); i < f.keys && f.keyAt(i) <= kr.hi; i++ {
+		i, err := f.search(kr.lo)
+		if err != nil {
+			return err
+		}
+		for ; i < f.keys && f.keyAt(i) <= kr.hi; i++ {
 			if n++; n > shortMaxContainers {
 				fq.whole, fq.union = true, nil
 				return nil
@@ -413,9 +417,6 @@ func (q *Query) Nowhere() (bool, error) {
 				return false, nil // the files changed: say nothing
 			}
 			_, ok, err := f.find(k)
-			if err == nil {
-				err = f.check()
-			}
 			x.fmu.RUnlock()
 			if err != nil {
 				if errors.Is(err, errCorrupt) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // A file of postings covers an aligned range of seqs, [lo, lo+span-1],
@@ -23,21 +24,25 @@ import (
 //
 //	header  magic "PIHGRAMS", version u32, keys u32, lo u64, span u32, pad u32
 //	dir     keys x (key u32, count u32, offset u32, crc u32), sorted by key
+//	pages   a crc u32 for each page of dirPage directory entries
 //	bodies  the containers, each at its offset from the bodies' start
-//	trailer length of the bodies u32, crc of header and dir u32, magic "GEND"
+//	trailer length of the bodies u32, crc of header and pages u32, magic "GEND"
 //
-// A container's crc is the Castagnoli CRC of its body, checked whenever it
-// is read; the header's and the directory's when the file is first used.
-// A file that fails either is dropped and rebuilt from the store.
+// Checksums are Castagnoli CRCs. A container's is checked whenever it is
+// read; a directory page's the first time a lookup reads it (a lookup
+// reads a few pages, and a one-shot search should not read every
+// directory whole); the header's when the file is first used. A file that
+// fails one is read around, then rebuilt from the store.
 const (
 	fileMagic    = "PIHGRAMS"
 	trailerMagic = "GEND"
 	headerSize   = 32
 	dirEntrySize = 16
+	dirPage      = 256 // directory entries a page checksum covers
 	trailerSize  = 12
 	// FormatVersion is the version of the postings files. A file of
 	// another version is deleted and built again from the store.
-	FormatVersion = 1
+	FormatVersion = 2
 	// DefaultRunSpan and DefaultSegmentSpan are the seqs a run and a
 	// segment cover unless Options say otherwise.
 	DefaultRunSpan     = 4096
@@ -59,7 +64,10 @@ type postingFile struct {
 	unmap  func() error
 	keys   int
 	dir    []byte
+	pages  []byte // a crc per page of the directory
 	bodies []byte
+	// checked: a bit per directory page whose crc was found right.
+	checked []atomic.Uint64
 
 	checkOnce sync.Once
 	checkErr  error
@@ -106,26 +114,60 @@ func (f *postingFile) parse() error {
 	if f.span < 16 || f.span > maxSpan || f.span&(f.span-1) != 0 || f.lo%uint64(f.span) != 1 {
 		return fmt.Errorf("%w: range %d+%d is not aligned", errCorrupt, f.lo, f.span)
 	}
+	npages := (f.keys + dirPage - 1) / dirPage
 	dirEnd := headerSize + f.keys*dirEntrySize
+	pagesEnd := dirEnd + 4*npages
 	nb := int(binary.LittleEndian.Uint32(d[len(d)-trailerSize:]))
-	if f.keys < 0 || dirEnd+nb+trailerSize != len(d) {
+	if f.keys < 0 || pagesEnd+nb+trailerSize != len(d) {
 		return fmt.Errorf("%w: sizes do not add up", errCorrupt)
 	}
 	f.dir = d[headerSize:dirEnd]
-	f.bodies = d[dirEnd : dirEnd+nb]
+	f.pages = d[dirEnd:pagesEnd]
+	f.bodies = d[pagesEnd : pagesEnd+nb]
+	f.checked = make([]atomic.Uint64, (npages+63)/64)
 	return nil
 }
 
-// check verifies the crc of the header and directory, once.
+// check verifies the crc of the header and the page checksums, once.
 func (f *postingFile) check() error {
 	f.checkOnce.Do(func() {
 		d := f.data
 		want := binary.LittleEndian.Uint32(d[len(d)-8:])
-		if crc32.Checksum(d[:headerSize+len(f.dir)], castagnoli) != want {
-			f.checkErr = fmt.Errorf("index: %s: %w: its directory fails its checksum", filepath.Base(f.path), errCorrupt)
+		crc := crc32.Update(crc32.Checksum(d[:headerSize], castagnoli), castagnoli, f.pages)
+		if crc != want {
+			f.checkErr = fmt.Errorf("index: %s: %w: its header fails its checksum", filepath.Base(f.path), errCorrupt)
 		}
 	})
 	return f.checkErr
+}
+
+// checkPage verifies the crc of the directory page holding entry i, the
+// first time it is read.
+func (f *postingFile) checkPage(i int) error {
+	p := i / dirPage
+	w, bit := &f.checked[p/64], uint64(1)<<(p%64)
+	if w.Load()&bit != 0 {
+		return nil
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	end := min((p+1)*dirPage, f.keys) * dirEntrySize
+	if crc32.Checksum(f.dir[p*dirPage*dirEntrySize:end], castagnoli) != binary.LittleEndian.Uint32(f.pages[4*p:]) {
+		return fmt.Errorf("index: %s: %w: page %d of its directory fails its checksum", filepath.Base(f.path), errCorrupt, p)
+	}
+	w.Or(bit)
+	return nil
+}
+
+// checkAll verifies every page of the directory.
+func (f *postingFile) checkAll() error {
+	for i := 0; i < f.keys; i += dirPage {
+		if err := f.checkPage(i); err != nil {
+			return err
+		}
+	}
+	return f.check()
 }
 
 // container is one trigram's entries in a file: a bitmap of span bits or
@@ -139,27 +181,35 @@ type container struct {
 // find returns the container of key, false when no entry of the file
 // holds it.
 func (f *postingFile) find(key uint32) (container, bool, error) {
-	i := f.search(key)
-	if i == f.keys || f.keyAt(i) != key {
-		return container{}, false, nil
+	i, err := f.search(key)
+	if err != nil || i == f.keys || f.keyAt(i) != key {
+		return container{}, false, err
 	}
 	c, err := f.entry(i)
 	return c, err == nil, err
 }
 
 // search returns the index of the first directory entry whose key is key
-// or more (f.keys when none is).
-func (f *postingFile) search(key uint32) int {
+// or more (f.keys when none is), checking each page it reads.
+func (f *postingFile) search(key uint32) (int, error) {
 	i, j := 0, f.keys
 	for i < j {
 		h := int(uint(i+j) >> 1)
+		if err := f.checkPage(h); err != nil {
+			return 0, err
+		}
 		if f.keyAt(h) < key {
 			i = h + 1
 		} else {
 			j = h
 		}
 	}
-	return i
+	if i < f.keys {
+		if err := f.checkPage(i); err != nil {
+			return 0, err
+		}
+	}
+	return i, nil
 }
 
 // keyAt is the key of directory entry i.
@@ -170,6 +220,14 @@ func (f *postingFile) keyAt(i int) uint32 {
 // entry returns the container of directory entry i, checked against its
 // checksum.
 func (f *postingFile) entry(i int) (container, error) {
+	if err := f.checkPage(i); err != nil {
+		return container{}, err
+	}
+	if i+1 < f.keys {
+		if err := f.checkPage(i + 1); err != nil {
+			return container{}, err
+		}
+	}
 	e := f.dir[i*dirEntrySize:]
 	count := int(binary.LittleEndian.Uint32(e[4:]))
 	off := int(binary.LittleEndian.Uint32(e[8:]))
@@ -292,7 +350,12 @@ func (w *fileWriter) write(dir string) (string, error) {
 	binary.LittleEndian.PutUint32(h[12:], uint32(w.keys))
 	binary.LittleEndian.PutUint64(h[16:], w.lo)
 	binary.LittleEndian.PutUint32(h[24:], w.span)
-	crc := crc32.Update(crc32.Checksum(h[:], castagnoli), castagnoli, w.dir)
+	pages := make([]byte, 0, 4*((w.keys+dirPage-1)/dirPage))
+	for p := 0; p*dirPage < w.keys; p++ {
+		end := min((p+1)*dirPage, w.keys) * dirEntrySize
+		pages = binary.LittleEndian.AppendUint32(pages, crc32.Checksum(w.dir[p*dirPage*dirEntrySize:end], castagnoli))
+	}
+	crc := crc32.Update(crc32.Checksum(h[:], castagnoli), castagnoli, pages)
 	var t [trailerSize]byte
 	binary.LittleEndian.PutUint32(t[0:], uint32(len(w.bodies)))
 	binary.LittleEndian.PutUint32(t[4:], crc)
@@ -306,7 +369,7 @@ func (w *fileWriter) write(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("index: write postings: %w", err)
 	}
-	for _, part := range [][]byte{h[:], w.dir, w.bodies, t[:]} {
+	for _, part := range [][]byte{h[:], w.dir, pages, w.bodies, t[:]} {
 		if _, err = f.Write(part); err != nil {
 			break
 		}
