@@ -183,8 +183,8 @@ type CompactResponse struct {
 
 // ReindexResponse is what POST /v1/maintenance/reindex did.
 type ReindexResponse struct {
-	Entries    uint64  `json:"entries"`    // the store's last seq when the new index took over
-	Seconds    float64 `json:"seconds"`
+	Entries uint64  `json:"entries"` // the store's last seq when the new index took over
+	Seconds float64 `json:"seconds"`
 }
 
 // FileStatus is how far one journal file has been read.
@@ -318,15 +318,15 @@ type StoreStats struct {
 	IndexBytes     int64  `json:"indexBytes"`
 	LastSeq        uint64 `json:"lastSeq"`
 	IndexedThrough uint64 `json:"indexedThrough"`
-	IndexLag       uint64 `json:"indexLag"` // entries stored but not yet indexed (searches read them meanwhile)
+	IndexLag       uint64 `json:"indexLag"`      // entries stored but not yet indexed (searches read them meanwhile)
 	IndexSegments  int    `json:"indexSegments"` // the index's files (segments and runs)
 	IndexHealthy   bool   `json:"indexHealthy"`
 	// IndexFormat names the layout of the index's files; files of another
 	// are built again by themselves.
-	IndexFormat string `json:"indexFormat"`
-	Files         int    `json:"files"`
-	SkippedLines  int    `json:"skippedLines"`
-	DataDir       string `json:"dataDir"`
+	IndexFormat  string `json:"indexFormat"`
+	Files        int    `json:"files"`
+	SkippedLines int    `json:"skippedLines"`
+	DataDir      string `json:"dataDir"`
 	// SkippedPaths is how many files, directories and links a server's
 	// live watcher leaves out now (its /v1/ingest/status lists them); nil
 	// without a watcher.
