@@ -163,23 +163,23 @@ func (c *collector) result(err error) (found, uint64, bool, error) {
 	return found{c.hits, c.texts, c.rest}, c.last, c.more, nil
 }
 
-// offer confirms one seq whose text is in hand (held: see prepared.keep).
-func (c *collector) offer(seq uint64, text []byte, held store.Held) (bool, error) {
+// offer confirms one seq whose text is in hand.
+func (c *collector) offer(seq uint64, text []byte) (bool, error) {
 	c.st.BytesScanned += int64(len(text))
 	at := c.p.find.index(text)
 	if at < 0 {
 		return false, nil
 	}
-	return c.accept(seq, text, at, held)
+	return c.accept(seq, text, at)
 }
 
 // accept takes a seq whose text, in hand, holds the needle (first at at),
 // if its record passes the filters; only then is the text kept (see
 // prepared.keep).
-func (c *collector) accept(seq uint64, text []byte, at int, held store.Held) (bool, error) {
+func (c *collector) accept(seq uint64, text []byte, at int) (bool, error) {
 	m, ok, err := c.admit(seq)
 	if m != nil {
-		c.add(seq, m, c.p.keep(&c.arena, text, at, held))
+		c.add(seq, m, c.p.keep(&c.arena, text, at))
 	}
 	return ok, err
 }
@@ -360,8 +360,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 		// Candidates that passed their sketches: sparse, and most read
 		// through a block of their own. (A needle without trigrams
 		// reads every entry in order, where one iterator stepping on is
-		// cheaper than two seeking; so does a short list whose texts
-		// are held in memory, see heldInOrderMax.)
+		// cheaper than two seeking.)
 		return c.scanShared(ctx, ranges)
 	}
 	return c.scanInOrder(ctx, ranges)
@@ -370,14 +369,14 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 // scanInOrder is scanRanges on this goroutine alone.
 func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
 	var ferr error
-	err := c.e.st.ScanTextRanges(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, held store.Held) bool {
+	err := c.e.st.ScanTextRanges(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
 		c.n++
 		if c.n%1024 == 0 && ctx.Err() != nil {
 			ferr = ctx.Err()
 			return false
 		}
 		c.st.Scanned++
-		if _, err := c.offer(seq, text, held); err != nil {
+		if _, err := c.offer(seq, text); err != nil {
 			ferr = err
 			return false
 		}
@@ -411,14 +410,14 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	go func() {
 		var ar arena // this goroutine's, for what its finds keep
 		n := 0
-		err := c.e.st.ScanTextRanges(second, c.p.req.NewestFirst, func(seq uint64, text []byte, held store.Held) bool {
+		err := c.e.st.ScanTextRanges(second, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
 			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
 				return false
 			}
 			scanned++
 			nbytes += int64(len(text))
 			if at := c.p.find.index(text); at >= 0 {
-				finds = append(finds, find{seq, c.p.keep(&ar, text, at, held)})
+				finds = append(finds, find{seq, c.p.keep(&ar, text, at)})
 			}
 			return true
 		})

@@ -154,13 +154,11 @@ type hitText struct {
 
 // segment is a part of a hit's text and where it lies in the whole. Its
 // bytes are never written after it is made (hitParts copies them out of
-// the reader's text, or takes them from a text the store holds in memory,
-// which it never writes), so snippets' strings share them instead of
-// copying: a first page of 50 hits made up to 150 such copies.
+// the reader's text), so snippets' strings share them instead of copying:
+// a first page of 50 hits made up to 150 such copies.
 type segment struct {
 	text  []byte
-	runes int         // runes of the whole text before this part
-	ascii runeCounter // the whole text is ASCII alone (store.Held.ASCII)
+	runes int // runes of the whole text before this part
 	// ms, me: for a pattern's hit, the match this part was kept around,
 	// text[ms:me] (see patternParts).
 	ms, me int
@@ -168,15 +166,13 @@ type segment struct {
 
 // keep returns what a hit keeps of text, whose first match is at first,
 // and nothing when only hits are counted, taking the memory from a (nil:
-// memory of its own). held says whether the store holds text in memory and
-// never writes it (see store.ScanTextRanges): its parts are kept without a
-// copy; and whether it is ASCII alone. It reads only the prepared query,
-// so any goroutine may call it, each with an arena of its own.
-func (p *prepared) keep(a *arena, text []byte, first int, held store.Held) hitText {
+// memory of its own). It reads only the prepared query, so any goroutine
+// may call it, each with an arena of its own.
+func (p *prepared) keep(a *arena, text []byte, first int) hitText {
 	if p.countOnly {
 		return hitText{}
 	}
-	segs, matches := hitParts(a, text, p.find, first, held)
+	segs, matches := hitParts(a, text, p.find, first)
 	return hitText{segs: segs, matches: matches}
 }
 

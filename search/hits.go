@@ -121,7 +121,7 @@ const maxSnippets = 3
 // any budget, in order, apart, each with the runes before it: snippets of
 // them equal snippets of the whole text.
 func snippetSegments(text, needle []byte) []segment {
-	segs, _ := hitParts(nil, text, newFinder(needle), bytes.Index(text, needle), 0)
+	segs, _ := hitParts(nil, text, newFinder(needle), bytes.Index(text, needle))
 	return segs
 }
 
@@ -143,21 +143,16 @@ func snippetSegments(text, needle []byte) []segment {
 // that would cross a part's end starts within maxContext runes of it, so
 // its part and the next are one. Each part is at most a few hundred runes
 // and needles, so a hit in a large text keeps little of it. The parts are
-// copied, unless held says that nothing ever writes text (see
-// prepared.keep): then they are cut from it (first pages of 3-5 character
-// needles spent 7% of their CPU on the copies and on zeroing the arena's
-// memory for them). When held says text is ASCII alone, its runes are its
-// bytes and are not counted (see runeCounter).
+// copied into the arena, since the reader's text is not kept.
 //
 // The count's matches are where a snippet's search looks first: the
 // leftmost match at or after a snippet search's start is the next counted
 // match, unless a match the count skipped (one overlapping the counted
 // match before) lies between them; only then is it searched for.
-func hitParts(a *arena, text []byte, f *finder, first int, held store.Held) ([]segment, int) {
+func hitParts(a *arena, text []byte, f *finder, first int) ([]segment, int) {
 	if f.pat != nil {
-		return patternParts(a, text, f.pat, held)
+		return patternParts(a, text, f.pat)
 	}
-	rc := runeCounter(held.ASCII())
 	type span struct{ a, b int }
 	var spans [maxSnippets]span
 	nspans, found, matches := 0, 0, 0
@@ -166,9 +161,9 @@ func hitParts(a *arena, text []byte, f *finder, first int, held store.Held) ([]s
 	prevEnd := 0             // where the counted match before g ends
 	// take keeps the part around a snippet's match m.
 	take := func(m int) {
-		a := rc.back(text, m, maxContext)
-		from = rc.on(text, m+n, maxContext)
-		b := rc.on(text, min(len(text), from+n), maxContext)
+		a := runesBack(text, m, maxContext)
+		from = runesOn(text, m+n, maxContext)
+		b := runesOn(text, min(len(text), from+n), maxContext)
 		if nspans > 0 && a <= spans[nspans-1].b {
 			spans[nspans-1].b = b
 		} else {
@@ -199,29 +194,23 @@ func hitParts(a *arena, text []byte, f *finder, first int, held store.Held) ([]s
 			take(m)
 		}
 	}
-	// Unless the text is held, the parts are copied into one buffer,
-	// which nothing writes to again: snippets cut their strings from it
-	// (or from the held text) without copying (see segment).
-	var buf []byte
-	if !held.Kept() {
-		size := 0
-		for _, sp := range spans[:nspans] {
-			size += sp.b - sp.a
-		}
-		buf = a.bytesFor(size)
+	// The parts are copied into one buffer, which nothing writes to
+	// again: snippets cut their strings from it without copying (see
+	// segment).
+	size := 0
+	for _, sp := range spans[:nspans] {
+		size += sp.b - sp.a
 	}
+	buf := a.bytesFor(size)
 	segs := a.segsFor(nspans)
 	runes, at := 0, 0
 	for k, sp := range spans[:nspans] {
-		runes += rc.count(text[at:sp.a])
-		part := text[sp.a:sp.b:sp.b]
-		if !held.Kept() {
-			start := len(buf)
-			buf = append(buf, part...)
-			part = buf[start:len(buf):len(buf)]
-		}
-		segs[k] = segment{text: part, runes: runes, ascii: rc}
-		runes += rc.count(part)
+		runes += runeCount(text[at:sp.a])
+		start := len(buf)
+		buf = append(buf, text[sp.a:sp.b]...)
+		part := buf[start:len(buf):len(buf)]
+		segs[k] = segment{text: part, runes: runes}
+		runes += runeCount(part)
 		at = sp.b
 	}
 	return segs, matches
@@ -260,35 +249,6 @@ func runeCount(b []byte) int {
 	return n
 }
 
-// runeCounter counts runes as runeCount, runesOn and runesBack do, in a
-// text that is ASCII alone when it is true: then a rune is a byte, and
-// nothing is read. The store knows which of the texts it holds in memory
-// are (store.Held.ASCII); counting the runes of a hit's text before and
-// within its snippets, to say at which character they start, was 15-20%
-// of the CPU of first pages of 3-5 character needles.
-type runeCounter bool
-
-func (ascii runeCounter) count(b []byte) int {
-	if ascii {
-		return len(b)
-	}
-	return runeCount(b)
-}
-
-func (ascii runeCounter) on(text []byte, at, n int) int {
-	if ascii {
-		return min(len(text), at+n)
-	}
-	return runesOn(text, at, n)
-}
-
-func (ascii runeCounter) back(text []byte, at, n int) int {
-	if ascii {
-		return max(0, at-n)
-	}
-	return runesBack(text, at, n)
-}
-
 // runesOn returns the byte offset n runes after at in text (or its end).
 // A stretch of ASCII, most text, is stepped over at once: a hit keeps and
 // shows up to three matches with 80 characters each side, and decoding
@@ -297,7 +257,7 @@ func (ascii runeCounter) back(text []byte, at, n int) int {
 // benchmark's 200 such needles: p50 0.120 -> 0.096 ms (median ratio
 // 0.79); the longer needles' groups within 2%.
 func runesOn(text []byte, at, n int) int {
-	if end := min(len(text), at+n); store.IsASCII(text[at:end]) {
+	if end := min(len(text), at+n); isASCII(text[at:end]) {
 		return end
 	}
 	for k := 0; k < n && at < len(text); k++ {
@@ -309,7 +269,7 @@ func runesOn(text []byte, at, n int) int {
 
 // runesBack returns the byte offset n runes before at in text (or 0).
 func runesBack(text []byte, at, n int) int {
-	if start := max(0, at-n); store.IsASCII(text[start:at]) {
+	if start := max(0, at-n); isASCII(text[start:at]) {
 		return start
 	}
 	for k := 0; k < n && at > 0; k++ {
@@ -317,6 +277,27 @@ func runesBack(text []byte, at, n int) int {
 		at -= sz
 	}
 	return at
+}
+
+// isASCII reports whether b holds only ASCII bytes, 32 and then 8 at a
+// time.
+func isASCII(b []byte) bool {
+	for len(b) >= 32 {
+		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[8:])|
+			binary.LittleEndian.Uint64(b[16:])|binary.LittleEndian.Uint64(b[24:]))&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[32:]
+	}
+	var or uint64
+	for len(b) >= 8 {
+		or |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		or |= uint64(c)
+	}
+	return or&0x8080808080808080 == 0
 }
 
 // maxContext is the most runes a snippet shows on either side of a match.
@@ -339,7 +320,7 @@ func snippets(out []Snippet, segs []segment, f *finder, budget int) ([]Snippet, 
 	// The next search starts in segment seg at byte from.
 	seg, from := 0, 0
 	for len(out)-start < maxSnippets && seg < len(segs) {
-		text, rc := segs[seg].text, segs[seg].ascii
+		text := segs[seg].text
 		i := f.next(text, from)
 		if i < 0 {
 			seg, from = seg+1, 0
@@ -351,12 +332,12 @@ func snippets(out []Snippet, segs []segment, f *finder, budget int) ([]Snippet, 
 		}
 		ctxChars := (room/max(maxSnippets-(len(out)-start), 1) - nl) / 2
 		ctxChars = max(min(ctxChars, maxContext), 5)
-		s := rc.back(text, i, ctxChars)
-		end := rc.on(text, i+len(needle), ctxChars)
+		s := runesBack(text, i, ctxChars)
+		end := runesOn(text, i+len(needle), ctxChars)
 		piece := text[s:end]
 		out = append(out, Snippet{Text: unsafe.String(unsafe.SliceData(piece), len(piece)), MatchStart: i - s, MatchEnd: i - s + len(needle),
-			Offset: segs[seg].runes + rc.count(text[:s])})
-		used += rc.count(piece)
+			Offset: segs[seg].runes + runeCount(text[:s])})
+		used += runeCount(piece)
 		from = end
 	}
 	return out, used

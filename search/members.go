@@ -72,7 +72,7 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 		if has {
 			st.BytesScanned += int64(len(b))
 			if at := p.find.index(b); at >= 0 {
-				ok, text = true, p.keep(&ar, b, at, rd.Held())
+				ok, text = true, p.keep(&ar, b, at)
 			}
 		}
 		st.Scanned++

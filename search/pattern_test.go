@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-history/pi-history/internal/testutil"
-	"github.com/pi-history/pi-history/store"
 )
 
 // bruteMatch is the test of brute force for req's needle and modes: a
@@ -362,11 +361,7 @@ func TestPatternSnippetsMarkTheirMatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := &finder{pat: p}
-		held := store.Held(0)
-		if r.IntN(2) == 0 && isASCII(text) {
-			held = store.HeldInMemory | store.HeldASCII
-		}
-		segs, matches := hitParts(nil, text, f, f.index(text), held)
+		segs, matches := hitParts(nil, text, f, f.index(text))
 		locs := p.re.FindAllIndex(text, -1)
 		if matches != len(locs) {
 			t.Fatalf("%q over %q: %d matches counted, regexp finds %d", ex.expr, text, matches, len(locs))
@@ -404,16 +399,6 @@ func TestPatternSnippetsMarkTheirMatches(t *testing.T) {
 	if cases < 1000 {
 		t.Fatalf("only %d snippets checked", cases)
 	}
-}
-
-// isASCII reports whether b is ASCII alone.
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // checkFoldFinder fails unless an ignore-case needle's matches in text,

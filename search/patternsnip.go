@@ -1,10 +1,6 @@
 package search
 
-import (
-	"unsafe"
-
-	"github.com/pi-history/pi-history/store"
-)
+import "unsafe"
 
 // maxShownMatch is the most characters of one match a pattern's snippet
 // shows: a regex such as a.*b can match a whole tool output, and its
@@ -19,10 +15,8 @@ const maxShownMatch = 200
 // starts past the widest context of the last (maxContext characters after
 // it), up to maxSnippets; each part spans maxContext characters either
 // side of its match (of the match's first maxShownMatch characters). The
-// parts are copied unless held says the text is never written (see
-// hitParts).
-func patternParts(a *arena, text []byte, p *pattern, held store.Held) ([]segment, int) {
-	rc := runeCounter(held.ASCII())
+// parts are copied (see hitParts).
+func patternParts(a *arena, text []byte, p *pattern) ([]segment, int) {
 	locs := p.all(text)
 	type span struct{ s, e, ms, me int }
 	var spans [maxSnippets]span
@@ -34,30 +28,24 @@ func patternParts(a *arena, text []byte, p *pattern, held store.Held) ([]segment
 		if l[0] < from {
 			continue
 		}
-		me := min(l[1], rc.on(text, l[0], maxShownMatch))
-		sp := span{s: rc.back(text, l[0], maxContext), ms: l[0], me: me}
-		sp.e = rc.on(text, me, maxContext)
+		me := min(l[1], runesOn(text, l[0], maxShownMatch))
+		sp := span{s: runesBack(text, l[0], maxContext), ms: l[0], me: me}
+		sp.e = runesOn(text, me, maxContext)
 		spans[n] = sp
 		n++
 		size += sp.e - sp.s
-		from = rc.on(text, l[1], maxContext)
+		from = runesOn(text, l[1], maxContext)
 	}
-	var buf []byte
-	if !held.Kept() {
-		buf = a.bytesFor(size)
-	}
+	buf := a.bytesFor(size)
 	segs := a.segsFor(n)
 	runes, at := 0, 0 // the runes of text before at
 	for k, sp := range spans[:n] {
-		runes += rc.count(text[at:sp.s])
+		runes += runeCount(text[at:sp.s])
 		at = sp.s
-		part := text[sp.s:sp.e:sp.e]
-		if !held.Kept() {
-			start := len(buf)
-			buf = append(buf, part...)
-			part = buf[start:len(buf):len(buf)]
-		}
-		segs[k] = segment{text: part, runes: runes, ascii: rc, ms: sp.ms - sp.s, me: sp.me - sp.s}
+		start := len(buf)
+		buf = append(buf, text[sp.s:sp.e]...)
+		part := buf[start:len(buf):len(buf)]
+		segs[k] = segment{text: part, runes: runes, ms: sp.ms - sp.s, me: sp.me - sp.s}
 	}
 	return segs, len(locs)
 }
@@ -72,20 +60,20 @@ func patternSnippets(out []Snippet, segs []segment, budget int) ([]Snippet, int)
 		if k == maxSnippets {
 			break
 		}
-		text, rc := sg.text, sg.ascii
-		nl := rc.count(text[sg.ms:sg.me])
+		text := sg.text
+		nl := runeCount(text[sg.ms:sg.me])
 		room := budget - used
 		if room < nl+10 {
 			break
 		}
 		ctxChars := (room/max(maxSnippets-k, 1) - nl) / 2
 		ctxChars = max(min(ctxChars, maxContext), 5)
-		s := rc.back(text, sg.ms, ctxChars)
-		end := rc.on(text, sg.me, ctxChars)
+		s := runesBack(text, sg.ms, ctxChars)
+		end := runesOn(text, sg.me, ctxChars)
 		piece := text[s:end]
 		out = append(out, Snippet{Text: unsafe.String(unsafe.SliceData(piece), len(piece)), MatchStart: sg.ms - s,
-			MatchEnd: sg.me - s, Offset: sg.runes + rc.count(text[:s])})
-		used += rc.count(piece)
+			MatchEnd: sg.me - s, Offset: sg.runes + runeCount(text[:s])})
+		used += runeCount(piece)
 	}
 	return out, used
 }

@@ -59,7 +59,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		if ok {
 			s.has, s.size = true, len(text)
 			if at := c.p.find.index(text); at >= 0 {
-				s.isHit, s.hit = true, c.p.keep(ar, text, at, r.Held())
+				s.isHit, s.hit = true, c.p.keep(ar, text, at)
 			}
 		}
 		s.ready.Store(true)

@@ -42,12 +42,6 @@ type Memory struct {
 	// MemTable is the size of one of Pebble's memtables, two of which
 	// may be in memory at once: a sixty-fourth of the budget, 2-32 MB.
 	MemTable int64
-	// Sketch bounds the sketch cache: sketches, records, bit-sliced rows,
-	// chunk filters, run indexes and held texts (three eighths).
-	Sketch int64
-	// Heads bounds the first-occurrence lists (an eighth); they are not
-	// built at all when the history needs more.
-	Heads int64
 	// GoLimit is the Go memory limit: the budget less what Pebble
 	// allocates outside the Go heap (its cache and memtables, in a build
 	// with cgo).
@@ -55,12 +49,12 @@ type Memory struct {
 }
 
 // SplitMemory divides total bytes among a server's parts. What is left
-// (a quarter, less the memtables) is for each session's current branch,
-// the index's readers, requests in flight and the collector's headroom:
-// parts that filled the Go memory limit would leave the collector running
-// without pause.
+// (three quarters, less the memtables) is for the Go heap: each session's
+// current branch, the index's open segment and readers, requests in
+// flight and the collector's headroom. (The index's segment files are
+// mapped: their pages are the kernel's page cache, not the budget's.)
 func SplitMemory(total int64) Memory {
-	m := Memory{Total: total, Cache: total / 4, MemTable: min(max(total/64, 2<<20), 32<<20), Sketch: total / 8 * 3, Heads: total / 8}
+	m := Memory{Total: total, Cache: total / 4, MemTable: min(max(total/64, 2<<20), 32<<20)}
 	m.GoLimit = total
 	if pebbleOffHeap {
 		m.GoLimit -= m.Cache + 2*m.MemTable

@@ -27,22 +27,22 @@ func TestDefaultBudgetIsAQuarterGigabyteOrAQuarterOfASmallMachine(t *testing.T) 
 	}
 }
 
-// TestSplitMemoryKeepsRoomForTheRest: the parts never add up to more than
-// seven eighths of the budget, whatever its size, and the Go limit leaves
-// the collector room above what the Go heap holds.
-func TestSplitMemoryKeepsAQuarterForTheRest(t *testing.T) {
+// TestSplitMemoryLeavesTheGoHeapMostOfTheBudget: Pebble's parts (its
+// block cache and two memtables) never take more than half the budget,
+// whatever its size, and the Go limit, which leaves them out where they
+// live outside the Go heap, stays within the budget and keeps the other
+// half for the Go heap.
+func TestSplitMemoryLeavesTheGoHeapMostOfTheBudget(t *testing.T) {
 	for _, total := range []int64{MinMemoryBytes, 100 << 20, 256 << 20, 2 << 30, 1<<40 + 7} {
 		m := SplitMemory(total)
 		if m.Total != total {
 			t.Errorf("SplitMemory(%d).Total = %d", total, m.Total)
 		}
-		if sum := m.Cache + 2*m.MemTable + m.Sketch + m.Heads; sum > total/8*7 || m.Cache <= 0 || m.Sketch <= 0 || m.Heads <= 0 || m.MemTable < 2<<20 || m.MemTable > 32<<20 {
-			t.Errorf("SplitMemory(%d) = %+v: parts sum to %d, want each > 0, memtables of 2-32 MB, and the sum <= %d", total, m, sum, total/8*7)
+		if sum := m.Cache + 2*m.MemTable; sum > total/2 || m.Cache <= 0 || m.MemTable < 2<<20 || m.MemTable > 32<<20 {
+			t.Errorf("SplitMemory(%d) = %+v: Pebble's parts sum to %d, want a cache > 0, memtables of 2-32 MB, and the sum <= %d", total, m, sum, total/2)
 		}
-		// The Go limit leaves out what Pebble keeps outside the Go heap,
-		// and covers what the Go heap holds.
-		if goHeld := m.Sketch + m.Heads; m.GoLimit > total || m.GoLimit < goHeld+total/16 {
-			t.Errorf("SplitMemory(%d).GoLimit = %d: want at most the budget and room above the %d the Go heap holds", total, m.GoLimit, goHeld)
+		if m.GoLimit > total || m.GoLimit < total/2 {
+			t.Errorf("SplitMemory(%d).GoLimit = %d: want at most the budget and at least half of it", total, m.GoLimit)
 		}
 	}
 }

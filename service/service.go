@@ -104,7 +104,7 @@ func Open(o Options) (*Service, error) {
 	if !o.ReadOnly {
 		tidyReindex(o.DataDir, o.Log)
 	}
-	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.Memory.Cache, Bulk: o.Bulk, FlushBytes: o.FlushBytes, SketchCacheBytes: int(o.Memory.Sketch), HeadsBytes: o.Memory.Heads, MemTableBytes: o.Memory.MemTable,
+	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.Memory.Cache, Bulk: o.Bulk, FlushBytes: o.FlushBytes, MemTableBytes: o.Memory.MemTable,
 		FS: o.StoreFS, Log: o.Log, ReserveBytes: o.ReserveBytes, ReadOnly: o.ReadOnly})
 	if err != nil {
 		lock.Release()

@@ -61,10 +61,9 @@ func TestFindJournalsTakesArchivesInDirectories(t *testing.T) {
 	}
 }
 
-// TestWarmPreloadsSketchesAndEveryBranch: a service's warm-up covers the
-// stored sketches, every session's current branch, (a small history
-// fitting the cache) every text, and the block of each index document.
-func TestWarmPreloadsSketchesAndEveryBranch(t *testing.T) {
+// TestWarmPreloadsEveryBranch: a service's warm-up loads every session's
+// current branch.
+func TestWarmPreloadsEveryBranch(t *testing.T) {
 	svc, err := Open(Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

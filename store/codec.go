@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/binary"
 	"errors"
-	"unsafe"
 
 	"github.com/pi-history/pi-history/journal"
 )
@@ -100,20 +99,14 @@ var errCorruptMeta = errors.New("store: corrupt entry record (run 'pi-history re
 
 func decodeMeta(b []byte) (*Meta, error) {
 	m := new(Meta)
-	if err := decodeMetaInto(m, b, false); err != nil {
+	if err := decodeMetaInto(m, b); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// decodeMetaInto is decodeMeta into m, every field of which it sets; with
-// shared, the record's bytes are never written again (a cached chunk's
-// records: see chunkSketches.record), and the fields are cut from them
-// without a copy. A hit decodes its record; a first page of 50 made 50
-// copies of a hundred bytes or so. (Such a Meta keeps its chunk's records
-// in memory while it lives: Store.MetaInto's callers hold theirs for one
-// answer or one write.)
-func decodeMetaInto(m *Meta, b []byte, shared bool) error {
+// decodeMetaInto is decodeMeta into m, every field of which it sets.
+func decodeMetaInto(m *Meta, b []byte) error {
 	if len(b) < 2 || b[0] != metaVersion {
 		return errCorruptMeta
 	}
@@ -138,12 +131,7 @@ func decodeMetaInto(m *Meta, b []byte, shared bool) error {
 	// allocation instead of one per field (a hit decodes its record; in
 	// first pages of 1-2 character needles, in-process and alternating,
 	// p50 0.091 -> 0.090 ms, median ratio 0.956).
-	var rest string
-	if shared {
-		rest = unsafe.String(unsafe.SliceData(b), len(b))
-	} else {
-		rest = string(b)
-	}
+	rest := string(b)
 	off := 0
 	for _, p := range []*string{&m.Session, &m.ID, &m.ParentID, &m.Type, &m.Role, &m.Timestamp, &m.Extra.CustomType,
 		&m.Extra.ToolName, &m.Extra.ToolCallID, &m.Extra.FirstKeptEntryID, &m.Extra.TargetID, &m.Extra.Label, &m.Extra.Name} {
@@ -159,17 +147,15 @@ func decodeMetaInto(m *Meta, b []byte, shared bool) error {
 
 // Key layout. Every key starts with a one-byte table tag.
 const (
-	tagMeta    = 'm' // m<name>                     → store-wide values (next seq, schema)
+	tagMeta    = 'm' // m<name>                     → store-wide values (next seq, format)
 	tagEntry   = 'E' // E<seq:8>                    → Meta
 	tagText    = 'T' // T<seq:8>                    → searchable text
 	tagRaw     = 'R' // R<seq:8>                    → raw JSON line
-	tagSketch  = 'K' // K<seq:8>                    → trigram sketch of the text (package trigram)
 	tagOrder   = 'O' // O<sid>\x00<seq:8>           → nothing (older stores: Meta); a session's entries in file order
 	tagID      = 'I' // I<sid>\x00<entry id>        → seq:8
 	tagSession = 'S' // S<sid>                      → SessionInfo (JSON)
 	tagFile    = 'F' // F<path>                     → FileState (JSON)
 	tagDeleted = 'D' // D<seq:8>                    → nothing: removed entries the index must forget
-	tagFilter  = 'B' // B<chunk:8>                  → a full chunk's text filter (see storedFilter)
 )
 
 func seqKey(tag byte, seq uint64) []byte {

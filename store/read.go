@@ -94,8 +94,7 @@ func (s *Store) Files() ([]*FileState, error) {
 	return scanRecords[FileState](s, tagFile, "file")
 }
 
-// Meta returns the record of the entry with seq: decoded from its chunk
-// when the sketch cache holds it (a search's hits), else read from Pebble.
+// Meta returns the record of the entry with seq.
 func (s *Store) Meta(seq uint64) (*Meta, error) {
 	m := new(Meta)
 	if err := s.MetaInto(seq, m); err != nil {
@@ -106,22 +105,18 @@ func (s *Store) Meta(seq uint64) (*Meta, error) {
 
 // MetaInto is Meta decoding into m, whose every field it sets: a caller
 // that reads many records (a page of hits) decodes them into one
-// allocation of its own. m's strings may share the cache's memory, as
-// Meta's do.
+// allocation of its own. (The record is decoded from Pebble's memory,
+// which decodeMetaInto copies once, so no copy is made of it first.)
 func (s *Store) MetaInto(seq uint64, m *Meta) error {
-	if ch, _ := s.sketches.get(seq / sketchChunk); ch != nil {
-		if b := ch.record(seq % sketchChunk); b != nil {
-			return decodeMetaInto(m, b, true)
-		}
+	v, closer, err := s.db.Get(seqKey(tagEntry, seq))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
 	}
-	v, err := s.get(seqKey(tagEntry, seq))
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
-		}
-		return err
+		return fmt.Errorf("store: read entry seq %d: %w", seq, err)
 	}
-	return decodeMetaInto(m, v, false)
+	defer closer.Close()
+	return decodeMetaInto(m, v)
 }
 
 // Text returns the searchable text of seq ("" for an entry without any).

@@ -48,7 +48,7 @@ func TestScanTextRangesVisitsExactlyTheTextsOfItsRanges(t *testing.T) {
 				slices.Reverse(want)
 			}
 			var got []uint64
-			err := st.ScanTextRanges(ranges, reverse, func(seq uint64, text []byte, _ Held) bool {
+			err := st.ScanTextRanges(ranges, reverse, func(seq uint64, text []byte) bool {
 				if string(text) != texts[seq-1] {
 					t.Fatalf("seq %d reads %q, want %q", seq, text, texts[seq-1])
 				}

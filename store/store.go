@@ -79,7 +79,6 @@ type Store struct {
 	db         *pebble.DB
 	dir        string
 	cacheBytes int64 // the block cache's size
-	headsBytes int64 // bound of the first-occurrence lists (Options.HeadsBytes)
 
 	wmu     sync.Mutex // serializes writers
 	nextSeq uint64
@@ -107,29 +106,6 @@ type Store struct {
 	changed chan struct{} // closed and replaced after every commit
 	trees   *treeCache
 
-	// sketchFrom is the first seq from which every searchable entry has a
-	// trigram sketch: stores written before sketches existed have none
-	// below it, and search must read those texts.
-	sketchFrom atomic.Uint64
-	// copiesBelow: the entries below this seq were stored by a version
-	// that copied each record under its session-order key; Resketch empties
-	// those keys and sets it to 1 (nothing left to do).
-	copiesBelow atomic.Uint64
-	sketches    *sketchCache
-	// dirty holds the sketch chunks whose stored entries the batch being
-	// written changes or deletes (under wmu); notify drops them from the
-	// cache once the batch is committed. fresh holds the sketches of the
-	// entries it adds under new seqs: notify appends them to the cached
-	// chunks instead, so that a live writer does not make every search
-	// reload the newest chunk.
-	dirty map[uint64]struct{}
-	fresh []freshSketch
-	// builds gives chunks that searches meet without a filter one, once
-	// WarmFilters has run (see filterBuilds).
-	builds filterBuilds
-	// heads holds the first occurrences of every byte trigram, once
-	// WarmHeads has built them (see Heads).
-	heads  heads
 	closed atomic.Bool // Close was called
 
 	// fs is the file system the store lives in; reserve the free space
@@ -176,17 +152,9 @@ type Options struct {
 	// ReadOnly opens an existing store for reading only: nothing is
 	// written to dir, and every write fails.
 	ReadOnly bool
-	// SketchCacheBytes bounds the sketches, records, chunk filters and
-	// held texts kept in memory (DefaultSketchCacheBytes when 0). A
-	// million picorpus entries take ~900 MB of it without their texts,
-	// ~1.05 GB more with them.
-	SketchCacheBytes int
 	// MemTableBytes is the size of one Pebble memtable (32 MB when 0).
 	// Pebble keeps up to two in memory while one flushes.
 	MemTableBytes int64
-	// HeadsBytes bounds the first-occurrence lists (see WarmHeads): a
-	// history whose lists would take more keeps none. No bound when 0.
-	HeadsBytes int64
 	// FS is the file system the store lives in (the operating system's
 	// when nil); tests give one that drops unsynced writes or fails.
 	FS vfs.FS
@@ -245,8 +213,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	} else if err := mkdirSynced(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, cacheBytes: o.CacheBytes, headsBytes: o.HeadsBytes, changed: make(chan struct{}), trees: newTreeCache(300_000),
-		sketches: newSketchCache(cmp.Or(o.SketchCacheBytes, DefaultSketchCacheBytes)), dirty: map[uint64]struct{}{}, bulk: o.Bulk, flushBytes: o.FlushBytes,
+	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000), bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
 		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS, ReadOnly: o.ReadOnly}
@@ -303,13 +270,11 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	}
 	s.lastSeq.Store(s.nextSeq - 1)
 	s.committed = s.nextSeq - 1
-	if err := s.loadSeqMark("sketch_from", &s.sketchFrom); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.loadSeqMark("order_copies_below", &s.copiesBelow); err != nil {
-		db.Close()
-		return nil, err
+	if !o.ReadOnly {
+		if err := s.dropSearchData(); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -353,47 +318,6 @@ func mkdirSynced(fs vfs.FS, dir string) error {
 	return nil
 }
 
-// loadSeqMark reads the seq kept under the meta key name into mark; on the
-// first open by a binary that knows the key, the next seq to be given is
-// recorded (what this binary writes from then on needs no fixing).
-func (s *Store) loadSeqMark(name string, mark *atomic.Uint64) error {
-	v, err := s.getMeta(name)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return err
-	}
-	if len(v) == 8 {
-		mark.Store(binary.BigEndian.Uint64(v))
-		return nil
-	}
-	if err := s.setSeqMark(name, mark, s.nextSeq); errors.Is(err, ErrWritesStopped) {
-		// A full disk: the mark holds for this process and is recorded by
-		// the next open, higher, which only costs that open work the
-		// entries between did not need (both marks err on that side).
-		mark.Store(s.nextSeq)
-		return nil
-	} else if err != nil {
-		return err
-	}
-	return nil
-}
-
-// setSeqMark records seq under the meta key name and in mark.
-func (s *Store) setSeqMark(name string, mark *atomic.Uint64, seq uint64) error {
-	if err := s.writable(); err != nil {
-		return fmt.Errorf("store: record %s: %w", name, err)
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := b.Set(append([]byte{tagMeta}, name...), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
-		return err
-	}
-	if err := s.commitBatch(b, s.syncWrites()); err != nil {
-		return fmt.Errorf("store: record %s in %s: %w", name, s.dir, err)
-	}
-	mark.Store(seq)
-	return nil
-}
-
 // Close flushes and closes the store. Closing it again does nothing.
 // While a fault is current (see Faults), Pebble is given faultCloseWait
 // to close, and then left to the process's exit (see closeFaulted).
@@ -401,7 +325,6 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.builds.stop()
 	close(s.stop)
 	s.probes.Wait()
 	if f := s.faults.list(); len(f) > 0 {
@@ -498,65 +421,6 @@ func splitByKind(start []byte) (pebble.SpanPolicy, []byte, error) {
 // CacheBytes is the size of the store's block cache.
 func (s *Store) CacheBytes() int64 { return s.cacheBytes }
 
-// WarmTexts reads texts from both ends of the store's history, a stretch
-// of the oldest entries, then one of the newest, and so on towards the
-// middle, until it has read max bytes of text or all of them, so that
-// Pebble's block cache holds their blocks decompressed: a search
-// confirming a candidate whose block is not cached decompresses 32 KiB
-// (~70-100 µs), one whose block is cached reads it in a few µs. Both ends,
-// because a first page in chronological order (the default) starts at the
-// oldest entries and one newest first at the newest. Stretches whose texts
-// are held in memory (see WarmHotTexts) are passed over: nothing reads
-// them through Pebble. It returns how many texts and bytes it read; it
-// stops when ctx ends.
-func (s *Store) WarmTexts(ctx context.Context, max int64) (texts int, bytes int64, err error) {
-	if max <= 0 {
-		return 0, 0, nil
-	}
-	warmStretches(s.LastSeq(), warmStretch, func(lo, hi uint64, newest bool) bool {
-		if s.TextsHeld([]SeqRange{{Lo: lo, Hi: hi}}) {
-			return ctx.Err() == nil
-		}
-		err = s.ScanTexts(lo, hi, newest, func(_ uint64, text []byte) bool {
-			if texts++; texts%1024 == 0 && ctx.Err() != nil {
-				return false
-			}
-			bytes += int64(len(text))
-			return bytes < max
-		})
-		return err == nil && bytes < max && ctx.Err() == nil
-	})
-	if err == nil {
-		err = ctx.Err()
-	}
-	return texts, bytes, err
-}
-
-// warmStretch is the number of seqs WarmTexts reads from one end before it
-// turns to the other.
-var warmStretch uint64 = 8192
-
-// warmStretches calls fn with the seq ranges [lo, hi] that cover 1..last,
-// stretch seqs at a time, alternately from the oldest end (newest false)
-// and the newest (true, to be read newest first), until they meet or fn
-// returns false.
-func warmStretches(last, stretch uint64, fn func(lo, hi uint64, newest bool) bool) {
-	lo, hi := uint64(1), last
-	for newest := false; lo <= hi && hi > 0; newest = !newest {
-		n := min(stretch, hi-lo+1)
-		a, b := lo, lo+n-1
-		if newest {
-			a, b = hi-n+1, hi
-			hi -= n
-		} else {
-			lo += n
-		}
-		if !fn(a, b, newest) {
-			return
-		}
-	}
-}
-
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
@@ -573,21 +437,10 @@ func (s *Store) Changed() <-chan struct{} {
 }
 
 // notify is called, with wmu held, after every successful commit of
-// size bytes: it updates the sketch cache, then publishes the new last
-// seq and wakes waiters. A bulk store publishes once the commit is
-// flushed: at once for a batch that deletes, else when enough is
-// committed to start a flush.
+// size bytes: it publishes the new last seq and wakes waiters. A bulk
+// store publishes once the commit is flushed: at once for a batch that
+// deletes, else when enough is committed to start a flush.
 func (s *Store) notify(size int) error {
-	for c, add := range groupFresh(s.fresh) {
-		if _, ok := s.dirty[c]; !ok {
-			s.sketches.extend(c, add)
-		}
-	}
-	for c := range s.dirty {
-		s.sketches.drop(c)
-	}
-	clear(s.dirty)
-	s.fresh = s.fresh[:0]
 	s.committed = s.nextSeq - 1
 	if !s.bulk {
 		s.publish(s.committed)

@@ -42,30 +42,23 @@ func (s *Store) ScanTexts(from, to uint64, reverse bool, fn func(seq uint64, tex
 // its own, and Close it after.
 type TextReader struct {
 	db     *pebble.DB
-	it     *pebble.Iterator // nil until a text not held is read (see open)
+	it     *pebble.Iterator // nil until the first text is read (see open)
 	key    [9]byte
 	at     uint64 // the seq the iterator is on, when on is true
 	on     bool
 	lo, hi uint64 // the reader's range
-	// held finds the texts held in memory (see chunkTexts), which are
-	// read from there; lastHeld is what is known of the text Text
-	// returned last (0 unless it was one).
-	held     heldLookup
-	lastHeld Held
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
 func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
-	r := &TextReader{db: s.db, lo: lo, hi: hi, held: heldLookup{c: s.sketches}}
+	r := &TextReader{db: s.db, lo: lo, hi: hi}
 	r.key[0] = tagText
 	return r, nil
 }
 
-// open gives the reader its iterator, the first time a text is not held
-// in memory. A search whose texts all are (a branch of a few hundred
-// entries, read after the warm-up) never makes one: making it read
-// Pebble's state and levels, a few µs with that memory out of cache, and
-// about a tenth of such a search's time.
+// open gives the reader its iterator, the first time a text is read: a
+// reader asked for nothing (a search whose candidates are all ruled out)
+// never makes one.
 func (r *TextReader) open() error {
 	if r.it != nil {
 		return nil
@@ -79,20 +72,10 @@ func (r *TextReader) open() error {
 }
 
 // Text returns the searchable text of seq, and false when seq has none (or
-// lies outside the reader's range). The slice is valid until the next call,
-// unless Held says otherwise.
+// lies outside the reader's range). The slice is valid until the next call.
 func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
-	r.lastHeld = 0
 	if seq < r.lo || seq > r.hi {
 		return nil, false, nil
-	}
-	if t := r.held.of(seq / sketchChunk); t != nil {
-		if text, has, known := t.text(seq % sketchChunk); known {
-			if has {
-				r.lastHeld = t.held(seq % sketchChunk)
-			}
-			return text, has, nil
-		}
 	}
 	if err := r.open(); err != nil {
 		return nil, false, err
@@ -137,12 +120,6 @@ func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-// Held says whether the text Text returned last is held in memory (see
-// WarmHotTexts, Held.Kept): the store never writes such a text again, so
-// it, or any part of it, may be kept past the next call; and whether it is
-// known to be ASCII.
-func (r *TextReader) Held() Held { return r.lastHeld }
-
 // Close releases the reader's iterator, if it made one.
 func (r *TextReader) Close() error {
 	if r.it == nil {
@@ -156,23 +133,13 @@ type SeqRange struct{ Lo, Hi uint64 }
 
 // ScanTextRanges is ScanTexts over several ranges with one iterator. The
 // ranges must be ascending and disjoint; they are visited in order (last
-// first when reverse, each newest first), until fn returns false. fn is
-// told whether each text is held in memory (see WarmHotTexts, Held): the
-// store never writes such a text again, so fn may keep it, or parts of it,
-// past the call. Any other text is valid only during the call.
-func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, held Held) bool) error {
-	if len(ranges) == 0 {
+// first when reverse, each newest first), until fn returns false. The
+// text slice is valid only during the call.
+func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
+	switch len(ranges) {
+	case 0:
 		return nil
-	}
-	if s.sketches.textsHeld.Load() {
-		return s.scanHeldTextRanges(ranges, reverse, fn)
-	}
-	return s.scanStoredTextRanges(ranges, reverse, func(seq uint64, text []byte) bool { return fn(seq, text, 0) })
-}
-
-// scanStoredTextRanges is ScanTextRanges through Pebble alone.
-func (s *Store) scanStoredTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
-	if len(ranges) == 1 {
+	case 1:
 		return s.ScanTexts(ranges[0].Lo, ranges[0].Hi, reverse, fn)
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, ranges[0].Lo),

@@ -15,7 +15,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
-	"github.com/pi-history/pi-history/trigram"
 )
 
 // FileBatch is a run of complete lines read from one journal file.
@@ -59,7 +58,6 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 	if err := s.writable(); err != nil {
 		return Result{}, err
 	}
-	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
 
@@ -183,7 +181,6 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 	if err := s.writable(); err != nil {
 		return Result{}, err
 	}
-	s.startBatch()
 	si, err := s.Session(sid)
 	if errors.Is(err, ErrNotFound) {
 		if header == nil {
@@ -234,7 +231,6 @@ func (s *Store) DropSession(sid string) (int, error) {
 	if err := s.writable(); err != nil {
 		return 0, err
 	}
-	s.startBatch()
 	b := s.db.NewBatch()
 	defer b.Close()
 	n, err := s.dropSession(b, sid, true)
@@ -338,8 +334,7 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 		return 0, err
 	}
 	for _, m := range metas {
-		s.dirty[m.Seq/sketchChunk] = struct{}{}
-		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagSketch, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
+		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
 			if err := b.Delete(k, nil); err != nil {
 				return 0, err
 			}
@@ -473,17 +468,6 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 	return nil
 }
 
-// startBatch is called, with wmu held, before a batch is written. What an
-// earlier batch that failed left in fresh is treated as changed (its chunks
-// dropped at the next commit), since a failed commit may still have
-// reached the disk; dirty is kept for the same reason.
-func (s *Store) startBatch() {
-	for _, f := range s.fresh {
-		s.dirty[f.seq/sketchChunk] = struct{}{}
-	}
-	s.fresh = s.fresh[:0]
-}
-
 func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	enc := m.encode(nil)
 	if err := b.Set(seqKey(tagEntry, m.Seq), enc, nil); err != nil {
@@ -498,25 +482,8 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	if err := b.Set(seqKey(tagRaw, m.Seq), e.Raw, nil); err != nil {
 		return err
 	}
-	var sk, text []byte
 	if e.Searchable {
-		text = []byte(e.Text)
-		sk = trigram.Sketch(text)
-		s.heads.noteWrite(m.Seq, text)
-	}
-	if m.Seq > s.committed {
-		s.fresh = append(s.fresh, freshSketch{seq: m.Seq, sketch: sk, meta: enc})
-	} else {
-		s.dirty[m.Seq/sketchChunk] = struct{}{}
-	}
-	if e.Searchable {
-		if err := b.Set(seqKey(tagSketch, m.Seq), sk, nil); err != nil {
-			return err
-		}
-		return b.Set(seqKey(tagText, m.Seq), text, nil)
-	}
-	if err := b.Delete(seqKey(tagSketch, m.Seq), nil); err != nil {
-		return err
+		return b.Set(seqKey(tagText, m.Seq), []byte(e.Text), nil)
 	}
 	return b.Delete(seqKey(tagText, m.Seq), nil)
 }

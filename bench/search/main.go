@@ -50,7 +50,7 @@ func main() {
 	memLimit := flag.Int("memlimit-mb", 0, "the Go memory limit in MB (0: what 'pi-history serve' sets)")
 	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
-	cold := flag.Bool("cold", false, "do not preload the trigram sketches and current branches first (serve preloads them when it starts)")
+	cold := flag.Bool("cold", false, "do not preload the current branches first (serve preloads them when it starts)")
 	smallPages := flag.Bool("small-pages", false, "leave memory in small pages after the preload, as 'pi-history serve --small-pages'")
 	flag.Parse()
 	if *data == "" || *corpus == "" {
@@ -107,7 +107,7 @@ func main() {
 	fmt.Printf("corpus: %d sessions, %d entries, %.0f MB of journal; store %.0f MB, index %.0f MB (%.2fx the JSONL)\n",
 		st.Sessions, st.Entries, float64(st.Bytes)/1e6, float64(st.StoreBytes)/1e6, float64(st.IndexBytes)/1e6,
 		float64(st.StoreBytes+st.IndexBytes)/float64(st.Bytes))
-	fmt.Printf("memory budget: %d MB (block cache %d MB, sketches %d MB, first occurrences %d MB)\n", mem.Total>>20, mem.Cache>>20, mem.Sketch>>20, mem.Heads>>20)
+	fmt.Printf("memory budget: %d MB (block cache %d MB, memtables 2 x %d MB, Go memory limit %d MB)\n", mem.Total>>20, mem.Cache>>20, mem.MemTable>>20, mem.GoLimit>>20)
 	if _, err := exec.LookPath("rg"); err != nil && *rgN > 0 {
 		fmt.Fprintln(os.Stderr, "warning: ripgrep (rg) is not on PATH: the rg columns stay empty (install it, e.g. apt-get install ripgrep)")
 	}
@@ -402,7 +402,7 @@ func printEach(needles []string, ours, rs []float64, base string) {
 
 func report(name string, ours, rg, rgOrdered, hits []float64) {
 	n := float64(max(len(ours), 1))
-	fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped by sketch, %.0f compared, %.2f MB; %d page faults in all)\n", name, benchkit.Pct(ours, 0.5), benchkit.Pct(ours, 0.99), versus(ours, rg, rgOrdered), benchkit.Pct(hits, 0.5),
+	fmt.Printf("%-58s %9.3f %9.2f %s %9.0f   (per query: %.0f candidate blocks, %.0f entries skipped, %.0f compared, %.2f MB; %d page faults in all)\n", name, benchkit.Pct(ours, 0.5), benchkit.Pct(ours, 0.99), versus(ours, rg, rgOrdered), benchkit.Pct(hits, 0.5),
 		float64(scanned.Candidates)/n, float64(scanned.Skipped)/n, float64(scanned.Scanned)/n, float64(scanned.BytesScanned)/n/1e6, faults)
 	if len(plans) == len(ours) {
 		reportPlans(ours)

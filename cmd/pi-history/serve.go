@@ -56,23 +56,19 @@ purpose, and name the host clients use with --allow-host.
 
 --memory-mb bounds what the server keeps in memory: 256 MB unless told
 (a quarter of the machine's memory when it has less than a gigabyte). A
-quarter of it caches decompressed store blocks, three eighths hold the
-search sketches of the newest entries (with their records, bit-sliced rows,
-byte filters and, where room is left, their texts), an eighth the lists of
-the first entries that hold each byte gram (not built when the history
-needs more), and the rest is for each session's current branch, requests
-in flight and the collector; the process's Go memory limit is set so that
-all of it stays within the budget. A history larger than the budget allows still answers every search
-exactly: entries whose sketches are not held are tested from disk, which
-is slower. The "serving" line of the log gives each part, and the
-"preloaded" line says what was held and what was left out. docs/tuning.md
-says how to choose a budget.
+quarter of it caches decompressed store blocks, and the rest is for the
+store's write buffers, the search index's newest entries, each session's
+current branch, requests in flight and the collector; the process's Go
+memory limit is set so that all of it stays within the budget. The search
+index's files are read in place: the pages they occupy are the kernel's
+file cache, outside the budget. The "serving" line of the log gives each
+part. docs/tuning.md says how to choose a budget.
 
 Once the journals that changed since the last run are read (all of them
-into a new data directory, logged with progress), the server loads in the
-background what fits in that budget, searches running meanwhile, then moves
-its memory into huge pages (2 MB; Linux 6.1 or later, no memory added);
---small-pages leaves it as it is.
+into a new data directory, logged with progress), the server loads every
+session's current branch in the background, searches running meanwhile,
+then moves its memory into huge pages (2 MB; Linux 6.1 or later, no memory
+added); --small-pages leaves it as it is.
 
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
@@ -84,7 +80,7 @@ Examples:
 			fs.StringVar(&serveFlags.addr, "addr", api.DefaultAddr, "address to listen on (HOST:PORT)")
 			fs.StringVar(&serveFlags.allowHosts, "allow-host", "", "further names clients may use in the Host header, comma-separated (for a non-loopback --addr)")
 			fs.BoolVar(&serveFlags.noWatch, "no-watch", false, "do not watch Pi's sessions directories (serve what is stored)")
-			fs.IntVar(&serveFlags.memoryMB, "memory-mb", 0, "MB of memory the server may keep: caches, sketches and the Go heap's limit (0: 256, less on a machine under 1 GB)")
+			fs.IntVar(&serveFlags.memoryMB, "memory-mb", 0, "MB of memory the server may keep: the store's cache and the Go heap's limit (0: 256, less on a machine under 1 GB)")
 			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 0, "replaced by --memory-mb")
 			fs.IntVar(&serveFlags.sketchMB, "sketch-mb", 0, "replaced by --memory-mb")
 			fs.BoolVar(&serveFlags.smallPages, "small-pages", false, "leave memory in small pages after the preload instead of moving it into huge pages")
@@ -168,7 +164,7 @@ func serveOnce(g *globals, args []string) error {
 		return err
 	}
 	if serveFlags.cacheMB != 0 || serveFlags.sketchMB != 0 {
-		return usagef("--cache-mb and --sketch-mb were replaced by one budget: use --memory-mb N (their sum is a fair start)")
+		return usagef("--cache-mb and --sketch-mb were replaced by one budget: use --memory-mb N (256 unless told)")
 	}
 	total, err := megabytes("--memory-mb", serveFlags.memoryMB, service.ServeMemoryBytes)
 	if err != nil {
@@ -301,7 +297,7 @@ func serveOnce(g *globals, args []string) error {
 		}
 		preload(wctx, g, svc, mem, serveFlags.smallPages)
 	}()
-	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "memoryMB", mem.Total>>20, "cacheMB", mem.Cache>>20, "sketchMB", mem.Sketch>>20, "headsMB", mem.Heads>>20, "memTableMB", mem.MemTable>>20, "goLimitMB", mem.GoLimit>>20)
+	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "memoryMB", mem.Total>>20, "cacheMB", mem.Cache>>20, "memTableMB", mem.MemTable>>20, "goLimitMB", mem.GoLimit>>20)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
 	// and expires in 10 minutes; 'pi-history open' makes a fresh one).
 	fmt.Fprintf(g.stdout, "pi-history is serving %s\nOpen the web UI (this link logs you in once, for 10 minutes):\n    %s\n",

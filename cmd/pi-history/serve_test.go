@@ -161,7 +161,7 @@ func TestServeSharesTheStoreWithTheCLI(t *testing.T) {
 	// machine and says how it divides it; a budget too small to be of use,
 	// and the two flags it replaced, are refused with what to give.
 	mem := service.SplitMemory(service.ServeMemoryBytes())
-	for _, want := range []string{fmt.Sprintf(`"memoryMB":%d`, mem.Total>>20), fmt.Sprintf(`"cacheMB":%d`, mem.Cache>>20), fmt.Sprintf(`"sketchMB":%d`, mem.Sketch>>20)} {
+	for _, want := range []string{fmt.Sprintf(`"memoryMB":%d`, mem.Total>>20), fmt.Sprintf(`"cacheMB":%d`, mem.Cache>>20), fmt.Sprintf(`"goLimitMB":%d`, mem.GoLimit>>20)} {
 		if !strings.Contains(serverLog.String(), want) {
 			t.Errorf("the serving line of the log does not say %s:\n%s", want, serverLog.String())
 		}

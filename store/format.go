@@ -1,0 +1,75 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Keys that builds before the search's derived data moved to package
+// index wrote into the store, and that nothing reads any more: a trigram
+// sketch per searchable entry and a text filter per full chunk of 1,024
+// seqs, plus the meta key saying from which seq every entry had a sketch.
+const (
+	oldTagSketch  = 'K' // K<seq:8> → the entry's trigram sketch
+	oldTagFilter  = 'B' // B<chunk:8> → a chunk's text filter
+	oldSketchMark = "sketch_from"
+)
+
+// formatKey names the meta key holding the store's format: what the
+// store holds besides the source of truth. Absent in a store written
+// before it existed.
+const formatKey = "format"
+
+// formatNoSearchData is the format of a store that holds no derived
+// search data (see dropSearchData).
+const formatNoSearchData = 2
+
+// dropSearchData removes, once, the keys that earlier builds wrote to
+// accelerate search (see oldTagSketch), and records that it did so under
+// formatKey: one range deletion per key kind, committed with the marker,
+// so that a crash leaves both or neither and the next open tries again.
+// The memtable is then flushed, so that Pebble drops the tables the
+// deletions cover (they hold one key kind each, see splitByKind) without
+// waiting for the next flush. A store short of space is left as it is
+// until an open finds room; a new store only gets the marker.
+func (s *Store) dropSearchData() error {
+	v, err := s.getMeta(formatKey)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if len(v) == 8 && binary.BigEndian.Uint64(v) >= formatNoSearchData {
+		return nil
+	}
+	if err := s.writable(); errors.Is(err, ErrWritesStopped) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	old := s.nextSeq > 1 // a store that ever held an entry may hold their sketches
+	b := s.db.NewBatch()
+	defer b.Close()
+	if old {
+		for _, tag := range []byte{oldTagSketch, oldTagFilter} {
+			if err := b.DeleteRange([]byte{tag}, []byte{tag + 1}, nil); err != nil {
+				return err
+			}
+		}
+		if err := b.Delete(append([]byte{tagMeta}, oldSketchMark...), nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Set(append([]byte{tagMeta}, formatKey...), binary.BigEndian.AppendUint64(nil, formatNoSearchData), nil); err != nil {
+		return err
+	}
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+		return fmt.Errorf("store: remove the search data of earlier versions from %s: %w", s.dir, err)
+	}
+	if !old {
+		return nil
+	}
+	if err := s.db.Flush(); err != nil {
+		return fmt.Errorf("store: flush %s after removing the search data of earlier versions: %w", s.dir, err)
+	}
+	return nil
+}
