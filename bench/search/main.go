@@ -51,7 +51,6 @@ func main() {
 	gcPercent := flag.Int("gcpercent", 0, "the collector's pace, GOGC (0: what 'pi-history serve' sets)")
 	only := flag.String("only", "", "run only the query groups whose name holds this text (e.g. 'branch'); the memory check runs when it matches 'memory'")
 	cold := flag.Bool("cold", false, "do not preload the current branches first (serve preloads them when it starts)")
-	smallPages := flag.Bool("small-pages", false, "leave memory in small pages after the preload, as 'pi-history serve --small-pages'")
 	flag.Parse()
 	if *data == "" || *corpus == "" {
 		fmt.Fprintln(os.Stderr, "usage: search -data DATA -corpus CORPUS_DIR")
@@ -86,19 +85,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		m, err := procmem.Settle(ctx, *smallPages)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Printf("preloaded as serve does at start: current branches of %d sessions, %.1f s; %d MB of headroom touched, %.1f s; memory in huge pages %d MB (%d MB refused, %d MB busy, %d MB left out as mostly not in memory), %.1f s%s\n",
-			w.Branches, w.BranchTime.Seconds(), m.Headroom>>20, m.HeadroomTime.Seconds(),
-			m.Huge.Bytes>>20, m.Huge.Refused>>20, m.Huge.Busy>>20, m.Huge.Sparse>>20, m.HugeTime.Seconds(), func() string {
-				if m.HugeErr != nil {
-					return " (" + m.HugeErr.Error() + ")"
-				}
-				return ""
-			}())
+		fmt.Printf("preloaded as serve does at start: current branches of %d sessions, %.1f s\n", w.Branches, w.BranchTime.Seconds())
 	}
 	eng := search.New(svc.Store, svc.Index)
 	r := rand.New(rand.NewPCG(*seed, 99))

@@ -32,15 +32,15 @@ var serveFlags struct {
 	allowHosts string
 	noWatch    bool
 	memoryMB   int
-	cacheMB    int // replaced by memoryMB: refused with a pointer to it
-	sketchMB   int // the same
-	smallPages bool
+	cacheMB    int  // replaced by memoryMB: refused with a pointer to it
+	sketchMB   int  // the same
+	smallPages bool // removed (no more huge pages): refused with why
 }
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch] [--memory-mb N] [--small-pages]",
+		usage:   "[--addr HOST:PORT] [--allow-host NAME,...] [--no-watch] [--memory-mb N]",
 		summary: "watch Pi's sessions and serve the HTTP API and web UI",
 		help: `Owns the data directory: reads every journal Pi writes into the store as it
 is written (within milliseconds), and serves the HTTP API (/v1, documented at
@@ -66,9 +66,7 @@ part. docs/tuning.md says how to choose a budget.
 
 Once the journals that changed since the last run are read (all of them
 into a new data directory, logged with progress), the server loads every
-session's current branch in the background, searches running meanwhile,
-then moves its memory into huge pages (2 MB; Linux 6.1 or later, no memory
-added); --small-pages leaves it as it is.
+session's current branch in the background, searches running meanwhile.
 
 Stops cleanly on Ctrl-C or SIGTERM: requests in progress finish first.
 
@@ -83,7 +81,7 @@ Examples:
 			fs.IntVar(&serveFlags.memoryMB, "memory-mb", 0, "MB of memory the server may keep: the store's cache and the Go heap's limit (0: 256, less on a machine under 1 GB)")
 			fs.IntVar(&serveFlags.cacheMB, "cache-mb", 0, "replaced by --memory-mb")
 			fs.IntVar(&serveFlags.sketchMB, "sketch-mb", 0, "replaced by --memory-mb")
-			fs.BoolVar(&serveFlags.smallPages, "small-pages", false, "leave memory in small pages after the preload instead of moving it into huge pages")
+			fs.BoolVar(&serveFlags.smallPages, "small-pages", false, "removed: memory is no longer moved into huge pages")
 		},
 		run: runServe,
 	})
@@ -165,6 +163,9 @@ func serveOnce(g *globals, args []string) error {
 	}
 	if serveFlags.cacheMB != 0 || serveFlags.sketchMB != 0 {
 		return usagef("--cache-mb and --sketch-mb were replaced by one budget: use --memory-mb N (256 unless told)")
+	}
+	if serveFlags.smallPages {
+		return usagef("--small-pages was removed: the server no longer moves its memory into huge pages (its heap no longer holds the search's data), so memory always stays in small pages; drop the flag")
 	}
 	total, err := megabytes("--memory-mb", serveFlags.memoryMB, service.ServeMemoryBytes)
 	if err != nil {
@@ -278,8 +279,7 @@ func serveOnce(g *globals, args []string) error {
 		close(wdone)
 	}
 	// Preload what the first searches would otherwise read from disk
-	// piece by piece (see service.Warm), then settle the process's memory
-	// (procmem.Settle: the heap's headroom, huge pages).
+	// piece by piece (see service.Warm).
 	warmDone := make(chan struct{})
 	go func() {
 		defer close(warmDone)
@@ -295,7 +295,7 @@ func serveOnce(g *globals, args []string) error {
 			}
 			restore()
 		}
-		preload(wctx, g, svc, mem, serveFlags.smallPages)
+		preload(wctx, g, svc)
 	}()
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "memoryMB", mem.Total>>20, "cacheMB", mem.Cache>>20, "memTableMB", mem.MemTable>>20, "goLimitMB", mem.GoLimit>>20)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
@@ -320,26 +320,15 @@ func serveOnce(g *globals, args []string) error {
 	return nil
 }
 
-// preload warms svc for search (service.Warm), then settles the process's
-// memory as a server keeps it (procmem.Settle; in small pages when
-// smallPages), and logs what each did; a part of the budget mem reached is
-// logged as a warning. It stops when ctx ends.
-func preload(ctx context.Context, g *globals, svc *service.Service, mem service.Memory, smallPages bool) {
+// preload warms svc for search (service.Warm) and logs what it did. It
+// stops when ctx ends.
+func preload(ctx context.Context, g *globals, svc *service.Service) {
 	w, err := svc.Warm(ctx)
-	var m procmem.Settled
-	if err == nil {
-		m, err = procmem.Settle(ctx, smallPages)
-	}
 	switch {
 	case err != nil && ctx.Err() == nil:
 		g.log.Warn("searches will load from disk what was not preloaded", "err", err)
 	case err == nil:
-		g.log.Info("preloaded for search", "branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
-			"headroomMB", m.Headroom>>20,
-			"hugePagesMB", m.Huge.Bytes>>20, "hugePagesRefusedMB", m.Huge.Refused>>20, "hugePagesBusyMB", m.Huge.Busy>>20, "hugePagesTime", m.HugeTime.Round(time.Millisecond))
-		if m.HugeErr != nil {
-			g.log.Info("memory stays in small pages", "reason", m.HugeErr)
-		}
+		g.log.Info("preloaded for search", "branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond))
 	}
 }
 

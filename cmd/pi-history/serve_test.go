@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -159,23 +160,30 @@ func TestServeSharesTheStoreWithTheCLI(t *testing.T) {
 	}
 	// Without --memory-mb the server takes the default budget for this
 	// machine and says how it divides it; a budget too small to be of use,
-	// and the two flags it replaced, are refused with what to give.
+	// the two flags it replaced, and --small-pages (huge pages are gone),
+	// are refused with what to do.
 	mem := service.SplitMemory(service.ServeMemoryBytes())
 	for _, want := range []string{fmt.Sprintf(`"memoryMB":%d`, mem.Total>>20), fmt.Sprintf(`"cacheMB":%d`, mem.Cache>>20), fmt.Sprintf(`"goLimitMB":%d`, mem.GoLimit>>20)} {
 		if !strings.Contains(serverLog.String(), want) {
 			t.Errorf("the serving line of the log does not say %s:\n%s", want, serverLog.String())
 		}
 	}
-	for _, tc := range []struct{ flag, want string }{
-		{"--memory-mb", "--memory-mb 3: want at least 64"},
-		{"--cache-mb", "use --memory-mb N"},
-		{"--sketch-mb", "use --memory-mb N"},
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--memory-mb", "3"}, "--memory-mb 3: want at least 64"},
+		{[]string{"--cache-mb", "3"}, "use --memory-mb N"},
+		{[]string{"--sketch-mb", "3"}, "use --memory-mb N"},
+		{[]string{"--small-pages"}, "--small-pages was removed: the server no longer moves its memory into huge pages"},
 	} {
-		flag := tc.flag
-		bad := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", sessions, flag, "3")
+		// A flag the server does not refuse would serve: the timeout ends it.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		bad := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--sessions", sessions}, tc.flags...)...)
 		if out, err := bad.CombinedOutput(); bad.ProcessState == nil || bad.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
-			t.Errorf("serve %s 3: %v\n%s", flag, err, out)
+			t.Errorf("serve %s: %v\n%s", strings.Join(tc.flags, " "), err, out)
 		}
+		cancel()
 	}
 }
 

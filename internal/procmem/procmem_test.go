@@ -1,8 +1,6 @@
 package procmem
 
 import (
-	"context"
-	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-history/pi-history/internal/hugepages"
 	"github.com/pi-history/pi-history/internal/testutil"
 )
 
@@ -43,38 +40,11 @@ func TestServeMemoryTuning(t *testing.T) {
 	}
 }
 
-// TestSettleOffersTheMemoryForHugePages: after the preload, the heap's
-// headroom is touched and the process's memory is offered for huge pages,
-// or Settle says why not (what the kernel grants depends on the machine).
-func TestSettleOffersTheMemoryForHugePages(t *testing.T) {
-	s, err := Settle(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Headroom <= 0 {
-		t.Errorf("Settle touched %d bytes of headroom; want the heap's growth before its next collection", s.Headroom)
-	}
-	looked := s.Huge.Bytes + s.Huge.Refused + s.Huge.Busy + s.Huge.Sparse
-	if s.HugeErr == nil && (s.Huge.Ranges == 0 || looked == 0) || s.HugeErr != nil && !errors.Is(s.HugeErr, hugepages.ErrUnsupported) {
-		t.Errorf("Settle's huge pages = %+v, error %v; want the process's mappings offered, or ErrUnsupported", s.Huge, s.HugeErr)
-	}
-}
-
-// TestSettleLeavesSmallPagesWhenAsked: with smallPages, Settle asks for no
-// huge pages.
-func TestSettleLeavesSmallPagesWhenAsked(t *testing.T) {
-	s, err := Settle(context.Background(), true)
-	if err != nil || s.Huge != (hugepages.Stats{}) || s.HugeErr != nil {
-		t.Fatalf("Settle with smallPages = huge pages %+v (error %v), %v; want none asked for", s.Huge, s.HugeErr, err)
-	}
-}
-
 // processWide are the calls that change the whole process: only main
 // packages make them (and this package, which main packages call).
 var processWide = map[string]map[string]bool{
 	"runtime/debug": {"SetGCPercent": true, "SetMemoryLimit": true, "SetMaxThreads": true, "SetMaxStack": true},
-	"github.com/pi-history/pi-history/internal/hugepages": {"Collapse": true},
-	"github.com/pi-history/pi-history/internal/procmem":   {"TuneServe": true, "Settle": true},
+	"github.com/pi-history/pi-history/internal/procmem": {"TuneServe": true},
 	"os":        {"Setenv": true, "Unsetenv": true, "Clearenv": true},
 	"os/signal": {"Notify": true, "Ignore": true},
 	"log":       {"SetOutput": true, "SetFlags": true, "SetPrefix": true},
@@ -83,13 +53,12 @@ var processWide = map[string]map[string]bool{
 }
 
 // TestOnlyMainPackagesSetProcessSettings: no library package of the
-// module (outside procmem and hugepages, whose job it is) sets the
-// collector's pace, the memory limit, huge pages, the environment, signal
-// handling or the default logger; main packages decide (cmd/pi-history,
-// the benches). Tests may.
+// module (outside procmem, whose job it is) sets the collector's pace,
+// the memory limit, the environment, signal handling or the default
+// logger; main packages decide (cmd/pi-history, the benches). Tests may.
 func TestOnlyMainPackagesSetProcessSettings(t *testing.T) {
 	testutil.ProductionGoFiles(t, func(rel string, src []byte) {
-		if dir := path.Dir(rel); dir == "internal/procmem" || dir == "internal/hugepages" {
+		if path.Dir(rel) == "internal/procmem" {
 			return
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), rel, src, 0)
