@@ -279,4 +279,3 @@ func (s *Store) ScanMetaRanges(ranges []SeqRange, fn func(*Meta) bool) error {
 	}
 	return it.Error()
 }
-
