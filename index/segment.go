@@ -57,18 +57,18 @@ var errCorrupt = errors.New("corrupt postings file")
 
 // postingFile is an open, mapped file of postings.
 type postingFile struct {
-	path   string
-	lo     uint64
-	span   uint32
+	path string
+	lo   uint64
+	span uint32
 	// covered is how many seqs from lo the file answers for: the whole
 	// span, but for the open run saved at Close (see saveOpen).
 	covered uint32
 	data    []byte // the whole file, mapped
-	unmap  func() error
-	keys   int
-	dir    []byte
-	pages  []byte // a crc per page of the directory
-	bodies []byte
+	unmap   func() error
+	keys    int
+	dir     []byte
+	pages   []byte // a crc per page of the directory
+	bodies  []byte
 	// checked: a bit per directory page whose crc was found right.
 	checked []atomic.Uint64
 
@@ -314,10 +314,10 @@ type fileWriter struct {
 	lo      uint64
 	span    uint32
 	covered uint32 // seqs from lo it answers for (see postingFile.covered)
-	keys   int
-	dir    []byte
-	bodies []byte
-	bitmap []byte
+	keys    int
+	dir     []byte
+	bodies  []byte
+	bitmap  []byte
 }
 
 func newFileWriter(lo uint64, span uint32) *fileWriter {
