@@ -112,6 +112,7 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 		return nil, err
 	}
 	x.open = openRun{lo: x.through.Load() + 1, lists: postingLists{}}
+	x.loadOpen(st.LastSeq())
 	return x, nil
 }
 
@@ -144,7 +145,7 @@ func (x *Index) load(last uint64) error {
 	}
 	var files []*postingFile
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".pg") {
+		if !strings.HasSuffix(e.Name(), ".pg") || e.Name() == openName {
 			continue
 		}
 		path := filepath.Join(x.dir, e.Name())
@@ -266,20 +267,75 @@ func (x *Index) notify() {
 	x.cmu.Unlock()
 }
 
-// Close unmaps the index's files. The open run is not written: the next
-// Open reads its entries from the store again.
+// Close saves the open run (see saveOpen) and unmaps the index's files.
 func (x *Index) Close() error {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
 	x.fmu.Lock()
 	defer x.fmu.Unlock()
 	var errs []error
+	if !x.readOnly && x.files != nil {
+		errs = append(errs, x.saveOpen())
+	}
 	for _, f := range x.files {
 		errs = append(errs, f.close())
 	}
 	x.files = nil
 	x.gen++
 	return errors.Join(errs...)
+}
+
+// saveOpen writes the open run as openName, so that the next Open need
+// not read its entries from the store again: a one-shot command started
+// after a server would otherwise rebuild up to a run's worth of postings
+// before its first search. Nothing depends on it: a crash leaves none (or
+// a stale one, which loadOpen refuses), and the entries are read again.
+func (x *Index) saveOpen() error {
+	through := x.through.Load()
+	if through < x.open.lo {
+		return nil
+	}
+	_, err := x.open.lists.writeCovering(x.dir, x.open.lo, x.runSpan, uint32(through-x.open.lo+1))
+	return err
+}
+
+// loadOpen takes the open run saved by the last Close, when it continues
+// the files and the store still holds all it covers, and deletes it
+// either way (the open run is in memory from here on).
+func (x *Index) loadOpen(last uint64) {
+	path := filepath.Join(x.dir, openName)
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	defer x.drop(path, nil)
+	f, err := openFile(path)
+	if err != nil {
+		x.log.Warn("index: the saved open run cannot be read; its entries are read again from the store", "err", err)
+		return
+	}
+	defer f.close()
+	through := f.lo + uint64(f.covered) - 1
+	if f.lo != x.open.lo || f.span != x.runSpan || through > last {
+		return
+	}
+	lists := make(postingLists, f.keys)
+	if err := f.checkAll(); err != nil {
+		return
+	}
+	for i := 0; i < f.keys; i++ {
+		c, err := f.entry(i)
+		if err == nil {
+			var offs []uint16
+			if offs, err = c.decode(nil); err == nil {
+				lists[f.keyAt(i)] = offs
+				continue
+			}
+		}
+		x.log.Warn("index: the saved open run fails its checks; its entries are read again from the store", "err", err)
+		return
+	}
+	x.open.lists = lists
+	x.through.Store(through)
 }
 
 // Failure is why indexing has failed since a time.

@@ -195,26 +195,51 @@ func TestMayHoldIsExactlyTheEntriesHoldingEveryTrigram(t *testing.T) {
 	checkMayHold(t, x, st, needlesOf(r, st, 60), r, true)
 }
 
-// TestReopeningKeepsTheFilesAndReadsTheOpenRunAgain: the open run is not
-// written at Close; the next Open covers the written files and CatchUp
-// takes in the rest, with the same answers.
-func TestReopeningKeepsTheFilesAndReadsTheOpenRunAgain(t *testing.T) {
-	dir, st := newStore(t)
-	r := rand.New(rand.NewPCG(3, 4))
-	pushTexts(t, st, "s1", randTexts(r, 1100))
-	x := openIndex(t, dir, st, small)
-	catchUp(t, x)
-	x.Close()
-	y := openIndex(t, dir, st, small)
-	if want := st.LastSeq() / 64 * 64; y.IndexedThrough() != want {
-		t.Fatalf("reopened at mark %d, want the last whole run's end %d", y.IndexedThrough(), want)
+// TestReopeningKeepsTheFilesAndTheOpenRun: Close saves the open run, and
+// the next Open starts where the last one stopped; without it (a crash),
+// or with one the store no longer covers, Open covers the written files
+// and CatchUp reads the rest again. Answers are the same every way.
+func TestReopeningKeepsTheFilesAndTheOpenRun(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		before func(t *testing.T, dir string, st *store.Store)
+		whole  bool // the mark is the last whole run's end, not the last seq
+	}{
+		{"closed", func(*testing.T, string, *store.Store) {}, false},
+		{"killed: no saved open run", func(t *testing.T, dir string, _ *store.Store) {
+			os.Remove(filepath.Join(dir, "index", openName))
+		}, true},
+		{"a saved open run that fails its checks", func(t *testing.T, dir string, _ *store.Store) {
+			flip(t, filepath.Join(dir, "index", openName), headerSize+3)
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, st := newStore(t)
+			r := rand.New(rand.NewPCG(3, 4))
+			pushTexts(t, st, "s1", randTexts(r, 1100))
+			x := openIndex(t, dir, st, small)
+			catchUp(t, x)
+			x.Close()
+			c.before(t, dir, st)
+			y := openIndex(t, dir, st, small)
+			want := st.LastSeq()
+			if c.whole {
+				want = st.LastSeq() / 64 * 64
+			}
+			if y.IndexedThrough() != want {
+				t.Fatalf("reopened at mark %d, want %d", y.IndexedThrough(), want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "index", openName)); err == nil {
+				t.Errorf("the saved open run is still there after Open")
+			}
+			checkMayHold(t, y, st, needlesOf(r, st, 20), r, true)
+			catchUp(t, y)
+			if y.IndexedThrough() != st.LastSeq() {
+				t.Fatalf("mark %d, want %d", y.IndexedThrough(), st.LastSeq())
+			}
+			checkMayHold(t, y, st, needlesOf(r, st, 20), r, true)
+		})
 	}
-	checkMayHold(t, y, st, needlesOf(r, st, 20), r, true)
-	catchUp(t, y)
-	if y.IndexedThrough() != st.LastSeq() {
-		t.Fatalf("mark %d, want %d", y.IndexedThrough(), st.LastSeq())
-	}
-	checkMayHold(t, y, st, needlesOf(r, st, 20), r, true)
 }
 
 // TestDamagedOrForeignFilesAreBuiltAgain: whatever happens to the files

@@ -22,7 +22,7 @@ import (
 //
 // Layout, little-endian:
 //
-//	header  magic "PIHGRAMS", version u32, keys u32, lo u64, span u32, pad u32
+//	header  magic "PIHGRAMS", version u32, keys u32, lo u64, span u32, covered u32
 //	dir     keys x (key u32, count u32, offset u32, crc u32), sorted by key
 //	pages   a crc u32 for each page of dirPage directory entries
 //	bodies  the containers, each at its offset from the bodies' start
@@ -57,15 +57,18 @@ var errCorrupt = errors.New("corrupt postings file")
 
 // postingFile is an open, mapped file of postings.
 type postingFile struct {
-	path   string
-	lo     uint64
-	span   uint32
-	data   []byte // the whole file, mapped
-	unmap  func() error
-	keys   int
-	dir    []byte
-	pages  []byte // a crc per page of the directory
-	bodies []byte
+	path string
+	lo   uint64
+	span uint32
+	// covered is how many seqs from lo the file answers for: the whole
+	// span, but for the open run saved at Close (see saveOpen).
+	covered uint32
+	data    []byte // the whole file, mapped
+	unmap   func() error
+	keys    int
+	dir     []byte
+	pages   []byte // a crc per page of the directory
+	bodies  []byte
 	// checked: a bit per directory page whose crc was found right.
 	checked []atomic.Uint64
 
@@ -111,6 +114,10 @@ func (f *postingFile) parse() error {
 	f.keys = int(binary.LittleEndian.Uint32(d[12:]))
 	f.lo = binary.LittleEndian.Uint64(d[16:])
 	f.span = binary.LittleEndian.Uint32(d[24:])
+	f.covered = binary.LittleEndian.Uint32(d[28:])
+	if f.covered == 0 || f.covered > f.span {
+		return fmt.Errorf("%w: it covers %d of its %d seqs", errCorrupt, f.covered, f.span)
+	}
 	if f.span < 16 || f.span > maxSpan || f.span&(f.span-1) != 0 || f.lo%uint64(f.span) != 1 {
 		return fmt.Errorf("%w: range %d+%d is not aligned", errCorrupt, f.lo, f.span)
 	}
@@ -304,16 +311,17 @@ func (f *postingFile) close() error {
 
 // fileWriter lays out a file of postings from keys in ascending order.
 type fileWriter struct {
-	lo     uint64
-	span   uint32
-	keys   int
-	dir    []byte
-	bodies []byte
-	bitmap []byte
+	lo      uint64
+	span    uint32
+	covered uint32 // seqs from lo it answers for (see postingFile.covered)
+	keys    int
+	dir     []byte
+	bodies  []byte
+	bitmap  []byte
 }
 
 func newFileWriter(lo uint64, span uint32) *fileWriter {
-	return &fileWriter{lo: lo, span: span, bitmap: make([]byte, span/8)}
+	return &fileWriter{lo: lo, span: span, covered: span, bitmap: make([]byte, span/8)}
 }
 
 // add appends key's container; offs are ascending offsets from lo.
@@ -350,6 +358,7 @@ func (w *fileWriter) write(dir string) (string, error) {
 	binary.LittleEndian.PutUint32(h[12:], uint32(w.keys))
 	binary.LittleEndian.PutUint64(h[16:], w.lo)
 	binary.LittleEndian.PutUint32(h[24:], w.span)
+	binary.LittleEndian.PutUint32(h[28:], w.covered)
 	pages := make([]byte, 0, 4*((w.keys+dirPage-1)/dirPage))
 	for p := 0; p*dirPage < w.keys; p++ {
 		end := min((p+1)*dirPage, w.keys) * dirEntrySize
@@ -363,7 +372,11 @@ func (w *fileWriter) write(dir string) (string, error) {
 	if uint64(len(w.bodies)) > 0xFFFFFFFF {
 		return "", fmt.Errorf("index: postings of seqs %d+%d exceed 4 GB", w.lo, w.span)
 	}
-	path := filepath.Join(dir, fileName(w.lo, w.span))
+	name := fileName(w.lo, w.span)
+	if w.covered < w.span {
+		name = openName
+	}
+	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -397,14 +410,25 @@ type postingLists map[uint32][]uint16
 
 // writeTo writes the lists as the file of span seqs from lo.
 func (l postingLists) writeTo(dir string, lo uint64, span uint32) (string, error) {
+	return l.writeCovering(dir, lo, span, span)
+}
+
+// writeCovering writes the lists as a file of span seqs from lo that
+// answers for the first covered of them (the open run's, when fewer than
+// span: see Index.saveOpen).
+func (l postingLists) writeCovering(dir string, lo uint64, span, covered uint32) (string, error) {
 	keys := make([]uint32, 0, len(l))
 	for k := range l {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	w := newFileWriter(lo, span)
+	w.covered = covered
 	for _, k := range keys {
 		w.add(k, l[k])
 	}
 	return w.write(dir)
 }
+
+// openName is the file the open run is saved to at Close.
+const openName = "open.pg"

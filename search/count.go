@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"errors"
 
 	"github.com/pi-history/pi-history/store"
 )
@@ -31,27 +30,21 @@ func (e *Engine) mayHold(p *prepared, ranges []store.SeqRange, st *Stats) ([]sto
 		return ranges, nil
 	}
 	var out []store.SeqRange
-	for _, r := range ranges {
-		for seq := r.Lo; seq <= r.Hi; seq++ {
-			m, err := e.st.Meta(seq)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if !p.filter.match(m) {
-				st.Skipped++
-				continue
-			}
-			if n := len(out); n > 0 && out[n-1].Hi == seq-1 {
-				out[n-1].Hi = seq
-			} else {
-				out = append(out, store.SeqRange{Lo: seq, Hi: seq})
-			}
+	n := 0
+	err := e.st.ScanMetaRanges(ranges, func(m *store.Meta) bool {
+		n++
+		if !p.filter.match(m) {
+			return true
 		}
-	}
-	return out, nil
+		if k := len(out); k > 0 && out[k-1].Hi == m.Seq-1 {
+			out[k-1].Hi = m.Seq
+		} else {
+			out = append(out, store.SeqRange{Lo: m.Seq, Hi: m.Seq})
+		}
+		return true
+	})
+	st.Skipped += n - int(store.Count(out))
+	return out, err
 }
 
 // count counts the hits of the request without limit: every one, or with

@@ -100,8 +100,12 @@ var fewPatternQueries = []Request{
 // and segments) proposes the candidates or every text is read; and
 // (fewer queries) with scans read in two halves.
 func TestPatternPagesEqualBruteForce(t *testing.T) {
-	engineModes(t, func(t *testing.T) {
-		queriesEqualBruteForce(t, bruteFixture(t), patternQueries)
+	engineModes(t, func(t *testing.T, full bool) {
+		qs := fewPatternQueries
+		if full {
+			qs = patternQueries
+		}
+		queriesEqualBruteForce(t, bruteFixture(t), qs)
 	})
 	t.Run("every scan read in two halves", func(t *testing.T) {
 		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
