@@ -44,7 +44,8 @@ type Memory struct {
 	MemTable int64
 	// GoLimit is the Go memory limit: the budget less what Pebble
 	// allocates outside the Go heap (its cache and memtables, in a build
-	// with cgo) and an eighth for what the C allocator keeps beyond them.
+	// with cgo) and three sixteenths for what the C allocator and the Go
+	// runtime keep beyond them.
 	GoLimit int64
 }
 
@@ -57,7 +58,7 @@ func SplitMemory(total int64) Memory {
 	m := Memory{Total: total, Cache: total / 4, MemTable: min(max(total/64, 2<<20), 32<<20)}
 	m.GoLimit = total
 	if pebbleOffHeap {
-		m.GoLimit -= m.Cache + 2*m.MemTable + total/8
+		m.GoLimit -= m.Cache + 2*m.MemTable + total*3/16
 	}
 	return m
 }
