@@ -332,17 +332,6 @@ func (c *collector) scanWindow(ctx context.Context, a, b uint64, ranges []store.
 	return nil
 }
 
-// A scan reads with both cores (the second half of its entries on another
-// goroutine while this one reads the first) when it has at least
-// parallelMin entries to read and the search has already read parallelAfter
-// texts without filling its page: a page that fills early would waste the
-// other half's work (first pages of 3-5 character needles: p50 0.93 ->
-// 1.52 ms when every long scan was split).
-var (
-	parallelMin   uint64 = 1024
-	parallelAfter        = 512
-)
-
 // scanRanges confirms every searchable entry of ranges (ascending,
 // disjoint) in request order, until the page is full. Lists of candidates
 // are read by two goroutines taking turns (see scanShared), long scans in
@@ -350,7 +339,7 @@ var (
 func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
 	n := store.Count(ranges)
 	switch {
-	case c.st.Scanned >= parallelAfter && n >= parallelMin:
+	case c.st.Scanned >= c.e.opts.ParallelAfter && n >= c.e.opts.ParallelMin:
 		first, second := store.Split(ranges)
 		if c.p.req.NewestFirst {
 			first, second = second, first

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"time"
 	"unicode/utf8"
@@ -13,11 +14,48 @@ import (
 type Engine struct {
 	st     *store.Store
 	ix     *index.Index
+	opts   Options
 	titles titleCache // sessions' titles from their first messages
 }
 
-// New returns an Engine. ix may be nil: every search then scans.
-func New(st *store.Store, ix *index.Index) *Engine { return &Engine{st: st, ix: ix} }
+// Options tune an Engine; the zero value of a field means its default.
+// Tests set them to run configurations side by side.
+type Options struct {
+	// ParallelMin and ParallelAfter: a scan reads with both cores (the
+	// second half of its entries on another goroutine) when it has at
+	// least ParallelMin entries to read (default 1,024) and the search
+	// has already read ParallelAfter texts (default 512) without filling
+	// its page: a page that fills early would waste the other half's
+	// work. A negative ParallelAfter means 0.
+	ParallelMin   uint64
+	ParallelAfter int
+	// PageHits is the size of SearchPages's pages (default 10,000):
+	// large enough that starting each page again costs little, small
+	// enough that a page's hits and their texts' parts take a few
+	// megabytes.
+	PageHits int
+}
+
+func (o Options) withDefaults() Options {
+	o.ParallelMin = cmp.Or(o.ParallelMin, 1024)
+	switch {
+	case o.ParallelAfter == 0:
+		o.ParallelAfter = 512
+	case o.ParallelAfter < 0:
+		o.ParallelAfter = 0
+	}
+	o.PageHits = cmp.Or(o.PageHits, 10000)
+	return o
+}
+
+// New returns an Engine with the default Options. ix may be nil: every
+// search then reads every text.
+func New(st *store.Store, ix *index.Index) *Engine { return NewWith(st, ix, Options{}) }
+
+// NewWith returns an Engine tuned by o.
+func NewWith(st *store.Store, ix *index.Index, o Options) *Engine {
+	return &Engine{st: st, ix: ix, opts: o.withDefaults()}
+}
 
 // Search runs a literal search.
 func (e *Engine) Search(ctx context.Context, req *Request) (*Response, error) {
@@ -98,7 +136,7 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 
 // SearchPages runs a literal search and hands its answer to fn a page at a
 // time. Without All that is one page, as Search gives it. With All it is
-// every hit in pages of pageHits, each continuing from the last's cursor
+// every hit in pages of Options.PageHits, each continuing from the last's cursor
 // (so no hit is repeated or missed while entries arrive; in branch scope
 // the branch stays that of the first page), so that the
 // caller need hold only one page however many hits there are. The snippet
@@ -118,7 +156,7 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 	prepare := func() (*prepared, error) {
 		p, err := e.prepare(&page)
 		if err == nil {
-			p.limit = pageHits
+			p.limit = e.opts.PageHits
 		}
 		return p, err
 	}
@@ -164,9 +202,3 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 		}
 	}
 }
-
-// pageHits is the size of SearchPages's pages: large enough that starting
-// each page again (planning, windows growing from their first size) costs
-// little, small enough that a page's hits and their texts' parts take a few
-// megabytes.
-var pageHits = 10000

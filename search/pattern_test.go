@@ -108,8 +108,8 @@ func TestPatternPagesEqualBruteForce(t *testing.T) {
 		queriesEqualBruteForce(t, bruteFixture(t), qs)
 	})
 	t.Run("every scan read in two halves", func(t *testing.T) {
-		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
-		parallelMin, parallelAfter = 2, 0
+		defer func() { testSearch = Options{} }()
+		testSearch = Options{ParallelMin: 2, ParallelAfter: -1}
 		queriesEqualBruteForce(t, bruteFixture(t), fewPatternQueries)
 	})
 }

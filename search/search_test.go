@@ -40,15 +40,18 @@ func newEnvDir(t testing.TB, dir string) *env {
 	}
 	if testNoIndex {
 		t.Cleanup(func() { st.Close() })
-		return &env{st: st, eng: New(st, nil), dir: dir}
+		return &env{st: st, eng: NewWith(st, nil, testSearch), dir: dir}
 	}
 	ix, err := index.OpenWith(filepath.Join(dir, "index"), st, testIndex)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close(); st.Close() })
-	return &env{st: st, ix: ix, eng: New(st, ix), dir: dir}
+	return &env{st: st, ix: ix, eng: NewWith(st, ix, testSearch), dir: dir}
 }
+
+// testSearch tunes the engines newEnvDir makes.
+var testSearch Options
 
 // testIndex is the index newEnvDir opens; testNoIndex opens none (every
 // search then reads every text). See engineModes.
@@ -304,8 +307,8 @@ func totalOf(r *Response) int {
 // pages of size hits, failing on a page larger than that.
 func everyHit(t *testing.T, e *env, req Request, size int) []uint64 {
 	t.Helper()
-	defer func(n int) { pageHits = n }(pageHits)
-	pageHits = size
+	defer func(n int) { e.eng.opts.PageHits = n }(e.eng.opts.PageHits)
+	e.eng.opts.PageHits = size
 	var out []uint64
 	err := e.eng.SearchPages(context.Background(), &req, func(page *Response) error {
 		if len(page.Hits) > size {
@@ -323,8 +326,8 @@ func everyHit(t *testing.T, e *env, req Request, size int) []uint64 {
 func TestPagesEqualBruteForceInEveryScopeOrderAndPageSize(t *testing.T) {
 	engineModes(t, pagesEqualBruteForce)
 	t.Run("every scan read in two halves", func(t *testing.T) {
-		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
-		parallelMin, parallelAfter = 2, 0
+		defer func() { testSearch = Options{} }()
+		testSearch = Options{ParallelMin: 2, ParallelAfter: -1}
 		pagesEqualBruteForce(t, false)
 	})
 }
@@ -434,8 +437,8 @@ func queriesEqualBruteForce(t *testing.T, e *env, queries []Request) {
 func TestPagingStaysExactWhileEntriesArrive(t *testing.T) {
 	engineModes(t, func(t *testing.T, _ bool) { pagingStaysExactWhileEntriesArrive(t) })
 	t.Run("every scan read in two halves", func(t *testing.T) {
-		defer func(n uint64, a int) { parallelMin, parallelAfter = n, a }(parallelMin, parallelAfter)
-		parallelMin, parallelAfter = 2, 0
+		defer func() { testSearch = Options{} }()
+		testSearch = Options{ParallelMin: 2, ParallelAfter: -1}
 		pagingStaysExactWhileEntriesArrive(t)
 	})
 }
@@ -789,8 +792,7 @@ func TestSearchPagesShareOneBudget(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
 	e.catchUp(t)
-	defer func(n int) { pageHits = n }(pageHits)
-	pageHits = 5
+	e.eng.opts.PageHits = 5
 	chars, pages := 0, 0
 	req := Request{Needle: "a", Scope: ScopeAll, All: true, Budget: 700}
 	err := e.eng.SearchPages(context.Background(), &req, func(page *Response) error {
@@ -907,8 +909,8 @@ func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
 	}
 	e.importFile(t, path)
 	e.catchUp(t)
-	defer func(n int) { pageHits = n }(pageHits)
-	pageHits = 3
+	defer func(n int) { e.eng.opts.PageHits = n }(e.eng.opts.PageHits)
+	e.eng.opts.PageHits = 3
 	// The first search starts on the long branch and the leaf moves back
 	// to e004; the second starts there and the leaf moves to the end of
 	// the long branch again.

@@ -11,7 +11,7 @@ import (
 // A list of candidates (entries whose sketch passed) of at most sharedMax
 // seqs is read by two goroutines at once, each taking the next seq in
 // request order in turn (see scanShared). Longer lists are read in order,
-// split in halves once the search has read parallelAfter texts.
+// split in halves once the search has read Options.ParallelAfter texts.
 const sharedMax = 16384
 
 // scanShared confirms the entries of ranges (ascending, disjoint, at most
