@@ -274,7 +274,7 @@ func (s *Service) Stats() (Stats, error) {
 		st.SkippedLines += f.Skipped
 	}
 	st.StoreBytes = s.Store.DiskSize()
-	st.IndexBytes = dirSize(filepath.Join(s.Dir, "index"))
+	st.IndexBytes = DirSize(filepath.Join(s.Dir, "index"))
 	st.LastSeq = s.Store.LastSeq()
 	st.IndexedThrough = s.Index.IndexedThrough()
 	st.IndexLag = index.Lag(st.IndexedThrough, st.LastSeq)
@@ -284,7 +284,8 @@ func (s *Service) Stats() (Stats, error) {
 	return st, nil
 }
 
-func dirSize(dir string) int64 {
+// DirSize is the bytes of the files below dir (0 for what cannot be read).
+func DirSize(dir string) int64 {
 	var n int64
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

@@ -13,10 +13,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +22,7 @@ import (
 	"unicode"
 
 	"github.com/pi-history/pi-history/index"
+	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -79,7 +78,7 @@ func run(storeDir, out string, n, limit int, seed uint64) error {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	fmt.Printf("after the build: RSS %s, peak RSS %s, Go heap obtained from the OS %.0f MB\n", procStatus("VmRSS:"), procStatus("VmHWM:"), float64(m.HeapSys)/1e6)
-	size := dirSize(out)
+	size := service.DirSize(out)
 	fmt.Printf("build: %d sessions, %.1f MB of user text, %.2f s (closed, on disk); index %.1f MB on disk (%.2fx the user text, %.3fx the store)\n",
 		p.Indexed, float64(p.TextBytes)/1e6, build.Seconds(), float64(size)/1e6, float64(size)/float64(max(p.TextBytes, 1)), float64(size)/float64(st.DiskSize()))
 	t0 = time.Now()
@@ -160,17 +159,4 @@ func procStatus(key string) string {
 		}
 	}
 	return "unknown"
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
