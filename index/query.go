@@ -123,6 +123,12 @@ func (q *Query) mayHold(r store.SeqRange, out []store.SeqRange) []store.SeqRange
 		var bad error
 		out, bad = q.inFile(f, pos, hi, out)
 		whole := q.per[f].whole
+		if r.Hi > f.hi() {
+			// Passed: what was decoded of f goes, so that a count over
+			// the whole history holds one file's lists at a time (a
+			// later window that needs f again looks it up again).
+			delete(q.per, f)
+		}
 		x.fmu.RUnlock()
 		if bad != nil {
 			x.markBad(f, bad)

@@ -263,7 +263,16 @@ func main() {
 			os.Exit(code)
 		}
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	if p := os.Getenv("PI_HISTORY_HEAPPROFILE"); p != "" {
+		// For benchmarks: the heap's allocations over the whole run, and
+		// what it held when the command ended.
+		if f, err := os.Create(p); err == nil {
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
+	os.Exit(code)
 }
 
 // commandFirst moves flags given before the command ("pi-history --data D
