@@ -105,6 +105,37 @@ func decodeMeta(b []byte) (*Meta, error) {
 	return m, nil
 }
 
+// decodeLinks reads only an encoded record's seq, id and parent id: what
+// a session's current branch needs (see branchSeqs), without the rest of
+// the record's strings.
+func decodeLinks(b []byte) (seq uint64, id, parent []byte, err error) {
+	if len(b) < 2 || b[0] != metaVersion {
+		return 0, nil, nil, errCorruptMeta
+	}
+	b = b[2:]
+	seq, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, nil, nil, errCorruptMeta
+	}
+	b = b[n:]
+	for range 4 { // Line, Window, TextLen, RawLen
+		if _, n = binary.Uvarint(b); n <= 0 {
+			return 0, nil, nil, errCorruptMeta
+		}
+		b = b[n:]
+	}
+	var fields [3][]byte // Session, ID, ParentID
+	for i := range fields {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return 0, nil, nil, errCorruptMeta
+		}
+		fields[i] = b[n : n+int(l)]
+		b = b[n+int(l):]
+	}
+	return seq, fields[1], fields[2], nil
+}
+
 // decodeMetaInto is decodeMeta into m, every field of which it sets.
 func decodeMetaInto(m *Meta, b []byte) error {
 	if len(b) < 2 || b[0] != metaVersion {

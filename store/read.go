@@ -177,6 +177,25 @@ func (s *Store) SessionMetas(sid string) ([]*Meta, error) {
 // WalkSessionMetas calls fn with a session's entries in file order, until
 // fn returns false: reading the first few costs only those.
 func (s *Store) WalkSessionMetas(sid string, fn func(*Meta) bool) error {
+	var derr error
+	err := s.walkSessionRecords(sid, func(v []byte) bool {
+		m, err := decodeMeta(v)
+		if err != nil {
+			derr = err
+			return false
+		}
+		return fn(m)
+	})
+	if err == nil {
+		err = derr
+	}
+	return err
+}
+
+// walkSessionRecords calls fn with the encoded record of each of sid's
+// entries in session order, valid only during the call, until fn returns
+// false.
+func (s *Store) walkSessionRecords(sid string, fn func(v []byte) bool) error {
 	// A session's order keys name its seqs; since 2026-11-30 they
 	// hold no copy of the record, which is read from the entry's own key
 	// (older stores keep the copy, read as it is). One snapshot serves
@@ -211,11 +230,7 @@ func (s *Store) WalkSessionMetas(sid string, fn func(*Meta) bool) error {
 				return fmt.Errorf("session %s: %w", sid, err)
 			}
 		}
-		m, err := decodeMeta(v)
-		if err != nil {
-			return err
-		}
-		if !fn(m) {
+		if !fn(v) {
 			return nil
 		}
 	}

@@ -213,7 +213,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	} else if err := mkdirSynced(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(300_000), bulk: o.Bulk, flushBytes: o.FlushBytes,
+	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(treeCacheEntries), bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
 		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS, ReadOnly: o.ReadOnly}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
@@ -156,4 +157,55 @@ func TestTextReaderAnswersEveryOrderOfSeqs(t *testing.T) {
 		seqs = append(seqs, seq)
 	}
 	checkTextReader(t, st, texts, 5, 390, seqs)
+}
+
+// TestCurrentBranchFromLinksEqualsTheTrees: the current branch worked out
+// from the records' ids and parents alone (branchSeqs) is the path the
+// session's tree gives to its leaf, over random trees with branches,
+// entries whose parent is missing and parents that close a cycle.
+func TestCurrentBranchFromLinksEqualsTheTrees(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		r := rand.New(rand.NewPCG(seed, 9))
+		st := pushTexts(t, []string{"root"})
+		h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
+		ids := []string{"e000"}
+		var es []*journal.Entry
+		for i := range 60 + r.IntN(60) {
+			id := fmt.Sprintf("n%03d", i)
+			parent := ids[r.IntN(len(ids))]
+			switch r.IntN(12) {
+			case 0:
+				parent = "missing"
+			case 1:
+				parent = ""
+			case 2:
+				parent = fmt.Sprintf("n%03d", i+1) // a later entry: a cycle may close
+			}
+			es = append(es, &journal.Entry{Type: "message", Role: "user", ID: id, ParentID: parent,
+				Raw: []byte(`{"id":"` + id + `"}`), Text: "t", Searchable: true})
+			ids = append(ids, id)
+		}
+		if _, err := st.Push("s", h, es); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := st.tree("s", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []uint64
+		for _, m := range tree.Metas {
+			if tree.OnCurrentBranch(m.ID) {
+				want = append(want, m.Seq)
+			}
+		}
+		got, err := st.branchSeqs("s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d: the branch from links is %v, the tree's %v", seed, got, want)
+		}
+	}
 }

@@ -110,20 +110,76 @@ func (s *Store) currentBranchSeqs(sid string, keepTree bool) ([]uint64, error) {
 		return b, nil
 	}
 	gen := s.trees.generation(sid)
-	t, err := s.tree(sid, keepTree)
-	if err != nil {
-		return nil, err
-	}
 	var seqs []uint64
-	for _, m := range t.Metas {
-		if t.OnCurrentBranch(m.ID) {
-			seqs = append(seqs, m.Seq)
+	if t := s.trees.get(sid); t != nil {
+		for _, m := range t.Metas {
+			if t.OnCurrentBranch(m.ID) {
+				seqs = append(seqs, m.Seq)
+			}
+		}
+	} else {
+		if _, err := s.Session(sid); err != nil {
+			return nil, err
+		}
+		var err error
+		if seqs, err = s.branchSeqs(sid); err != nil {
+			return nil, err
 		}
 	}
 	slices.Sort(seqs)
 	s.trees.putBranch(sid, seqs, gen)
 	return seqs, nil
 }
+
+// branchSeqs works out the seqs of the path to sid's last entry (its
+// current leaf, as journal.Tree.Leaf has it) from its records' ids and
+// parents alone: building the whole tree to learn it decoded every
+// record, and a server searching a history of big sessions held hundreds
+// of megabytes of trees at once for it. Like journal.Tree.Path, a
+// missing parent ends the path and a cycle is cut where it closes.
+func (s *Store) branchSeqs(sid string) ([]uint64, error) {
+	type link struct {
+		parent string
+		seq    uint64
+	}
+	byID := map[string]int{}
+	var links []link
+	var derr error
+	err := s.walkSessionRecords(sid, func(v []byte) bool {
+		seq, id, parent, err := decodeLinks(v)
+		if err != nil {
+			derr = err
+			return false
+		}
+		byID[string(id)] = len(links) // the last entry of an id, as journal.NewTree keeps
+		links = append(links, link{parent: string(parent), seq: seq})
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	if err != nil || len(links) == 0 {
+		return nil, err
+	}
+	var seqs []uint64
+	seen := make(map[int]bool)
+	for i := len(links) - 1; !seen[i]; {
+		seen[i] = true
+		seqs = append(seqs, links[i].seq)
+		j, ok := byID[links[i].parent]
+		if links[i].parent == "" || !ok {
+			break
+		}
+		i = j
+	}
+	return seqs, nil
+}
+
+// treeCacheEntries bounds the entries of the trees kept whole (a tree
+// holds each entry's record and its journal.Entry, about half a kilobyte):
+// some 30 MB, inside a server's default Go limit. It was 300,000, sized
+// for a server that held gigabytes anyway.
+const treeCacheEntries = 64_000
 
 // maxBranchSeqs bounds the seqs kept by CurrentBranchSeqs (32 MB).
 const maxBranchSeqs = 4 << 20
