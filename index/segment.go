@@ -183,6 +183,7 @@ type container struct {
 	count int
 	body  []byte
 	dense bool
+	span  uint32 // the file's: no offset reaches it
 }
 
 // find returns the container of key, false when no entry of the file
@@ -254,7 +255,7 @@ func (f *postingFile) entry(i int) (container, error) {
 	if dense && len(body) != int(f.span/8) {
 		return container{}, fmt.Errorf("index: %s: %w: the bitmap of key %x has %d bytes", filepath.Base(f.path), errCorrupt, key, len(body))
 	}
-	return container{count: count, body: body, dense: dense}, nil
+	return container{count: count, body: body, dense: dense, span: f.span}, nil
 }
 
 // isDense says whether a container of count entries in a file of span seqs
@@ -289,7 +290,7 @@ func (c container) decode(out []uint16) ([]uint16, error) {
 	b := c.body
 	for len(b) > 0 {
 		g, n := binary.Uvarint(b)
-		if n <= 0 || prev+g > 0xFFFF {
+		if n <= 0 || prev+g >= uint64(c.span) {
 			return out, fmt.Errorf("index: %w: a list of offsets does not decode", errCorrupt)
 		}
 		prev += g
