@@ -6,13 +6,14 @@
 //
 // The postings lie in files laid out to be read in place (segment.go),
 // mapped read-only, so that the pages are the kernel's and the heap holds
-// only the open run: the entries past the last file, in memory until
-// runSeqs of seqs are covered, when they are written as a run file. Every
-// 16 runs that fill an aligned segment are merged into one segment file.
-// Files are derived data: one written by another format version, one that
-// fails its checksums and one past the store's last entry are deleted and
-// built again from the store; the open run, lost at a crash, is read again
-// from the store on the next start.
+// only the open run: the entries past the last file, in memory until a
+// run's span of seqs is covered (Options.RunSpan), when they are written
+// as a run file. The runs that fill an aligned segment are merged into one
+// segment file. Files are derived data: one written by another format
+// version, one that fails its checksums and one past the store's last
+// entry are deleted and built again from the store. Close saves the open
+// run; after a crash it is read again from the store on the next start.
+// Ranked word search over sessions (sessions.go) is Bleve's, apart.
 package index
 
 import (
@@ -61,7 +62,7 @@ type Index struct {
 }
 
 // openRun is the postings of the entries past the last file: the run of
-// runSeqs seqs from lo, up to the index's mark.
+// run's span of seqs from lo, up to the index's mark.
 type openRun struct {
 	lo    uint64
 	lists postingLists
