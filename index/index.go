@@ -61,8 +61,8 @@ type Index struct {
 	changed chan struct{}
 }
 
-// openRun is the postings of the entries past the last file: the run of
-// run's span of seqs from lo, up to the index's mark.
+// openRun is the postings of the entries past the last file: those of the
+// run that starts at lo, up to the index's mark.
 type openRun struct {
 	lo    uint64
 	lists postingLists
