@@ -75,9 +75,6 @@ type Options struct {
 	// (a data directory this process cannot write to): what they do not
 	// cover is scanned.
 	ReadOnly bool
-	// Bulk is accepted for callers that load much at once; the postings
-	// need no different setting for it.
-	Bulk bool
 	// RunSpan and SegmentSpan are the seqs a run and a segment cover
 	// (DefaultRunSpan, DefaultSegmentSpan when 0): powers of two from 16,
 	// a segment at most 65,536 and a whole number of runs. Files of other
@@ -219,10 +216,6 @@ func cmpU64(a, b uint64) int {
 // IndexedThrough is the highest seq the index has taken in: every entry
 // at or below it is in the postings, none above it is.
 func (x *Index) IndexedThrough() uint64 { return x.through.Load() }
-
-// Target is the mark the index reaches once it has caught up with a store
-// whose last seq is last.
-func Target(last uint64) uint64 { return last }
 
 // Lag is how many entries the index still has to take in, with its mark at
 // through and the store's last seq at last.

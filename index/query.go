@@ -23,14 +23,6 @@ type Query struct {
 	gen   uint64 // the index's file generation the cache is of
 	ix    *Index
 	per   map[*postingFile]*fileQuery
-	// Stats is what the query has read so far.
-	Stats QueryStats
-}
-
-// QueryStats is what a query has read.
-type QueryStats struct {
-	Containers int // containers looked up and found
-	Decoded    int // offsets decoded from lists
 }
 
 // keyRange is the keys lo..hi.
@@ -201,7 +193,6 @@ func (q *Query) containersOf(f *postingFile, fq *fileQuery) error {
 			fq.absent = true
 			return nil
 		}
-		q.Stats.Containers++
 		fq.conts = append(fq.conts, c)
 	}
 	slices.SortFunc(fq.conts, func(a, b container) int { return a.count - b.count })
@@ -229,8 +220,7 @@ func (q *Query) unionOf(f *postingFile, fq *fileQuery) error {
 			if err != nil {
 				return err
 			}
-			q.Stats.Containers++
-			if c.dense {
+				if c.dense {
 				for w := range fq.union {
 					fq.union[w] |= wordAt(c.body, w)
 				}
@@ -263,7 +253,6 @@ func (q *Query) list(fq *fileQuery, i int) ([]uint16, error) {
 		if err != nil {
 			return nil, err
 		}
-		q.Stats.Decoded += len(l)
 		fq.lists[i] = l
 	}
 	return fq.lists[i], nil

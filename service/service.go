@@ -110,7 +110,7 @@ func Open(o Options) (*Service, error) {
 		lock.Release()
 		return nil, err
 	}
-	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, Bulk: o.Bulk, ReadOnly: o.ReadOnly})
+	ix, err := index.OpenWith(filepath.Join(o.DataDir, "index"), st, index.Options{Log: o.Log, ReadOnly: o.ReadOnly})
 	if err != nil {
 		st.Close()
 		lock.Release()
@@ -238,7 +238,7 @@ func (s *Service) Reindex(ctx context.Context, progress func(stage string, done,
 func (s *Service) WaitIndexed(ctx context.Context) error {
 	for {
 		ch := s.Index.Changed()
-		if s.Index.IndexedThrough() >= index.Target(s.Store.LastSeq()) {
+		if s.Index.IndexedThrough() >= s.Store.LastSeq() {
 			return nil
 		}
 		select {
@@ -335,7 +335,7 @@ func (s *Service) ImportWatched(ctx context.Context, paths []string, watch func(
 		last = time.Now()
 		// How far the index is behind, too: it lags while files are read.
 		watch(ImportStatus{FilesDone: done, Files: files, Bytes: b, TotalBytes: total, Entries: entries,
-			Through: s.Index.IndexedThrough(), Target: index.Target(s.Store.LastSeq())})
+			Through: s.Index.IndexedThrough(), Target: s.Store.LastSeq()})
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -353,7 +353,7 @@ func (s *Service) ImportWatched(ctx context.Context, paths []string, watch func(
 			}
 			st := ImportStatus{Compacting: s.Compacting()}
 			if !st.Compacting {
-				st.Through, st.Target = s.Index.IndexedThrough(), index.Target(s.Store.LastSeq())
+				st.Through, st.Target = s.Index.IndexedThrough(), s.Store.LastSeq()
 				if st.Indexing = st.Through < st.Target; !st.Indexing {
 					continue
 				}
