@@ -165,12 +165,10 @@ type PlanKind string
 
 // Plan kinds.
 const (
-	PlanNowhere          PlanKind = "nowhere"          // a trigram of the needle is in no indexed block: nothing to read there
-	PlanFirstOccurrences PlanKind = "firstOccurrences" // the first-occurrence lists of the needle's grams named the candidates
-	PlanIndex            PlanKind = "index"            // the index named candidate blocks, tested on their sketches
-	PlanSketches         PlanKind = "sketches"         // every sketch in range was tested
-	PlanScan             PlanKind = "scan"             // every text in range was read
-	PlanMembers          PlanKind = "members"          // a session, branch or lineage: its entries tested one by one
+	PlanNowhere PlanKind = "nowhere" // a trigram of the needle is in no entry the index holds: only the rest is read
+	PlanIndex   PlanKind = "index"   // the index named the candidate entries
+	PlanScan    PlanKind = "scan"    // every text in range was read
+	PlanMembers PlanKind = "members" // a session, branch or lineage: its members the index did not rule out
 )
 
 // SearchResponse is a page of hits.

@@ -81,10 +81,10 @@ export interface SearchStats {
 	tookMs?: number;
 	/** how the page was answered, in words for people (the words may change; programs read planKind) */
 	plan?: string;
-	/** how the page was answered: nowhere (a trigram of the needle is in no indexed block), firstOccurrences, index, sketches, scan (every text in range read), members (a narrow scope's entries one by one) */
-	planKind?: "nowhere" | "firstOccurrences" | "index" | "sketches" | "scan" | "members";
+	/** how the page was answered: nowhere (a trigram of the needle is in no entry the index holds), index (the index named the candidates), scan (every text in range read), members (a narrow scope's entries the index did not rule out) */
+	planKind?: "nowhere" | "index" | "scan" | "members";
 	/** with count: how the count was answered */
-	countPlanKind?: "nowhere" | "firstOccurrences" | "index" | "sketches" | "scan" | "members";
+	countPlanKind?: "nowhere" | "index" | "scan" | "members";
 }
 
 export interface Hit {
