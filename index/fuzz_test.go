@@ -69,8 +69,6 @@ func FuzzPostingFileNeverPanics(f *testing.F) {
 				}
 			}
 		}
-		if _, err := pf.search(0x616263); err != nil {
-			return
-		}
+		pf.search(0x616263) // a lookup reads what it reads, or fails
 	})
 }

@@ -26,14 +26,10 @@ type restOfWindow struct {
 
 // hitText is what a hit keeps of the text it was confirmed in: the parts
 // its snippets can reach (see snippetSegments) and how often the needle
-// occurs in the whole text. Hits in large texts (tool output of tens of
-// KB) used to copy the whole text, twice when read by scanShared's helper:
-// 61 first pages of 6-12 character needles allocated 305 KB each, then 143
-// KB once the part after the last snippet was dropped. A hit whose matches
-// lay deep in a large text still copied everything before its last one:
-// in a profile of first pages of the needle "Curre" (its 15th hit 447 KB
-// and 1.3 MB into a 1.4 MB tool output), 71% of the CPU time was that
-// copy.
+// occurs in the whole text. A hit in a large text (tool output of tens
+// of KB to megabytes) that copied the whole text, or everything before
+// its last match, spent most of a first page's time copying (runs in
+// docs/measurements/2026-12-01-hit-parts-and-text-warm-up.md).
 type hitText struct {
 	segs    []segment
 	matches int
@@ -64,8 +60,8 @@ func (p *prepared) keep(a *arena, text []byte, first int) hitText {
 }
 
 // arena hands out the memory hits keep (their parts and the parts'
-// bytes, see hitParts) from larger allocations: two allocations a hit
-// were 7.5% of the CPU time of first pages of 3-5 character needles. What it
+// bytes, see hitParts) from larger allocations rather than two a hit, a
+// visible share of a short needle's first page. What it
 // hands out is never handed out again, nor written after the hit's
 // parts are copied in, so snippets may share those bytes (see segment).
 type arena struct {

@@ -134,8 +134,9 @@ func (s *Store) currentBranchSeqs(sid string, keepTree bool) ([]uint64, error) {
 // branchSeqs works out the seqs of the path to sid's last entry (its
 // current leaf, as journal.Tree.Leaf has it) from its records' ids and
 // parents alone: building the whole tree to learn it decoded every
-// record, and a server searching a history of big sessions held hundreds
-// of megabytes of trees at once for it. Like journal.Tree.Path, a
+// record, and a server searching a history of big sessions held whole
+// trees for it (docs/measurements/2026-12-07-engine-on-disk.md, runs 4–6).
+// Like journal.Tree.Path, a
 // missing parent ends the path and a cycle is cut where it closes.
 func (s *Store) branchSeqs(sid string) ([]uint64, error) {
 	type link struct {
@@ -176,9 +177,9 @@ func (s *Store) branchSeqs(sid string) ([]uint64, error) {
 }
 
 // treeCacheEntries bounds the entries of the trees kept whole (a tree
-// holds each entry's record and its journal.Entry, about half a kilobyte):
-// some 30 MB, inside a server's default Go limit. It was 300,000, sized
-// for a server that held gigabytes anyway.
+// holds each entry's record and its journal.Entry, about half a kilobyte
+// an entry), so that they fit well inside a server's default Go limit
+// (service.SplitMemory).
 const treeCacheEntries = 64_000
 
 // maxBranchSeqs bounds the seqs kept by CurrentBranchSeqs (32 MB).

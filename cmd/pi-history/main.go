@@ -401,7 +401,8 @@ func (o *outWriter) Write(p []byte) (int, error) {
 
 // buffer makes o hold what is written until flush, for a command that
 // prints much in many small writes (a search's every hit: a system call
-// each took a third of the time of 'search --all' for a common needle).
+// each, which a profile of 'search --all' showed among its largest costs;
+// docs/measurements/2026-12-07-engine-on-disk.md, run 1).
 func (o *outWriter) buffer() {
 	if o.bw == nil {
 		o.bw = bufio.NewWriterSize(o.w, 64<<10)
