@@ -220,7 +220,7 @@ func (q *Query) unionOf(f *postingFile, fq *fileQuery) error {
 			if err != nil {
 				return err
 			}
-				if c.dense {
+			if c.dense {
 				for w := range fq.union {
 					fq.union[w] |= wordAt(c.body, w)
 				}
