@@ -135,6 +135,12 @@ func checkMayHold(t *testing.T, x *Index, st *store.Store, needles [][]byte, r *
 	t.Helper()
 	last := st.LastSeq()
 	for _, nd := range needles {
+		through := x.IndexedThrough()
+		if x.NewQuery(nd).Nowhere() {
+			if held := holdsTrigrams(t, st, nd, 1, through, through); len(held) > 0 {
+				t.Fatalf("Nowhere(%q) with the mark at %d, but %v hold every trigram of it", nd, through, held)
+			}
+		}
 		q := x.NewQuery(nd)
 		for k := 0; k < 6; k++ {
 			lo := 1 + r.Uint64N(last)
@@ -190,6 +196,9 @@ func TestMayHoldIsExactlyTheEntriesHoldingEveryTrigram(t *testing.T) {
 	}
 	if segs := x.Segments(); segs < 6 {
 		t.Fatalf("%d files; the test wants several segments and runs", segs)
+	}
+	if !x.NewQuery([]byte("zzz-nowhere")).Nowhere() || x.NewQuery([]byte("alpha")).Nowhere() {
+		t.Fatalf("Nowhere: want true for a needle no text holds, false for one many do")
 	}
 	pushTexts(t, st, "s1", randTexts(r, 100)) // past the mark
 	checkMayHold(t, x, st, needlesOf(r, st, 60), r, true)

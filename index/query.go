@@ -1,7 +1,6 @@
 package index
 
 import (
-	"errors"
 	"math/bits"
 	"slices"
 	"sort"
@@ -392,46 +391,37 @@ func (q *Query) inOpen(lo, hi uint64, out []store.SeqRange) []store.SeqRange {
 	return out
 }
 
-// Nowhere says whether some trigram of the needle is in no entry the
-// index has taken in: then no entry up to the mark read before the call
-// holds the needle. Always false for a short needle.
-func (q *Query) Nowhere() (bool, error) {
+// Nowhere says whether no entry the index has taken in holds every
+// trigram of the needle: then no entry up to the mark read before the
+// call holds the needle. It looks each file up as MayHold does, into the
+// same views, so a search that goes on after asking reads nothing twice.
+// Always false for a short needle, and for a file that fails a check.
+func (q *Query) Nowhere() bool {
 	if q.keys == nil {
-		return false, nil
+		return false
 	}
 	x := q.ix
 	x.fmu.RLock()
-	files, gen := slices.Clone(x.files), x.gen
-	x.fmu.RUnlock()
-	for _, k := range q.keys {
-		found := false
-		for _, f := range files {
-			x.fmu.RLock()
-			if gen != x.gen {
-				x.fmu.RUnlock()
-				return false, nil // the files changed: say nothing
-			}
-			_, ok, err := f.find(k)
+	if q.gen != x.gen || q.per == nil {
+		q.per, q.gen = map[*postingFile]*fileQuery{}, x.gen
+	}
+	for _, f := range x.files {
+		fq, bad := q.view(f)
+		if bad != nil || fq.whole || !fq.absent {
 			x.fmu.RUnlock()
-			if err != nil {
-				if errors.Is(err, errCorrupt) {
-					return false, nil
-				}
-				return false, err
+			if bad != nil {
+				x.markBad(f, bad)
 			}
-			if ok {
-				found = true
-				break
-			}
-		}
-		if !found {
-			x.bmu.RLock()
-			found = len(x.open.lists[k]) > 0
-			x.bmu.RUnlock()
-		}
-		if !found {
-			return true, nil
+			return false
 		}
 	}
-	return false, nil
+	x.fmu.RUnlock()
+	x.bmu.RLock()
+	defer x.bmu.RUnlock()
+	for _, k := range q.keys {
+		if len(x.open.lists[k]) == 0 {
+			return true
+		}
+	}
+	return false
 }

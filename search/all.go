@@ -38,12 +38,8 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 		// The mark is read before the postings are asked: every entry up
 		// to it is in them by then.
 		through := e.ix.IndexedThrough()
-		nowhere, err := e.nowhere(p)
-		if err != nil {
-			return c.result(err)
-		}
-		if nowhere {
-			st.Plan, st.PlanKind = "index: a trigram of the needle occurs nowhere", pihistory.PlanNowhere
+		if e.nowhere(p) {
+			st.Plan, st.PlanKind = "index: no entry holds every trigram of the needle", pihistory.PlanNowhere
 			lo = max(lo, through+1) // only entries the index has not taken in can hold it
 		} else {
 			st.Plan, st.PlanKind = "index (trigram postings)", pihistory.PlanIndex
@@ -59,14 +55,13 @@ func (e *Engine) searchAll(ctx context.Context, p *prepared, st *Stats) (found, 
 	return c.result(err)
 }
 
-// nowhere says whether each of p's queries has a trigram that no entry the
-// index has taken in holds.
-func (e *Engine) nowhere(p *prepared) (bool, error) {
+// nowhere says whether, for each of p's queries, no entry the index has
+// taken in holds every trigram of its literal.
+func (e *Engine) nowhere(p *prepared) bool {
 	for _, q := range p.queries {
-		n, err := q.Nowhere()
-		if err != nil || !n {
-			return false, err
+		if !q.Nowhere() {
+			return false
 		}
 	}
-	return len(p.queries) > 0, nil
+	return len(p.queries) > 0
 }
