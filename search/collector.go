@@ -339,6 +339,8 @@ func (c *collector) scanWindow(ctx context.Context, a, b uint64, ranges []store.
 func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) error {
 	n := store.Count(ranges)
 	switch {
+	case c.p.countOnly && c.p.filter.empty():
+		return c.countOnce(ctx, ranges)
 	case c.st.Scanned >= c.e.opts.ParallelAfter && n >= c.e.opts.ParallelMin:
 		first, second := store.Split(ranges)
 		if c.p.req.NewestFirst {

@@ -34,7 +34,7 @@ func newEnv(t *testing.T) *env { return newEnvDir(t, t.TempDir()) }
 
 func newEnvDir(t testing.TB, dir string) *env {
 	t.Helper()
-	st, err := store.Open(filepath.Join(dir, "store"))
+	st, err := store.OpenWith(filepath.Join(dir, "store"), testStore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,11 @@ func newEnvDir(t testing.TB, dir string) *env {
 	return &env{st: st, ix: ix, eng: NewWith(st, ix, testSearch), dir: dir}
 }
 
-// testSearch tunes the engines newEnvDir makes.
-var testSearch Options
+// testSearch tunes the engines newEnvDir makes, testStore their stores.
+var (
+	testSearch Options
+	testStore  store.Options
+)
 
 // testIndex is the index newEnvDir opens; testNoIndex opens none (every
 // search then reads every text). See engineModes.
@@ -64,18 +67,23 @@ var (
 // that a history of a few hundred entries spans dozens of files of both
 // kinds and the open run), with the index as a server keeps it (these
 // small histories then lie in its open run and a run or two), and with no
-// index at all. full is set for the first: the others run fewer queries,
-// which keeps the suite's time under -race.
+// index at all. The first and the last store every text of 4 bytes or
+// more once (store.Options.SharedTextMin), so that most texts are read
+// through references and many are held by several entries; the default
+// stores these small texts inline. full is set for the first: the others
+// run fewer queries, which keeps the suite's time under -race.
 func engineModes(t *testing.T, test func(t *testing.T, full bool)) {
-	t.Run("index in runs of 16 and segments of 64", func(t *testing.T) {
-		defer func() { testIndex = index.Options{} }()
+	t.Run("index in runs of 16 and segments of 64, texts stored once", func(t *testing.T) {
+		defer func() { testIndex, testStore = index.Options{}, store.Options{} }()
 		testIndex = index.Options{RunSpan: 16, SegmentSpan: 64}
+		testStore = store.Options{SharedTextMin: 4}
 		test(t, true)
 	})
 	t.Run("default index", func(t *testing.T) { test(t, false) })
-	t.Run("no index", func(t *testing.T) {
-		defer func() { testNoIndex = false }()
+	t.Run("no index, texts stored once", func(t *testing.T) {
+		defer func() { testNoIndex, testStore = false, store.Options{} }()
 		testNoIndex = true
+		testStore = store.Options{SharedTextMin: 4}
 		test(t, false)
 	})
 }

@@ -180,13 +180,14 @@ func decodeMetaInto(m *Meta, b []byte) error {
 const (
 	tagMeta    = 'm' // m<name>                     → store-wide values (next seq, format)
 	tagEntry   = 'E' // E<seq:8>                    → Meta
-	tagText    = 'T' // T<seq:8>                    → searchable text
+	tagText    = 'T' // T<seq:8>                    → searchable text (a short one; see tagShared)
 	tagRaw     = 'R' // R<seq:8>                    → raw JSON line
 	tagOrder   = 'O' // O<sid>\x00<seq:8>           → nothing (older stores: Meta); a session's entries in file order
 	tagID      = 'I' // I<sid>\x00<entry id>        → seq:8
 	tagSession = 'S' // S<sid>                      → SessionInfo (JSON)
 	tagFile    = 'F' // F<path>                     → FileState (JSON)
 	tagDeleted = 'D' // D<seq:8>                    → nothing: removed entries the index must forget
+	// X, H and U: texts stored once (see tagShared).
 )
 
 func seqKey(tag byte, seq uint64) []byte {

@@ -121,25 +121,39 @@ func (s *Store) MetaInto(seq uint64, m *Meta) error {
 
 // Text returns the searchable text of seq ("" for an entry without any).
 func (s *Store) Text(seq uint64) (string, error) {
-	v, err := s.get(seqKey(tagText, seq))
-	if errors.Is(err, ErrNotFound) {
-		return "", nil
-	}
-	return string(v), err
+	var out string
+	_, err := s.TextBytes(seq, func(b []byte) { out = string(b) })
+	return out, err
 }
 
 // TextBytes calls fn with the searchable text of seq without copying it; the
-// slice is valid only during the call. It reports whether the entry exists.
+// slice is valid only during the call. It reports whether the entry has a
+// text.
 func (s *Store) TextBytes(seq uint64, fn func([]byte)) (bool, error) {
 	v, closer, err := s.db.Get(seqKey(tagText, seq))
+	if err == nil {
+		fn(v)
+		closer.Close()
+		return true, nil
+	}
+	if !errors.Is(err, pebble.ErrNotFound) {
+		return false, fmt.Errorf("store: read the text of entry seq %d: %w", seq, err)
+	}
+	ref, closer, err := s.db.Get(refKey(seq))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
+		return false, fmt.Errorf("store: read the text of entry seq %d: %w", seq, err)
+	}
+	defer closer.Close()
+	r := sharedReader{db: s.db}
+	defer r.close()
+	t, err := r.text(ref)
+	if err != nil {
 		return false, err
 	}
-	fn(v)
-	closer.Close()
+	fn(t)
 	return true, nil
 }
 

@@ -112,6 +112,13 @@ type Store struct {
 	// under which writes are refused (see Options.ReserveBytes). faults
 	// tracks what keeps the store from working normally; probes are the
 	// goroutines watching for space to come back, ended by stop.
+	// sharedMin is Options.SharedTextMin; sums maps the SHA-256 of the
+	// texts the batch being written stored once to their references (see
+	// share), under wmu: emptied as each write call starts, so that a
+	// batch never committed leaves nothing behind.
+	sharedMin int
+	sums      map[[16]byte]TextRef
+
 	fs         vfs.FS
 	reserve    int64
 	probeEvery time.Duration
@@ -152,6 +159,10 @@ type Options struct {
 	// ReadOnly opens an existing store for reading only: nothing is
 	// written to dir, and every write fails.
 	ReadOnly bool
+	// SharedTextMin is the length from which a searchable text is stored
+	// once however many entries hold it (DefaultSharedTextMin when 0;
+	// never when negative). See tagShared.
+	SharedTextMin int
 	// MemTableBytes is the size of one Pebble memtable (32 MB when 0).
 	// Pebble keeps up to two in memory while one flushes.
 	MemTableBytes int64
@@ -213,7 +224,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	} else if err := mkdirSynced(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, cacheBytes: o.CacheBytes, changed: make(chan struct{}), trees: newTreeCache(treeCacheEntries), bulk: o.Bulk, flushBytes: o.FlushBytes,
+	s := &Store{dir: dir, cacheBytes: o.CacheBytes, sharedMin: cmp.Or(o.SharedTextMin, DefaultSharedTextMin), changed: make(chan struct{}), trees: newTreeCache(treeCacheEntries), bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
 		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS, ReadOnly: o.ReadOnly}

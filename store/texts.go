@@ -14,61 +14,26 @@ func (s *Store) ScanTexts(from, to uint64, reverse bool, fn func(seq uint64, tex
 	if to < from {
 		return nil
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, from), UpperBound: prefixEnd(seqKey(tagText, to))})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	step := it.Next
-	ok := it.First()
-	if reverse {
-		step, ok = it.Prev, it.Last()
-	}
-	for ; ok; ok = step() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return err
-		}
-		if !fn(binary.BigEndian.Uint64(it.Key()[1:]), v) {
-			break
-		}
-	}
-	return it.Error()
+	return s.ScanTextRanges([]SeqRange{{Lo: from, Hi: to}}, reverse, fn)
 }
 
-// TextReader reads the texts of chosen seqs with one iterator; reading
+// TextReader reads the texts of chosen seqs, with one iterator over the
+// inline texts and one over the references to texts stored once; reading
 // seqs in ascending order costs least (a seq up to readerStepMax on is
-// stepped to, a later one a forward seek). It is not safe for concurrent use: give each goroutine
-// its own, and Close it after.
+// stepped to, a later one a forward seek). It is not safe for concurrent
+// use: give each goroutine its own, and Close it after.
 type TextReader struct {
-	db     *pebble.DB
-	it     *pebble.Iterator // nil until the first text is read (see open)
-	key    [9]byte
-	at     uint64 // the seq the iterator is on, when on is true
-	on     bool
-	lo, hi uint64 // the reader's range
+	texts, refs finder
+	lo, hi      uint64 // the reader's range
+	shared      sharedReader
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
 func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
-	r := &TextReader{db: s.db, lo: lo, hi: hi}
-	r.key[0] = tagText
+	r := &TextReader{lo: lo, hi: hi, shared: sharedReader{db: s.db}}
+	r.texts = finder{db: s.db, tag: tagText, lo: lo, hi: hi}
+	r.refs = finder{db: s.db, tag: tagRef, lo: lo, hi: hi}
 	return r, nil
-}
-
-// open gives the reader its iterator, the first time a text is read: a
-// reader asked for nothing (a search whose candidates are all ruled out)
-// never makes one.
-func (r *TextReader) open() error {
-	if r.it != nil {
-		return nil
-	}
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, r.lo), UpperBound: prefixEnd(seqKey(tagText, r.hi))})
-	if err != nil {
-		return fmt.Errorf("store: read texts of seqs %d-%d: %w", r.lo, r.hi, err)
-	}
-	r.it = it
-	return nil
 }
 
 // Text returns the searchable text of seq, and false when seq has none (or
@@ -77,131 +42,248 @@ func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
 	if seq < r.lo || seq > r.hi {
 		return nil, false, nil
 	}
-	if err := r.open(); err != nil {
+	// The references first: they are few and small, so their blocks stay
+	// cached, and a text read through one needs no block of inline texts.
+	ref, ok, err := r.refs.find(seq)
+	if err != nil {
 		return nil, false, err
+	}
+	if ok {
+		t, err := r.shared.text(ref)
+		return t, err == nil, err
+	}
+	return r.texts.find(seq)
+}
+
+// Close releases the reader's iterators, if it made them.
+func (r *TextReader) Close() error {
+	r.shared.close()
+	err := r.texts.close()
+	if err2 := r.refs.close(); err == nil {
+		err = err2
+	}
+	return err
+}
+
+// finder finds the values of one seq-keyed kind at chosen seqs with one
+// iterator, made at first use (a reader asked for nothing, a search whose
+// candidates are all ruled out, never makes one).
+type finder struct {
+	db     *pebble.DB
+	tag    byte
+	lo, hi uint64
+	it     *pebble.Iterator
+	key    [9]byte
+	at     uint64 // the seq the iterator is on, when on is true
+	on     bool
+}
+
+// find returns the value at seq, and false when there is none. The slice
+// is valid until the next call.
+func (f *finder) find(seq uint64) ([]byte, bool, error) {
+	if f.it == nil {
+		it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(f.tag, f.lo), UpperBound: prefixEnd(seqKey(f.tag, f.hi))})
+		if err != nil {
+			return nil, false, fmt.Errorf("store: read texts of seqs %d-%d: %w", f.lo, f.hi, err)
+		}
+		f.it = it
 	}
 	var ok bool
 	switch {
-	case r.on && seq == r.at:
+	case f.on && seq == f.at:
 		ok = true
-	case r.on && seq > r.at && seq-r.at <= readerStepMax:
-		// A few texts on (the other reader of a search takes every
-		// other seq): step there rather than seek (see stepMax).
-		for ok = true; ok && r.at < seq; {
-			if ok = r.it.Next(); ok {
-				r.at = binary.BigEndian.Uint64(r.it.Key()[1:])
+	case f.on && seq > f.at && seq-f.at <= readerStepMax:
+		// A few seqs on (the other reader of a search takes every other
+		// seq): step there rather than seek (see stepMax).
+		for ok = true; ok && f.at < seq; {
+			if ok = f.it.Next(); ok {
+				f.at = binary.BigEndian.Uint64(f.it.Key()[1:])
 			}
 		}
-		if r.on = ok; !ok {
-			return nil, false, r.it.Error()
-		}
-		if r.at != seq {
-			return nil, false, nil
-		}
-		v, err := r.it.ValueAndErr()
-		if err != nil {
-			return nil, false, err
-		}
-		return v, true, nil
 	default:
-		binary.BigEndian.PutUint64(r.key[1:], seq)
-		ok = r.it.SeekGE(r.key[:])
+		f.key[0] = f.tag
+		binary.BigEndian.PutUint64(f.key[1:], seq)
+		if ok = f.it.SeekGE(f.key[:]); ok {
+			f.at = binary.BigEndian.Uint64(f.it.Key()[1:])
+		}
 	}
-	if r.on = ok; !ok {
-		return nil, false, r.it.Error()
+	if f.on = ok; !ok {
+		return nil, false, f.it.Error()
 	}
-	if r.at = binary.BigEndian.Uint64(r.it.Key()[1:]); r.at != seq {
+	if f.at != seq {
 		return nil, false, nil
 	}
-	v, err := r.it.ValueAndErr()
+	v, err := f.it.ValueAndErr()
 	if err != nil {
 		return nil, false, err
 	}
 	return v, true, nil
 }
 
-// Close releases the reader's iterator, if it made one.
-func (r *TextReader) Close() error {
-	if r.it == nil {
+func (f *finder) close() error {
+	if f.it == nil {
 		return nil
 	}
-	return r.it.Close()
+	err := f.it.Close()
+	f.it = nil
+	return err
 }
 
 // SeqRange is an inclusive range of seqs.
 type SeqRange struct{ Lo, Hi uint64 }
 
-// ScanTextRanges is ScanTexts over several ranges with one iterator. The
-// ranges must be ascending and disjoint; they are visited in order (last
-// first when reverse, each newest first), until fn returns false. The
-// text slice is valid only during the call.
+// ScanTextRanges is ScanTexts over several ranges with one iterator over
+// the inline texts and one over the references. The ranges must be
+// ascending and disjoint; they are visited in order (last first when
+// reverse, each newest first), until fn returns false. The text slice is
+// valid only during the call.
 func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
-	switch len(ranges) {
-	case 0:
-		return nil
-	case 1:
-		return s.ScanTexts(ranges[0].Lo, ranges[0].Hi, reverse, fn)
-	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, ranges[0].Lo),
-		UpperBound: prefixEnd(seqKey(tagText, ranges[len(ranges)-1].Hi))})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	key := make([]byte, 9)
-	key[0] = tagText
-	// on says the iterator stands at seq at, the first text past the
-	// last range visited (in the order of the visit).
-	var on bool
-	var at uint64
-	step := it.Next
-	if reverse {
-		step = it.Prev
-	}
-	visit := func(r SeqRange) (bool, error) {
-		var ok bool
-		switch {
-		case on && !reverse && at <= r.Hi && (at >= r.Lo || r.Lo-at <= stepMax),
-			on && reverse && at >= r.Lo && (at <= r.Hi || at-r.Hi <= stepMax):
-			// The next range starts at most stepMax seqs on: stepping
-			// there costs less than a seek, which descends the index
-			// again (candidate ranges are many and close together).
-			ok = true
-			for ok && (!reverse && at < r.Lo || reverse && at > r.Hi) {
-				if ok = step(); ok {
-					at = binary.BigEndian.Uint64(it.Key()[1:])
-				}
+	shared := sharedReader{db: s.db}
+	defer shared.close()
+	return s.scanTextKeys(ranges, reverse, func(seq uint64, ref bool, v []byte) (bool, error) {
+		if ref {
+			var err error
+			if v, err = shared.text(v); err != nil {
+				return false, err
 			}
-		case reverse && r.Hi == ^uint64(0):
-			ok = it.Last()
-		case reverse:
-			binary.BigEndian.PutUint64(key[1:], r.Hi+1)
-			ok = it.SeekLT(key)
-		default:
-			binary.BigEndian.PutUint64(key[1:], r.Lo)
-			ok = it.SeekGE(key)
 		}
-		on = false
-		for ; ok; ok = step() {
-			seq := binary.BigEndian.Uint64(it.Key()[1:])
-			if seq < r.Lo || seq > r.Hi {
-				on, at = true, seq
-				break
-			}
-			v, err := it.ValueAndErr()
+		return fn(seq, v), nil
+	})
+}
+
+// scanTextKeys visits the inline texts and the references of ranges in
+// the order ScanTextRanges visits texts, giving fn each value and whether
+// it is a reference.
+func (s *Store) scanTextKeys(ranges []SeqRange, reverse bool, fn func(seq uint64, ref bool, v []byte) (bool, error)) error {
+	if len(ranges) == 0 {
+		return nil
+	}
+	var cs [2]cursor
+	for k, tag := range []byte{tagText, tagRef} {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tag, ranges[0].Lo),
+			UpperBound: prefixEnd(seqKey(tag, ranges[len(ranges)-1].Hi))})
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		cs[k] = cursor{it: it, tag: tag, reverse: reverse}
+	}
+	// The references of each range are read first, into refs (their blocks
+	// are few and stay cached): a range they cover whole, a long text's
+	// seq above all, is not sought among the inline texts, which would
+	// read a block of other entries' texts to learn that it is not there.
+	type refAt struct {
+		seq      uint64
+		from, to int // its value in buf
+	}
+	var refs []refAt
+	var buf []byte
+	visit := func(r SeqRange) (bool, error) {
+		refs, buf = refs[:0], buf[:0]
+		for in := cs[1].enter(r); in; in = cs[1].next(r) {
+			v, err := cs[1].it.ValueAndErr()
 			if err != nil {
 				return false, err
 			}
-			if !fn(seq, v) {
-				return false, nil
+			refs = append(refs, refAt{cs[1].at, len(buf), len(buf) + len(v)})
+			buf = append(buf, v...)
+		}
+		t := &cs[0]
+		in := uint64(len(refs)) != r.Hi-r.Lo+1 && t.enter(r)
+		for i := 0; in || i < len(refs); {
+			if in && (i == len(refs) || (t.at < refs[i].seq) != reverse) {
+				v, err := t.it.ValueAndErr()
+				if err != nil {
+					return false, err
+				}
+				if ok, err := fn(t.at, false, v); !ok || err != nil {
+					return false, err
+				}
+				in = t.next(r)
+				continue
 			}
+			if ok, err := fn(refs[i].seq, true, buf[refs[i].from:refs[i].to]); !ok || err != nil {
+				return false, err
+			}
+			i++
 		}
 		return true, nil
 	}
 	if err := inVisitOrder(ranges, reverse, visit); err != nil {
 		return err
 	}
-	return it.Error()
+	for k := range cs {
+		if err := cs[k].it.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cursor walks the keys of one seq-keyed kind through ranges in visit
+// order, stepping to the next range when it starts close by and seeking
+// it otherwise.
+type cursor struct {
+	it      *pebble.Iterator
+	tag     byte
+	reverse bool
+	key     [9]byte
+	// on says the iterator stands at seq at, the first key past the last
+	// range visited (in the order of the visit).
+	on bool
+	at uint64
+}
+
+// enter puts the cursor on the first key of r in visit order and says
+// whether there is one.
+func (c *cursor) enter(r SeqRange) bool {
+	step := c.it.Next
+	if c.reverse {
+		step = c.it.Prev
+	}
+	var ok bool
+	switch {
+	case c.on && !c.reverse && c.at <= r.Hi && (c.at >= r.Lo || r.Lo-c.at <= stepMax),
+		c.on && c.reverse && c.at >= r.Lo && (c.at <= r.Hi || c.at-r.Hi <= stepMax):
+		// The range starts at most stepMax seqs on: stepping there
+		// costs less than a seek, which descends the index again
+		// (candidate ranges are many and close together).
+		ok = true
+		for ok && (!c.reverse && c.at < r.Lo || c.reverse && c.at > r.Hi) {
+			if ok = step(); ok {
+				c.at = binary.BigEndian.Uint64(c.it.Key()[1:])
+			}
+		}
+	case c.reverse && r.Hi == ^uint64(0):
+		ok = c.it.Last()
+	case c.reverse:
+		c.key[0] = c.tag
+		binary.BigEndian.PutUint64(c.key[1:], r.Hi+1)
+		ok = c.it.SeekLT(c.key[:])
+	default:
+		c.key[0] = c.tag
+		binary.BigEndian.PutUint64(c.key[1:], r.Lo)
+		ok = c.it.SeekGE(c.key[:])
+	}
+	return c.settle(ok, r)
+}
+
+// next steps the cursor on within r and says whether it is still in it.
+func (c *cursor) next(r SeqRange) bool {
+	if c.reverse {
+		return c.settle(c.it.Prev(), r)
+	}
+	return c.settle(c.it.Next(), r)
+}
+
+// settle records where the iterator stands after a move that reported
+// ok, and whether that is in r.
+func (c *cursor) settle(ok bool, r SeqRange) bool {
+	if c.on = ok; !ok {
+		return false
+	}
+	c.at = binary.BigEndian.Uint64(c.it.Key()[1:])
+	return c.at >= r.Lo && c.at <= r.Hi
 }
 
 // stepMax is the farthest (in seqs) ScanTextRanges steps to the next

@@ -55,6 +55,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.sums = nil // a batch this call makes holds none of the texts yet (see share)
 	if err := s.writable(); err != nil {
 		return Result{}, err
 	}
@@ -178,6 +179,7 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.sums = nil // a batch this call makes holds none of the texts yet (see share)
 	if err := s.writable(); err != nil {
 		return Result{}, err
 	}
@@ -228,6 +230,7 @@ func (s *Store) DropSession(sid string) (int, error) {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.sums = nil // a batch this call makes holds none of the texts yet (see share)
 	if err := s.writable(); err != nil {
 		return 0, err
 	}
@@ -334,7 +337,7 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 		return 0, err
 	}
 	for _, m := range metas {
-		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
+		for _, k := range [][]byte{seqKey(tagEntry, m.Seq), seqKey(tagText, m.Seq), refKey(m.Seq), seqKey(tagRaw, m.Seq), orderKey(sid, m.Seq), idKey(sid, m.ID)} {
 			if err := b.Delete(k, nil); err != nil {
 				return 0, err
 			}
@@ -483,9 +486,9 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 		return err
 	}
 	if e.Searchable {
-		return b.Set(seqKey(tagText, m.Seq), []byte(e.Text), nil)
+		return s.putText(b, m.Seq, e.Text)
 	}
-	return b.Delete(seqKey(tagText, m.Seq), nil)
+	return deleteText(b, m.Seq)
 }
 
 // windowFor computes the context window of e on its own ancestor chain:

@@ -34,6 +34,8 @@ type config struct {
 	budgets                   []int // MB; 0: serve's default flags
 	serveFlags, fallbackFlags string
 	n, countN, rgN, cliN      int
+	slowN                     int
+	needles                   string
 	early, steadyMax          time.Duration
 	warmLog                   string
 	liveBin, apiloadBin       string
@@ -55,6 +57,8 @@ func parseFlags() config {
 	flag.IntVar(&c.n, "n", 200, "needles per first-page and branch group")
 	flag.IntVar(&c.countN, "count-n", 50, "20-character needles counted")
 	flag.IntVar(&c.rgN, "rg", 20, "needles per group also run through ripgrep, spread evenly through the group")
+	flag.StringVar(&c.needles, "needles", "", "JSON file of the needle sets: written when missing, else read instead of the sampled ones (to run two builds or data directories on the same needles)")
+	flag.IntVar(&c.slowN, "slow", 0, "print each group's N slowest queries with the server's stats (candidates, entries read, bytes compared, plan)")
 	flag.IntVar(&c.cliN, "cli-n", 20, "needles for the one-shot CLI (and ripgrep beside it)")
 	flag.DurationVar(&c.early, "early", time.Second, "when after serve starts the first searches are sent")
 	flag.DurationVar(&c.steadyMax, "steady-max", 5*time.Minute, "longest wait for the warm-up to end")
@@ -169,6 +173,9 @@ func run(c config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sets, err = keepNeedles(c.needles, sets); err != nil {
+		return nil, err
+	}
 	fmt.Printf("corpus: %d sessions, %d entries; needles: two sets (one sent early, one at steady state) of %d first pages of 3+ characters\n"+
 		"(a quarter each 3-5, 6-12, 13-40 and near-misses), %d of 1-2 characters, %d in branch scope, %d counts of 20 characters\n",
 		facts.sessions, facts.entries, len(sets[0][firstPage.name]), len(sets[0][shortPage.name]), len(sets[0][branch.name]), len(sets[0][counts.name]))
@@ -197,7 +204,7 @@ func run(c config) (*report, error) {
 		}
 		o := measureOneShot(c.bin, c.data, c.corpus, ns)
 		r.cli = &o
-		o.print()
+		o.print(c.slowN)
 	}
 	r.others(c)
 	printCurve(c, r)

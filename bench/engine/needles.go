@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/pi-history/pi-history/bench/internal/benchkit"
 	"github.com/pi-history/pi-history/search"
@@ -66,6 +72,9 @@ func sampleNeedles(data string, sets, n, countN int, seed uint64) ([]needleSet, 
 	if err != nil || len(sessions) == 0 {
 		return nil, facts, fmt.Errorf("list the sessions of %s: %v (none stored?)", data, err)
 	}
+	// The same sessions in the same order every run, so that one seed
+	// draws the same needles from the same history.
+	slices.SortFunc(sessions, func(a, b search.SessionSummary) int { return strings.Compare(a.ID, b.ID) })
 	facts.sessions, facts.entries = len(sessions), int(svc.Store.LastSeq())
 	facts.ordered = benchkit.StoreOrder(svc, sessions)
 	r := rand.New(rand.NewPCG(seed, 99))
@@ -106,4 +115,55 @@ func sampleNeedles(data string, sets, n, countN int, seed uint64) ([]needleSet, 
 		out = append(out, set)
 	}
 	return out, facts, nil
+}
+
+// keepNeedles returns sets, written to path first when path names no file,
+// or the sets path holds when it does; an empty path keeps sets.
+func keepNeedles(path string, sets []needleSet) ([]needleSet, error) {
+	if path == "" {
+		return sets, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		type q struct{ Needle, Session, File string }
+		out := make([]map[string][]q, len(sets))
+		for i, set := range sets {
+			out[i] = map[string][]q{}
+			for k, qs := range set {
+				for _, x := range qs {
+					out[i][k] = append(out[i][k], q{x.needle, x.session, x.file})
+				}
+			}
+		}
+		b, err := json.MarshalIndent(out, "", " ")
+		if err == nil {
+			err = os.WriteFile(path, b, 0o644)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("write the needles to %s: %w", path, err)
+		}
+		fmt.Printf("needles: written to %s\n", path)
+		return sets, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the needles: %w", err)
+	}
+	var in []map[string][]struct{ Needle, Session, File string }
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("read the needles of %s: %w", path, err)
+	}
+	out := make([]needleSet, len(in))
+	for i, set := range in {
+		out[i] = needleSet{}
+		for k, qs := range set {
+			for _, x := range qs {
+				out[i][k] = append(out[i][k], query{needle: x.Needle, session: x.Session, file: x.File})
+			}
+		}
+	}
+	if len(out) != len(sets) {
+		return nil, fmt.Errorf("%s holds %d needle sets; want %d", path, len(out), len(sets))
+	}
+	fmt.Printf("needles: read from %s (not sampled)\n", path)
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -20,12 +21,13 @@ type oneShot struct {
 	firstErr       string
 	needles        int
 	worstAllNeedle string
+	names          []string
 }
 
 // measureOneShot runs 'bin search' once per needle (a first page of 50,
 // then --all) with no server running, then ripgrep on the same needles.
 func measureOneShot(bin, data, corpus string, needles []string) oneShot {
-	o := oneShot{needles: len(needles)}
+	o := oneShot{needles: len(needles), names: needles}
 	run := func(nd string, args ...string) float64 {
 		var errb bytes.Buffer
 		cmd := exec.Command(bin, append(append([]string{"search", "--data", data, "--color", "never"}, args...), "--", nd)...)
@@ -55,7 +57,7 @@ func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 	return o
 }
 
-func (o oneShot) print() {
+func (o oneShot) print(slowN int) {
 	fmt.Printf("\none-shot CLI, no server ('pi-history search --data DIR', %d needles of the 3+ character group; rg over the same JSONL):\n", o.needles)
 	line := func(name string, ours, rg []float64, rgName string) {
 		fmt.Printf("  %-28s p50 %8.1f ms, worst %8.1f ms | %s p50 %7.1f ms, worst %7.1f ms | rg/us (medians) %.2fx\n", name,
@@ -65,6 +67,16 @@ func (o oneShot) print() {
 	line("first page (--limit 50)", o.page, o.rgPage, "rg stopped at 50 lines")
 	line("every hit (--all)", o.all, o.rgAll, "rg printing every line")
 	fmt.Printf("  slowest --all: %q\n", o.worstAllNeedle)
+	if slowN > 0 && len(o.rgAll) == len(o.all) {
+		idx := make([]int, len(o.all))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.Slice(idx, func(a, b int) bool { return o.all[idx[a]] > o.all[idx[b]] })
+		for _, i := range idx[:min(slowN, len(idx))] {
+			fmt.Printf("    slow --all: %8.1f ms (rg %6.1f ms, first page %6.1f ms)  %q\n", o.all[i], o.rgAll[i], o.page[i], o.names[i])
+		}
+	}
 	if o.errs > 0 {
 		fmt.Printf("  %d runs failed; the first: %s\n", o.errs, o.firstErr)
 	}

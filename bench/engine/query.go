@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"time"
 
@@ -20,20 +21,37 @@ type result struct {
 	firstErr        string
 	mem             benchkit.Memory
 	goHeap          float64 // bytes in use, from /metrics; -1 unknown
+	slow            []slowQuery
+}
+
+// slowQuery is one answered query with what the server said it cost.
+type slowQuery struct {
+	needle string
+	ms     float64
+	hits   float64
+	stats  queryStats
+}
+
+// queryStats is the part of a response's stats the slowest queries print.
+type queryStats struct {
+	TookMs       float64 `json:"tookMs"`
+	Candidates   int     `json:"candidates"`
+	Scanned      int     `json:"scanned"`
+	Confirmed    int     `json:"confirmed"`
+	BytesScanned int64   `json:"bytesScanned"`
+	PlanKind     string  `json:"planKind"`
 }
 
 // answer is what a search response holds that the bench reads.
 type answer struct {
 	Hits  []json.RawMessage `json:"hits"`
 	Total *int              `json:"total"`
-	Stats struct {
-		TookMs float64 `json:"tookMs"`
-	} `json:"stats"`
+	Stats queryStats        `json:"stats"`
 }
 
 // search sends one query of kind k over HTTP and returns its round trip in
 // ms (the response read to its end), the server's time and the hits.
-func (s *server) search(k kind, q query) (float64, float64, float64, error) {
+func (s *server) search(k kind, q query) (float64, queryStats, float64, error) {
 	v := url.Values{"needle": {q.needle}, "scope": {k.scope}, "limit": {strconv.Itoa(k.limit)}}
 	if k.count {
 		v.Set("count", "true")
@@ -46,26 +64,26 @@ func (s *server) search(k kind, q query) (float64, float64, float64, error) {
 	t0 := time.Now()
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, queryStats{}, 0, err
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	el := float64(time.Since(t0).Microseconds()) / 1000
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, queryStats{}, 0, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, 0, 0, fmt.Errorf("%s: %s", resp.Status, body)
+		return 0, queryStats{}, 0, fmt.Errorf("%s: %s", resp.Status, body)
 	}
 	var a answer
 	if err := json.Unmarshal(body, &a); err != nil {
-		return 0, 0, 0, fmt.Errorf("decode the answer: %w", err)
+		return 0, queryStats{}, 0, fmt.Errorf("decode the answer: %w", err)
 	}
 	h := float64(len(a.Hits))
 	if a.Total != nil {
 		h = float64(*a.Total)
 	}
-	return el, a.Stats.TookMs, h, nil
+	return el, a.Stats, h, nil
 }
 
 // runGroup sends every query of a group, one at a time, then reads the
@@ -73,7 +91,7 @@ func (s *server) search(k kind, q query) (float64, float64, float64, error) {
 func (s *server) runGroup(k kind, qs []query) result {
 	var r result
 	for _, q := range qs {
-		el, srv, h, err := s.search(k, q)
+		el, st, h, err := s.search(k, q)
 		if err != nil {
 			if r.errs == 0 {
 				r.firstErr = fmt.Sprintf("%q: %v", q.needle, err)
@@ -83,7 +101,14 @@ func (s *server) runGroup(k kind, qs []query) result {
 			continue
 		}
 		r.aligned = append(r.aligned, el)
-		r.ours, r.srv, r.hits = append(r.ours, el), append(r.srv, srv), append(r.hits, h)
+		r.ours, r.srv, r.hits = append(r.ours, el), append(r.srv, st.TookMs), append(r.hits, h)
+		if s.slowN > 0 {
+			r.slow = append(r.slow, slowQuery{needle: q.needle, ms: el, hits: h, stats: st})
+		}
+	}
+	if len(r.slow) > 0 {
+		sort.Slice(r.slow, func(i, j int) bool { return r.slow[i].ms > r.slow[j].ms })
+		r.slow = r.slow[:min(len(r.slow), s.slowN)]
 	}
 	r.mem, r.goHeap = s.memory()
 	return r
@@ -111,6 +136,10 @@ func (s *server) runPhase(title string, set needleSet, base *baseline) phase {
 		fmt.Printf("  %-34s %4d %8.3f %8.2f %8.3f %9s %9s %8.0f | %7s %6s %6s %6s\n", k.name, len(r.ours),
 			benchkit.Pct(r.ours, 0.5), benchkit.Pct(r.ours, 0.99), benchkit.Pct(r.srv, 0.5), ratio(rc), ratio(r50),
 			benchkit.Pct(r.hits, 0.5), heap, benchkit.MB(r.mem.Anon), benchkit.MB(r.mem.File), benchkit.MB(r.mem.RSS))
+		for _, q := range r.slow {
+			fmt.Printf("    slow: %8.2f ms  %-42q hits %6.0f  candidates %7d  scanned %7d  bytes %10d  plan %s\n",
+				q.ms, q.needle, q.hits, q.stats.Candidates, q.stats.Scanned, q.stats.BytesScanned, q.stats.PlanKind)
+		}
 		if r.errs > 0 {
 			fmt.Printf("    %d queries failed; the first: %s\n", r.errs, r.firstErr)
 		}

@@ -38,6 +38,7 @@ type server struct {
 	warmedAt atomic.Int64  // ns after start
 	peakAnon atomic.Int64  // the highest RssAnon read (every 200 ms, and after each group)
 	peakRSS  atomic.Int64  // the highest VmRSS or VmHWM read
+	slowN    int           // the slowest queries each group prints with their stats
 
 	mu   sync.Mutex
 	tail []string // the log's last lines, for errors

@@ -1,0 +1,193 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Texts of at least Options.SharedTextMin bytes are stored once however
+// many entries hold them (an agent reads the same file, runs the same
+// command, many times): under X<seq:8><sum:8>, where seq is the entry that
+// first held the text and sum eight bytes of its SHA-256, with
+// H<SHA-256:16> pointing at that key for the writers that meet the text
+// again. Each entry holding such a text has a reference, U<seq:8> → the X
+// key's 16 bytes, in place of its text T<seq:8>. The short texts lie
+// densely in T's blocks, apart from the long ones, and the references in
+// blocks of their own, small enough to stay cached.
+//
+// Shared texts are never rewritten or deleted: an entry that gets other
+// text (an edited line) or is dropped only loses its reference, so no
+// reference is ever left pointing at another text. A text no entry
+// refers to any more stays behind; see docs/decisions/360-texts-stored-once.md.
+const (
+	tagShared = 'X' // X<seq:8><sum:8>  → a text stored once
+	tagSum    = 'H' // H<sha256:16>     → the X key's 16 bytes
+	tagRef    = 'U' // U<seq:8>         → the X key's 16 bytes
+)
+
+// DefaultSharedTextMin is Options.SharedTextMin when it is 0.
+const DefaultSharedTextMin = 1024
+
+// TextRef names a shared text: the seq that first held it and eight bytes
+// of its SHA-256. Equal refs are equal texts.
+type TextRef [16]byte
+
+// refKey is the key of seq's reference to a shared text.
+func refKey(seq uint64) []byte { return seqKey(tagRef, seq) }
+
+func sharedKey(ref []byte) []byte {
+	k := make([]byte, 17)
+	k[0] = tagShared
+	copy(k[1:], ref)
+	return k
+}
+
+// putText writes seq's searchable text into b: inline when short, else as
+// a reference to the text stored once (written now when no entry held it
+// before). Whatever seq held before, text or reference, is deleted.
+func (s *Store) putText(b *pebble.Batch, seq uint64, text string) error {
+	if s.sharedMin <= 0 || len(text) < s.sharedMin {
+		if err := b.Delete(refKey(seq), nil); err != nil {
+			return err
+		}
+		return b.Set(seqKey(tagText, seq), []byte(text), nil)
+	}
+	ref, err := s.share(b, seq, text)
+	if err != nil {
+		return fmt.Errorf("store: store the text of entry seq %d once: %w", seq, err)
+	}
+	if err := b.Delete(seqKey(tagText, seq), nil); err != nil {
+		return err
+	}
+	return b.Set(refKey(seq), ref[:], nil)
+}
+
+// deleteText deletes seq's text or reference into b.
+func deleteText(b *pebble.Batch, seq uint64) error {
+	if err := b.Delete(seqKey(tagText, seq), nil); err != nil {
+		return err
+	}
+	return b.Delete(refKey(seq), nil)
+}
+
+// share returns the reference to text, storing it (as first held by seq)
+// when neither the store nor batch b holds it yet. Called with wmu held.
+func (s *Store) share(b *pebble.Batch, seq uint64, text string) (TextRef, error) {
+	sum := sha256.Sum256([]byte(text))
+	var h [16]byte
+	copy(h[:], sum[:16])
+	if s.sums == nil {
+		s.sums = map[[16]byte]TextRef{}
+	}
+	if ref, ok := s.sums[h]; ok {
+		return ref, nil
+	}
+	hk := append([]byte{tagSum}, h[:]...)
+	v, closer, err := s.db.Get(hk)
+	switch {
+	case err == nil:
+		var ref TextRef
+		ok := len(v) == len(ref)
+		copy(ref[:], v)
+		closer.Close()
+		if ok {
+			s.sums[h] = ref
+			return ref, nil
+		}
+		// A damaged pointer: the text is stored again, and the pointer
+		// set to the new copy.
+	case !errors.Is(err, pebble.ErrNotFound):
+		return TextRef{}, err
+	}
+	var ref TextRef
+	binary.BigEndian.PutUint64(ref[:8], seq)
+	copy(ref[8:], sum[16:24])
+	if err := b.Set(sharedKey(ref[:]), []byte(text), nil); err != nil {
+		return TextRef{}, err
+	}
+	if err := b.Set(hk, ref[:], nil); err != nil {
+		return TextRef{}, err
+	}
+	s.sums[h] = ref
+	return ref, nil
+}
+
+// sharedReader reads shared texts with one iterator, made at first use.
+// It is not safe for concurrent use.
+type sharedReader struct {
+	db  *pebble.DB
+	it  *pebble.Iterator
+	key [17]byte
+}
+
+// text returns the shared text ref names; the slice is valid until the
+// next call. A reference to a text the store does not hold is an error:
+// shared texts are never deleted.
+func (r *sharedReader) text(ref []byte) ([]byte, error) {
+	if len(ref) != len(TextRef{}) {
+		return nil, fmt.Errorf("store: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", len(ref), len(TextRef{}))
+	}
+	if r.it == nil {
+		it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagShared}, UpperBound: []byte{tagShared + 1}})
+		if err != nil {
+			return nil, fmt.Errorf("store: read shared texts: %w", err)
+		}
+		r.it = it
+	}
+	r.key[0] = tagShared
+	copy(r.key[1:], ref)
+	if !r.it.SeekGE(r.key[:]) || string(r.it.Key()) != string(r.key[:]) {
+		if err := r.it.Error(); err != nil {
+			return nil, fmt.Errorf("store: read the shared text first held by entry seq %d: %w", binary.BigEndian.Uint64(ref), err)
+		}
+		return nil, fmt.Errorf("store: the shared text first held by entry seq %d is missing: the store is damaged (rebuild it with 'pi-history import')", binary.BigEndian.Uint64(ref))
+	}
+	return r.it.ValueAndErr()
+}
+
+func (r *sharedReader) close() {
+	if r.it != nil {
+		r.it.Close()
+		r.it = nil
+	}
+}
+
+// ScanTextRefs is ScanTextRanges (ascending) that leaves shared texts
+// unread: fn gets an entry's text when it is kept inline, and the
+// reference to it (text nil) when it is shared, for a caller that reads
+// each shared text once however many entries hold it (see ReadShared).
+func (s *Store) ScanTextRefs(ranges []SeqRange, fn func(seq uint64, text []byte, ref *TextRef) bool) error {
+	return s.scanTextKeys(ranges, false, func(seq uint64, isRef bool, v []byte) (bool, error) {
+		if !isRef {
+			return fn(seq, v, nil), nil
+		}
+		var ref TextRef
+		if len(v) != len(ref) {
+			return false, fmt.Errorf("store: entry seq %d: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", seq, len(v), len(ref))
+		}
+		copy(ref[:], v)
+		return fn(seq, nil, &ref), nil
+	})
+}
+
+// ReadShared calls fn with the text of each ref in turn, until fn returns
+// false; refs in ascending order cost least (one forward pass over the
+// shared texts). The slice is valid only during the call.
+func (s *Store) ReadShared(refs []TextRef, fn func(i int, text []byte) bool) error {
+	r := sharedReader{db: s.db}
+	defer r.close()
+	for i := range refs {
+		t, err := r.text(refs[i][:])
+		if err != nil {
+			return err
+		}
+		if !fn(i, t) {
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+package store
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pi-history/pi-history/journal"
+)
+
+// textBatch is a batch of session sid's journal at path with one user
+// message per text ("" for an entry without searchable text), ids sid-0000
+// on; first says whether it holds the header.
+func textBatch(path, sid string, texts []string, first bool) *FileBatch {
+	fb := &FileBatch{Path: path, State: FileState{Offset: int64(len(texts)) * 100}}
+	if first {
+		fb.Header = &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+	}
+	for i, text := range texts {
+		id := fmt.Sprintf("%s-%04d", sid, i)
+		fb.Entries = append(fb.Entries, &journal.Entry{Type: "message", Role: "user", ID: id, Searchable: text != "", Text: text,
+			Raw: []byte(fmt.Sprintf(`{"type":"message","id":%q,"message":{"role":"user","content":%q}}`, id, text))})
+	}
+	return fb
+}
+
+// checkTexts reads every text of st through each way the store offers and
+// compares it with want (seq → text; a seq missing from want has none).
+func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
+	t.Helper()
+	last := st.LastSeq()
+	for seq := uint64(1); seq <= last; seq++ {
+		got, err := st.Text(seq)
+		if err != nil || got != want[seq] {
+			t.Fatalf("%s: Text(%d) = %.40q, %v; want %.40q", how, seq, got, err, want[seq])
+		}
+	}
+	for _, reverse := range []bool{false, true} {
+		seen := map[uint64]string{}
+		prev := uint64(0)
+		err := st.ScanTexts(0, last, reverse, func(seq uint64, text []byte) bool {
+			if prev != 0 && (seq > prev) == reverse {
+				t.Fatalf("%s: ScanTexts(reverse %v) visited %d after %d", how, reverse, seq, prev)
+			}
+			prev = seq
+			seen[seq] = string(text)
+			return true
+		})
+		if err != nil || len(seen) != len(want) {
+			t.Fatalf("%s: ScanTexts(reverse %v) saw %d texts (%v); want %d", how, reverse, len(seen), err, len(want))
+		}
+		for seq, text := range seen {
+			if want[seq] != text {
+				t.Fatalf("%s: ScanTexts(reverse %v) gave seq %d %.40q; want %.40q", how, reverse, seq, text, want[seq])
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(uint64(len(want)), 7))
+	for range 20 {
+		var ranges []SeqRange
+		for lo := uint64(1) + r.Uint64N(3); lo <= last; {
+			hi := min(lo+r.Uint64N(4), last)
+			ranges = append(ranges, SeqRange{Lo: lo, Hi: hi})
+			lo = hi + 2 + r.Uint64N(20)
+		}
+		in := func(seq uint64) bool {
+			for _, rg := range ranges {
+				if seq >= rg.Lo && seq <= rg.Hi {
+					return true
+				}
+			}
+			return false
+		}
+		n := 0
+		for seq := range want {
+			if in(seq) {
+				n++
+			}
+		}
+		for _, reverse := range []bool{false, true} {
+			got := 0
+			err := st.ScanTextRanges(ranges, reverse, func(seq uint64, text []byte) bool {
+				if !in(seq) || want[seq] != string(text) {
+					t.Fatalf("%s: ScanTextRanges gave seq %d %.40q; want it only in %v, as %.40q", how, seq, text, ranges, want[seq])
+				}
+				got++
+				return true
+			})
+			if err != nil || got != n {
+				t.Fatalf("%s: ScanTextRanges(reverse %v) gave %d texts (%v); want %d", how, reverse, got, err, n)
+			}
+		}
+		// The texts again, shared ones read once each.
+		var refs []TextRef
+		var refSeqs []uint64
+		got := 0
+		err := st.ScanTextRefs(ranges, func(seq uint64, text []byte, ref *TextRef) bool {
+			if ref != nil {
+				refs, refSeqs = append(refs, *ref), append(refSeqs, seq)
+				return true
+			}
+			if want[seq] != string(text) {
+				t.Fatalf("%s: ScanTextRefs gave seq %d %.40q; want %.40q", how, seq, text, want[seq])
+			}
+			got++
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = st.ReadShared(refs, func(i int, text []byte) bool {
+			if want[refSeqs[i]] != string(text) {
+				t.Fatalf("%s: ReadShared gave seq %d %.40q; want %.40q", how, refSeqs[i], text, want[refSeqs[i]])
+			}
+			got++
+			return true
+		})
+		if err != nil || got != n {
+			t.Fatalf("%s: ScanTextRefs and ReadShared gave %d texts (%v); want %d", how, got, err, n)
+		}
+		tr, err := st.NewTextReader(0, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := uint64(1); seq <= last; seq += 1 + r.Uint64N(3) {
+			text, ok, err := tr.Text(seq)
+			w, has := want[seq]
+			if err != nil || ok != has || string(text) != w {
+				t.Fatalf("%s: TextReader.Text(%d) = %.40q, %v, %v; want %.40q, %v", how, seq, text, ok, err, w, has)
+			}
+		}
+		tr.Close()
+	}
+}
+
+// sharedCount is how many texts st stores once.
+func sharedCount(t *testing.T, st *Store) int {
+	t.Helper()
+	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagShared}, UpperBound: []byte{tagShared + 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n
+}
+
+// TestLongTextsAreStoredOnceAndReadBackExactly: texts from
+// SharedTextMin bytes on are kept once however many entries (of one
+// batch, of later batches, of other sessions) hold them; an edited entry
+// takes its new text while the others keep theirs; a dropped session
+// takes none of the others' texts with it; and every way of reading texts
+// gives each entry its own, before and after a reopen.
+func TestLongTextsAreStoredOnceAndReadBackExactly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := OpenWith(dir, Options{SharedTextMin: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Close() }()
+	long := func(i int) string { return fmt.Sprintf("long text number %d %s", i, strings.Repeat("x", i%7)) }
+	var a, b []string
+	for i := range 60 {
+		switch i % 4 {
+		case 0:
+			a = append(a, long(i%5)) // five texts, each held many times
+		case 1:
+			a = append(a, fmt.Sprintf("short %d", i))
+		case 2:
+			a = append(a, long(100+i)) // held once
+		default:
+			a = append(a, "")
+		}
+		b = append(b, long(i%3)) // held by a too
+	}
+	if _, err := st.Apply(textBatch("/j/a.jsonl", "a", a, true)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(textBatch("/j/b.jsonl", "b", b, true)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{}
+	for i, text := range append(append([]string(nil), a...), b...) {
+		if text != "" {
+			want[uint64(i+1)] = text
+		}
+	}
+	checkTexts(t, st, want, "after two sessions")
+	if got, distinct := sharedCount(t, st), 5+15; got != distinct {
+		t.Fatalf("%d texts stored once; want %d (the distinct long ones)", got, distinct)
+	}
+
+	// Session a's journal rewritten: every long text it first held gets
+	// another, one short text becomes long and one long one short.
+	edited := append([]string(nil), a...)
+	for i := range edited {
+		switch {
+		case i%4 == 0:
+			edited[i] = long(1000 + i%5)
+		case i == 1:
+			edited[i] = long(2000)
+		case i == 2:
+			edited[i] = "now short"
+		}
+	}
+	fb := textBatch("/j/a.jsonl", "a", edited, true)
+	fb.Replace = true
+	res, err := st.Apply(fb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replaced == 0 {
+		t.Fatalf("the rewrite replaced nothing (%+v)", res)
+	}
+	for i, text := range edited {
+		if text != "" {
+			want[uint64(i+1)] = text
+		}
+	}
+	checkTexts(t, st, want, "after session a's journal was edited")
+
+	if _, err := st.DropSession("a"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		delete(want, uint64(i+1))
+	}
+	checkTexts(t, st, want, "after session a was dropped")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = OpenWith(dir, Options{SharedTextMin: 16}); err != nil {
+		t.Fatal(err)
+	}
+	checkTexts(t, st, want, "after a reopen")
+	// A store opened with another threshold reads what was written with
+	// this one.
+	st.Close()
+	if st, err = OpenWith(dir, Options{SharedTextMin: -1}); err != nil {
+		t.Fatal(err)
+	}
+	checkTexts(t, st, want, "after a reopen that shares nothing")
+}
