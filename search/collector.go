@@ -130,6 +130,18 @@ type collector struct {
 	// its helper's), opened at first use and kept for the whole search:
 	// opening a Pebble iterator costs more than reading a cached text.
 	readers [2]*store.TextReader
+	// seen and shared are this goroutine's memory of the texts stored
+	// once it searched, and its reader of them (see seenTexts).
+	seen   seenTexts
+	shared *store.SharedReader
+}
+
+// seenTexts returns the collector's seenTexts, made at first use.
+func (c *collector) seenTexts() seenTexts {
+	if c.seen == nil {
+		c.seen = seenTexts{}
+	}
+	return c.seen
 }
 
 // reader returns text reader k (see collector.readers). It is opened
@@ -147,6 +159,9 @@ func (c *collector) reader(k int) (*store.TextReader, error) {
 
 // close releases the collector's readers.
 func (c *collector) close() {
+	if c.shared != nil {
+		c.shared.Close()
+	}
 	for _, r := range c.readers {
 		if r != nil {
 			r.Close()
@@ -359,12 +374,31 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 
 // scanInOrder is scanRanges on this goroutine alone.
 func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
+	if c.shared == nil {
+		c.shared = c.e.st.NewSharedReader()
+	}
+	seen := c.seenTexts()
 	var ferr error
-	err := c.e.st.ScanTextRanges(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
+	err := c.e.st.ScanTextRefs(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) bool {
 		c.n++
 		if c.n%1024 == 0 && ctx.Err() != nil {
 			ferr = ctx.Err()
 			return false
+		}
+		if ref != nil {
+			st, read, err := c.p.sharedText(seen, ref, c.shared.Text, &c.arena)
+			if err == nil && read {
+				c.st.Scanned++
+				c.st.BytesScanned += int64(st.size)
+			}
+			if err == nil && st.isHit {
+				_, err = c.acceptKept(seq, st.hit)
+			}
+			if err != nil {
+				ferr = err
+				return false
+			}
+			return !c.full()
 		}
 		c.st.Scanned++
 		if _, err := c.offer(seq, text); err != nil {
@@ -400,10 +434,29 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	)
 	go func() {
 		var ar arena // this goroutine's, for what its finds keep
+		seen := seenTexts{}
+		shared := c.e.st.NewSharedReader()
+		defer shared.Close()
 		n := 0
-		err := c.e.st.ScanTextRanges(second, c.p.req.NewestFirst, func(seq uint64, text []byte) bool {
+		var ferr error
+		err := c.e.st.ScanTextRefs(second, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) bool {
 			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
 				return false
+			}
+			if ref != nil {
+				st, read, err := c.p.sharedText(seen, ref, shared.Text, &ar)
+				if err != nil {
+					ferr = err
+					return false
+				}
+				if read {
+					scanned++
+					nbytes += int64(st.size)
+				}
+				if st.isHit {
+					finds = append(finds, find{seq, st.hit})
+				}
+				return true
 			}
 			scanned++
 			nbytes += int64(len(text))
@@ -412,6 +465,9 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 			}
 			return true
 		})
+		if err == nil {
+			err = ferr
+		}
 		if err == nil {
 			err = ctx.Err()
 		}

@@ -26,7 +26,7 @@ func (c *collector) countOnce(ctx context.Context, ranges []store.SeqRange) erro
 	inline := func(p *part, rs []store.SeqRange) error {
 		n := 0
 		var ferr error
-		err := c.e.st.ScanTextRefs(rs, func(_ uint64, text []byte, ref *store.TextRef) bool {
+		err := c.e.st.ScanTextRefs(rs, false, func(_ uint64, text []byte, ref *store.TextRef) bool {
 			if n++; n%1024 == 0 && ctx.Err() != nil {
 				ferr = ctx.Err()
 				return false

@@ -70,13 +70,15 @@ var (
 // index at all. The first and the last store every text of 4 bytes or
 // more once (store.Options.SharedTextMin), so that most texts are read
 // through references and many are held by several entries; the default
-// stores these small texts inline. full is set for the first: the others
+// stores these small texts inline. The first also reads in two halves
+// from 8 entries or texts on (Options.ParallelMin). full is set for the first: the others
 // run fewer queries, which keeps the suite's time under -race.
 func engineModes(t *testing.T, test func(t *testing.T, full bool)) {
 	t.Run("index in runs of 16 and segments of 64, texts stored once", func(t *testing.T) {
-		defer func() { testIndex, testStore = index.Options{}, store.Options{} }()
+		defer func() { testIndex, testStore, testSearch = index.Options{}, store.Options{}, Options{} }()
 		testIndex = index.Options{RunSpan: 16, SegmentSpan: 64}
 		testStore = store.Options{SharedTextMin: 4}
+		testSearch = Options{ParallelMin: 8}
 		test(t, true)
 	})
 	t.Run("default index", func(t *testing.T) { test(t, false) })

@@ -32,18 +32,19 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		slices.Reverse(seqs)
 	}
 	type slot struct {
-		ready atomic.Bool
-		has   bool    // the seq has a text
-		size  int     // its length
-		isHit bool    // it holds the needle
-		hit   hitText // what the hit keeps of it
+		ready  atomic.Bool
+		has    bool    // the seq has a text
+		unread bool    // what it holds was known (see seenTexts)
+		size   int     // its length
+		isHit  bool    // it holds the needle
+		hit    hitText // what the hit keeps of it
 	}
 	slots := make([]slot, len(seqs))
 	var next atomic.Int64 // the first seq not yet taken
 	var stop atomic.Bool
 	// take reads the next seq not taken yet into its slot, and reports
 	// false once none is left or the scan was stopped.
-	take := func(r *store.TextReader, ar *arena) (bool, error) {
+	take := func(r *store.TextReader, ar *arena, seen seenTexts) (bool, error) {
 		if stop.Load() {
 			return false, nil
 		}
@@ -51,12 +52,18 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		if j >= len(seqs) {
 			return false, nil
 		}
-		text, ok, err := r.Text(seqs[j])
+		text, ref, ok, err := r.Lookup(seqs[j])
 		if err != nil {
 			return false, err
 		}
 		s := &slots[j]
-		if ok {
+		if ref != nil {
+			st, read, err := c.p.sharedText(seen, ref, r.Shared, ar)
+			if err != nil {
+				return false, err
+			}
+			s.has, s.unread, s.size, s.isHit, s.hit = true, !read, st.size, st.isHit, st.hit
+		} else if ok {
 			s.has, s.size = true, len(text)
 			if at := c.p.find.index(text); at >= 0 {
 				s.isHit, s.hit = true, c.p.keep(ar, text, at)
@@ -79,8 +86,9 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	}
 	go func() {
 		var ar arena // the helper's own
+		seen := seenTexts{}
 		for {
-			more, err := take(helper, &ar)
+			more, err := take(helper, &ar, seen)
 			if err != nil || !more {
 				done <- err
 				return
@@ -108,8 +116,10 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 			if c.n%1024 == 0 && ctx.Err() != nil {
 				return false, ctx.Err()
 			}
-			c.st.Scanned++
-			c.st.BytesScanned += int64(s.size)
+			if !s.unread {
+				c.st.Scanned++
+				c.st.BytesScanned += int64(s.size)
+			}
 			if !s.isHit {
 				continue
 			}
@@ -123,7 +133,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		return true, nil
 	}
 	for {
-		more, err := take(r, &c.arena)
+		more, err := take(r, &c.arena, c.seenTexts())
 		if err != nil {
 			return finish(err)
 		}

@@ -156,16 +156,17 @@ func (r *sharedReader) close() {
 	}
 }
 
-// ScanTextRefs is ScanTextRanges (ascending) that leaves shared texts
-// unread: fn gets an entry's text when it is kept inline, and the
-// reference to it (text nil) when it is shared, for a caller that reads
-// each shared text once however many entries hold it (see ReadShared).
-func (s *Store) ScanTextRefs(ranges []SeqRange, fn func(seq uint64, text []byte, ref *TextRef) bool) error {
-	return s.scanTextKeys(ranges, false, func(seq uint64, isRef bool, v []byte) (bool, error) {
+// ScanTextRefs is ScanTextRanges that leaves shared texts unread: fn gets
+// an entry's text when it is kept inline, and the reference to it (text
+// nil) when it is stored once, for a caller that reads or searches each
+// such text once however many entries hold it (see ReadShared and
+// SharedReader). ref is valid only during the call.
+func (s *Store) ScanTextRefs(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, ref *TextRef) bool) error {
+	var ref TextRef
+	return s.scanTextKeys(ranges, reverse, func(seq uint64, isRef bool, v []byte) (bool, error) {
 		if !isRef {
 			return fn(seq, v, nil), nil
 		}
-		var ref TextRef
 		if len(v) != len(ref) {
 			return false, fmt.Errorf("store: entry seq %d: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", seq, len(v), len(ref))
 		}
@@ -191,3 +192,17 @@ func (s *Store) ReadShared(refs []TextRef, fn func(i int, text []byte) bool) err
 	}
 	return nil
 }
+
+// SharedReader reads texts stored once by their references, with one
+// iterator; refs in ascending order cost least. It is not safe for
+// concurrent use.
+type SharedReader struct{ r sharedReader }
+
+// NewSharedReader returns a reader of the texts stored once.
+func (s *Store) NewSharedReader() *SharedReader { return &SharedReader{sharedReader{db: s.db}} }
+
+// Text returns the text ref names; the slice is valid until the next call.
+func (r *SharedReader) Text(ref *TextRef) ([]byte, error) { return r.r.text(ref[:]) }
+
+// Close releases the reader's iterator.
+func (r *SharedReader) Close() { r.r.close() }

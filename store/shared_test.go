@@ -97,7 +97,7 @@ func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
 		var refs []TextRef
 		var refSeqs []uint64
 		got := 0
-		err := st.ScanTextRefs(ranges, func(seq uint64, text []byte, ref *TextRef) bool {
+		err := st.ScanTextRefs(ranges, false, func(seq uint64, text []byte, ref *TextRef) bool {
 			if ref != nil {
 				refs, refSeqs = append(refs, *ref), append(refSeqs, seq)
 				return true

@@ -26,6 +26,7 @@ type TextReader struct {
 	texts, refs finder
 	lo, hi      uint64 // the reader's range
 	shared      sharedReader
+	ref         TextRef // the last reference Lookup returned
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
@@ -39,21 +40,41 @@ func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
 // Text returns the searchable text of seq, and false when seq has none (or
 // lies outside the reader's range). The slice is valid until the next call.
 func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
+	text, ref, ok, err := r.Lookup(seq)
+	if ref != nil {
+		text, err = r.shared.text(ref[:])
+	}
+	return text, ok && err == nil, err
+}
+
+// Lookup is Text that leaves a text stored once unread: for such a text
+// it returns the reference to it (text nil), valid until the next call,
+// for a caller that remembers what it found in each (see TextRef); Shared
+// reads it.
+func (r *TextReader) Lookup(seq uint64) (text []byte, ref *TextRef, ok bool, err error) {
 	if seq < r.lo || seq > r.hi {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	// The references first: they are few and small, so their blocks stay
 	// cached, and a text read through one needs no block of inline texts.
-	ref, ok, err := r.refs.find(seq)
+	v, ok, err := r.refs.find(seq)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if ok {
-		t, err := r.shared.text(ref)
-		return t, err == nil, err
+		if len(v) != len(r.ref) {
+			return nil, nil, false, fmt.Errorf("store: entry seq %d: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", seq, len(v), len(r.ref))
+		}
+		copy(r.ref[:], v)
+		return nil, &r.ref, true, nil
 	}
-	return r.texts.find(seq)
+	text, ok, err = r.texts.find(seq)
+	return text, nil, ok, err
 }
+
+// Shared returns the text ref names (from Lookup); the slice is valid
+// until the next call.
+func (r *TextReader) Shared(ref *TextRef) ([]byte, error) { return r.shared.text(ref[:]) }
 
 // Close releases the reader's iterators, if it made them.
 func (r *TextReader) Close() error {
