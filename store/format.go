@@ -59,7 +59,11 @@ func (s *Store) dropSearchData() error {
 			return err
 		}
 	}
-	if err := b.Set(append([]byte{tagMeta}, formatKey...), binary.BigEndian.AppendUint64(nil, formatNoSearchData), nil); err != nil {
+	format := uint64(formatNoSearchData)
+	if !old && s.sharedMin > 0 {
+		format = formatSharedTexts // every text it gets is written as today's builds write them
+	}
+	if err := b.Set(append([]byte{tagMeta}, formatKey...), binary.BigEndian.AppendUint64(nil, format), nil); err != nil {
 		return err
 	}
 	if err := s.commitBatch(b, s.syncWrites()); err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -206,3 +207,91 @@ func (r *SharedReader) Text(ref *TextRef) ([]byte, error) { return r.r.text(ref[
 
 // Close releases the reader's iterator.
 func (r *SharedReader) Close() { r.r.close() }
+
+// formatSharedTexts is the format of a store in which every text of
+// SharedTextMin bytes or more is stored once: a store made by this build,
+// or one whose inline texts ShareTexts has moved.
+const formatSharedTexts = 3
+
+// shareChunk is how many seqs ShareTexts moves per batch, with the write
+// lock held.
+const shareChunk = 4096
+
+// ShareTexts stores once the long texts that a build before decision 360
+// kept inline, as a write stores them today, shareChunk seqs at a time
+// (each chunk one batch, written with the write lock held, so entries
+// arriving meanwhile wait for a chunk at most), then records the store's
+// format so that it is done once. It returns how many texts it moved. A
+// store made by this build, or opened with SharedTextMin negative, is left
+// as it is.
+func (s *Store) ShareTexts(ctx context.Context) (int, error) {
+	if s.sharedMin <= 0 {
+		return 0, nil
+	}
+	v, err := s.getMeta(formatKey)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return 0, err
+	}
+	if len(v) == 8 && binary.BigEndian.Uint64(v) >= formatSharedTexts {
+		return 0, nil
+	}
+	if err := s.writable(); err != nil {
+		return 0, err
+	}
+	moved := 0
+	for from := uint64(1); from <= s.LastSeq(); from += shareChunk {
+		if err := ctx.Err(); err != nil {
+			return moved, err
+		}
+		n, err := s.shareChunk(from, from+shareChunk-1)
+		moved += n
+		if err != nil {
+			return moved, fmt.Errorf("store: store the long texts of %s once (seqs %d-%d): %w", s.dir, from, from+shareChunk-1, err)
+		}
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(append([]byte{tagMeta}, formatKey...), binary.BigEndian.AppendUint64(nil, formatSharedTexts), nil); err != nil {
+		return moved, err
+	}
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+		return moved, fmt.Errorf("store: record that the long texts of %s are stored once: %w", s.dir, err)
+	}
+	return moved, nil
+}
+
+// shareChunk moves the long inline texts of seqs lo to hi (see ShareTexts).
+func (s *Store) shareChunk(lo, hi uint64) (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.sums = nil
+	b := s.db.NewBatch()
+	defer b.Close()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: seqKey(tagText, lo), UpperBound: prefixEnd(seqKey(tagText, hi))})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return 0, err
+		}
+		if len(v) < s.sharedMin {
+			continue
+		}
+		if err := s.putText(b, binary.BigEndian.Uint64(it.Key()[1:]), string(v)); err != nil {
+			it.Close()
+			return 0, err
+		}
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return n, s.commitBatch(b, s.syncWrites())
+}

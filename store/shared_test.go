@@ -247,3 +247,51 @@ func TestLongTextsAreStoredOnceAndReadBackExactly(t *testing.T) {
 	}
 	checkTexts(t, st, want, "after a reopen that shares nothing")
 }
+
+// TestCompactStoresOnceTheLongTextsOfAnEarlierBuild: a store whose long
+// texts were kept inline (as builds before decision 360 kept them, here a
+// store that shares nothing) gets them stored once by Compact, each
+// entry's text the same before and after, once: a second Compact moves
+// nothing.
+func TestCompactStoresOnceTheLongTextsOfAnEarlierBuild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := OpenWith(dir, Options{SharedTextMin: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for i := range 9000 { // more than two chunks of ShareTexts
+		if i%3 == 0 {
+			texts = append(texts, fmt.Sprintf("a long text, one of seven: %d %s", i%7, strings.Repeat("y", 20)))
+		} else {
+			texts = append(texts, fmt.Sprintf("short %d", i))
+		}
+	}
+	if _, err := st.Apply(textBatch("/j/old.jsonl", "old", texts, true)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{}
+	for i, text := range texts {
+		want[uint64(i+1)] = text
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = OpenWith(dir, Options{SharedTextMin: 32}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Close() }()
+	if n := sharedCount(t, st); n != 0 {
+		t.Fatalf("before Compact, %d texts are stored once; want none", n)
+	}
+	if err := st.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := sharedCount(t, st); n != 7 {
+		t.Fatalf("after Compact, %d texts are stored once; want the 7 distinct long ones", n)
+	}
+	checkTexts(t, st, want, "after Compact")
+	if n, err := st.ShareTexts(t.Context()); err != nil || n != 0 {
+		t.Fatalf("a second ShareTexts moved %d texts (%v); want none", n, err)
+	}
+}

@@ -516,8 +516,13 @@ func (s *Store) ClearDeleted(seqs []uint64) error {
 
 // Compact rewrites the whole store into Pebble's last level, where blocks
 // get its strongest compression: after a large import most data still sits
-// in upper levels, compressed for speed. Reads and writes go on meanwhile.
+// in upper levels, compressed for speed. A store of an earlier build gets
+// its long texts stored once first (ShareTexts). Reads and writes go on
+// meanwhile.
 func (s *Store) Compact(ctx context.Context) error {
+	if _, err := s.ShareTexts(ctx); err != nil {
+		return err
+	}
 	if err := s.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
 		return fmt.Errorf("store: compact %s: %w", s.dir, err)
 	}
