@@ -31,15 +31,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	if c.p.req.NewestFirst {
 		slices.Reverse(seqs)
 	}
-	type slot struct {
-		ready  atomic.Bool
-		has    bool    // the seq has a text
-		unread bool    // what it holds was known (see seenTexts)
-		size   int     // its length
-		isHit  bool    // it holds the needle
-		hit    hitText // what the hit keeps of it
-	}
-	slots := make([]slot, len(seqs))
+	slots := make([]sharedSlot, len(seqs))
 	var next atomic.Int64 // the first seq not yet taken
 	var stop atomic.Bool
 	// take reads the next seq not taken yet into its slot, and reports
@@ -52,25 +44,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		if j >= len(seqs) {
 			return false, nil
 		}
-		text, ref, ok, err := r.Lookup(seqs[j])
-		if err != nil {
-			return false, err
-		}
-		s := &slots[j]
-		if ref != nil {
-			st, read, err := c.p.sharedText(seen, ref, r.Shared, ar)
-			if err != nil {
-				return false, err
-			}
-			s.has, s.unread, s.size, s.isHit, s.hit = true, !read, st.size, st.isHit, st.hit
-		} else if ok {
-			s.has, s.size = true, len(text)
-			if at := c.p.find.index(text); at >= 0 {
-				s.isHit, s.hit = true, c.p.keep(ar, text, at)
-			}
-		}
-		s.ready.Store(true)
-		return true, nil
+		return true, slots[j].read(c.p, r, seqs[j], ar, seen)
 	}
 
 	done := make(chan error, 1)
@@ -150,4 +124,39 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	}
 	_, err = offer()
 	return err
+}
+
+// sharedSlot is what scanShared's reading of one seq found; ready is set
+// once the rest is written.
+type sharedSlot struct {
+	ready  atomic.Bool
+	has    bool    // the seq has a text
+	unread bool    // what it holds was known (see seenTexts)
+	size   int     // its length
+	isHit  bool    // it holds the needle
+	hit    hitText // what the hit keeps of it
+}
+
+// read fills s with what the text of seq holds for p, read with r (a text
+// stored once is taken from seen when known there), keeping a hit's parts
+// in ar.
+func (s *sharedSlot) read(p *prepared, r *store.TextReader, seq uint64, ar *arena, seen seenTexts) error {
+	text, ref, ok, err := r.Lookup(seq)
+	if err != nil {
+		return err
+	}
+	if ref != nil {
+		st, read, err := p.sharedText(seen, ref, r.Shared, ar)
+		if err != nil {
+			return err
+		}
+		s.has, s.unread, s.size, s.isHit, s.hit = true, !read, st.size, st.isHit, st.hit
+	} else if ok {
+		s.has, s.size = true, len(text)
+		if at := p.find.index(text); at >= 0 {
+			s.isHit, s.hit = true, p.keep(ar, text, at)
+		}
+	}
+	s.ready.Store(true)
+	return nil
 }
