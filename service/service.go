@@ -40,6 +40,8 @@ type Options struct {
 	// FlushBytes is how much a bulk store commits between flushes
 	// (store.DefaultFlushBytes when 0).
 	FlushBytes int
+	// Brief: a one-shot command that reads (store.Options.Brief).
+	Brief bool
 	// MustExist: a missing data directory is a datadir.NoHistoryError, not
 	// one to create (the commands that only read).
 	MustExist bool
@@ -105,7 +107,7 @@ func Open(o Options) (*Service, error) {
 		tidyReindex(o.DataDir, o.Log)
 	}
 	st, err := store.OpenWith(filepath.Join(o.DataDir, "store"), store.Options{CacheBytes: o.Memory.Cache, Bulk: o.Bulk, FlushBytes: o.FlushBytes, MemTableBytes: o.Memory.MemTable,
-		FS: o.StoreFS, Log: o.Log, ReserveBytes: o.ReserveBytes, ReadOnly: o.ReadOnly})
+		FS: o.StoreFS, Log: o.Log, ReserveBytes: o.ReserveBytes, ReadOnly: o.ReadOnly, Brief: o.Brief})
 	if err != nil {
 		lock.Release()
 		return nil, err

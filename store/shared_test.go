@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
@@ -293,5 +294,48 @@ func TestCompactStoresOnceTheLongTextsOfAnEarlierBuild(t *testing.T) {
 	checkTexts(t, st, want, "after Compact")
 	if n, err := st.ShareTexts(t.Context()); err != nil || n != 0 {
 		t.Fatalf("a second ShareTexts moved %d texts (%v); want none", n, err)
+	}
+}
+
+// TestABriefStoreCollectsNoTableStatistics: a store opened for a one-shot
+// command (Options.Brief) leaves its tables unopened until a read needs
+// them, where a long-lived one collects their statistics in the
+// background; both read what was written.
+func TestABriefStoreCollectsNoTableStatistics(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"one text", "another text"}
+	if _, err := st.Apply(textBatch("/j/a.jsonl", "a", texts, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, brief := range []bool{false, true} {
+		st, err := OpenWith(dir, Options{Brief: brief})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Collected, the statistics are complete within milliseconds of
+		// the open here: a brief store is given a while to show it does
+		// not collect them, a long-lived one a while longer to finish.
+		wait := 5 * time.Second
+		if brief {
+			wait = 300 * time.Millisecond
+		}
+		deadline := time.Now().Add(wait)
+		for !st.db.Metrics().Table.InitialStatsCollectionComplete && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := st.db.Metrics().Table.InitialStatsCollectionComplete; got == brief {
+			t.Errorf("opened with Brief %v, the table statistics were collected: %v", brief, got)
+		}
+		if got, err := st.Text(2); err != nil || got != texts[1] {
+			t.Errorf("opened with Brief %v, seq 2 reads %q (%v)", brief, got, err)
+		}
+		st.Close()
 	}
 }

@@ -159,6 +159,12 @@ type Options struct {
 	// ReadOnly opens an existing store for reading only: nothing is
 	// written to dir, and every write fails.
 	ReadOnly bool
+	// Brief: the process reads a little and exits (a one-shot command).
+	// Pebble then does not collect its tables' statistics in the
+	// background, which opens every table of the store (over a thousand
+	// at a million entries) for the compaction heuristics of a process
+	// that will not live to use them.
+	Brief bool
 	// SharedTextMin is the length from which a searchable text is stored
 	// once however many entries hold it (DefaultSharedTextMin when 0;
 	// never when negative). See tagShared.
@@ -249,6 +255,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	opts.Cache = pebble.NewCache(o.CacheBytes)
 	defer opts.Cache.Unref()
 	opts.MemTableSize = uint64(cmp.Or(o.MemTableBytes, memTableBytes))
+	opts.DisableTableStats = o.Brief
 	opts.DisableWAL = o.Bulk
 	opts.Logger = pebbleLogger{&s.faults}
 	opts.EventListener = s.faults.eventListener()

@@ -180,7 +180,7 @@ func (g *globals) openServiceWith(how openHow) (*service.Service, error) {
 		mem = service.SplitMemory(service.ServeMemoryBytes())
 	}
 	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: how.bulk, FlushBytes: flush,
-		MustExist: !how.create, ReadOnly: how.readOnly, ReserveBytes: reserve, Memory: mem})
+		MustExist: !how.create, ReadOnly: how.readOnly, ReserveBytes: reserve, Memory: mem, Brief: how.reading})
 }
 
 // reserveBytes reads PI_HISTORY_RESERVE_MB, the free space under which the
