@@ -134,6 +134,8 @@ type collector struct {
 	// once it searched, and its reader of them (see seenTexts).
 	seen   seenTexts
 	shared *store.SharedReader
+	// metas reads the hits' records (see record), made at the first.
+	metas *store.MetaReader
 }
 
 // seenTexts returns the collector's seenTexts, made at first use.
@@ -161,6 +163,9 @@ func (c *collector) reader(k int) (*store.TextReader, error) {
 func (c *collector) close() {
 	if c.shared != nil {
 		c.shared.Close()
+	}
+	if c.metas != nil {
+		c.metas.Close()
 	}
 	for _, r := range c.readers {
 		if r != nil {
@@ -260,7 +265,10 @@ func (c *collector) record(seq uint64) (*store.Meta, error) {
 	}
 	c.slab = c.slab[:len(c.slab)+1]
 	m := &c.slab[len(c.slab)-1]
-	if err := c.e.st.MetaInto(seq, m); err != nil {
+	if c.metas == nil {
+		c.metas = c.e.st.NewMetaReader()
+	}
+	if err := c.metas.MetaInto(seq, m); err != nil {
 		c.unrecord()
 		return nil, err
 	}

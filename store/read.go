@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -118,6 +119,33 @@ func (s *Store) MetaInto(seq uint64, m *Meta) error {
 	defer closer.Close()
 	return decodeMetaInto(m, v)
 }
+
+// MetaReader reads the records of chosen seqs with one iterator, made at
+// first use: seqs in ascending order cost least (a seq a few on is stepped
+// to, others sought), where MetaInto looks each one up from the top. It
+// sees the store as it was when it read its first record. It is not safe
+// for concurrent use; Close it after.
+type MetaReader struct{ f finder }
+
+// NewMetaReader returns a reader of the entries' records.
+func (s *Store) NewMetaReader() *MetaReader {
+	return &MetaReader{finder{db: s.db, tag: tagEntry, lo: 0, hi: math.MaxUint64}}
+}
+
+// MetaInto is Store.MetaInto through the reader's iterator.
+func (r *MetaReader) MetaInto(seq uint64, m *Meta) error {
+	v, ok, err := r.f.find(seq)
+	if err != nil {
+		return fmt.Errorf("store: read entry seq %d: %w", seq, err)
+	}
+	if !ok {
+		return fmt.Errorf("entry seq %d: %w", seq, ErrNotFound)
+	}
+	return decodeMetaInto(m, v)
+}
+
+// Close releases the reader's iterator, if it made one.
+func (r *MetaReader) Close() error { return r.f.close() }
 
 // Text returns the searchable text of seq ("" for an entry without any).
 func (s *Store) Text(seq uint64) (string, error) {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -337,5 +338,45 @@ func TestABriefStoreCollectsNoTableStatistics(t *testing.T) {
 			t.Errorf("opened with Brief %v, seq 2 reads %q (%v)", brief, got, err)
 		}
 		st.Close()
+	}
+}
+
+// TestMetaReaderReadsWhatMetaIntoReads: records read through one
+// iterator, in ascending order, descending, and at seqs that hold none,
+// are those Store.MetaInto reads.
+func TestMetaReaderReadsWhatMetaIntoReads(t *testing.T) {
+	st := pushTexts(t, []string{"a", "", "b", "c", "", "d", "e", "f", "g", "h", "i", "j"})
+	last := st.LastSeq()
+	var seqs []uint64
+	for seq := uint64(0); seq <= last+3; seq++ {
+		seqs = append(seqs, seq)
+	}
+	for _, order := range []string{"ascending", "descending", "every third"} {
+		r := st.NewMetaReader()
+		var visit []uint64
+		switch order {
+		case "ascending":
+			visit = seqs
+		case "descending":
+			for i := len(seqs) - 1; i >= 0; i-- {
+				visit = append(visit, seqs[i])
+			}
+		default:
+			for i := 0; i < len(seqs); i += 3 {
+				visit = append(visit, seqs[i])
+			}
+		}
+		for _, seq := range visit {
+			var got, want Meta
+			gerr := r.MetaInto(seq, &got)
+			werr := st.MetaInto(seq, &want)
+			if errors.Is(gerr, ErrNotFound) != errors.Is(werr, ErrNotFound) || (werr == nil) != (gerr == nil) {
+				t.Fatalf("%s: seq %d: MetaReader says %v, MetaInto %v", order, seq, gerr, werr)
+			}
+			if werr == nil && (got.Seq != want.Seq || got.ID != want.ID || got.Session != want.Session) {
+				t.Fatalf("%s: seq %d: MetaReader reads %+v, MetaInto %+v", order, seq, got, want)
+			}
+		}
+		r.Close()
 	}
 }
