@@ -167,17 +167,22 @@ func (s *Store) TextBytes(seq uint64, fn func([]byte)) (bool, error) {
 	if !errors.Is(err, pebble.ErrNotFound) {
 		return false, fmt.Errorf("store: read the text of entry seq %d: %w", seq, err)
 	}
-	ref, closer, err := s.db.Get(refKey(seq))
+	v, closer, err = s.db.Get(refKey(seq))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("store: read the text of entry seq %d: %w", seq, err)
 	}
-	defer closer.Close()
-	r := sharedReader{db: s.db}
-	defer r.close()
-	t, err := r.text(ref)
+	var ref TextRef
+	err = readRef(seq, v, &ref)
+	closer.Close()
+	if err != nil {
+		return false, err
+	}
+	r := s.NewSharedReader()
+	defer r.Close()
+	t, err := r.Text(&ref)
 	if err != nil {
 		return false, err
 	}

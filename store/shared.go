@@ -117,21 +117,31 @@ func (s *Store) share(b *pebble.Batch, seq uint64, text string) (TextRef, error)
 	return ref, nil
 }
 
-// sharedReader reads shared texts with one iterator, made at first use.
-// It is not safe for concurrent use.
-type sharedReader struct {
+// readRef copies v, the value of seq's reference, into ref.
+func readRef(seq uint64, v []byte, ref *TextRef) error {
+	if len(v) != len(ref) {
+		return fmt.Errorf("store: entry seq %d: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", seq, len(v), len(ref))
+	}
+	copy(ref[:], v)
+	return nil
+}
+
+// SharedReader reads texts stored once by their references, with one
+// iterator made at first use; refs in ascending order cost least. It is
+// not safe for concurrent use.
+type SharedReader struct {
 	db  *pebble.DB
 	it  *pebble.Iterator
 	key [17]byte
 }
 
-// text returns the shared text ref names; the slice is valid until the
-// next call. A reference to a text the store does not hold is an error:
-// shared texts are never deleted.
-func (r *sharedReader) text(ref []byte) ([]byte, error) {
-	if len(ref) != len(TextRef{}) {
-		return nil, fmt.Errorf("store: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", len(ref), len(TextRef{}))
-	}
+// NewSharedReader returns a reader of the texts stored once.
+func (s *Store) NewSharedReader() *SharedReader { return &SharedReader{db: s.db} }
+
+// Text returns the text ref names; the slice is valid until the next call.
+// A reference to a text the store does not hold is an error: stored texts
+// are never deleted.
+func (r *SharedReader) Text(ref *TextRef) ([]byte, error) {
 	if r.it == nil {
 		it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagShared}, UpperBound: []byte{tagShared + 1}})
 		if err != nil {
@@ -140,17 +150,18 @@ func (r *sharedReader) text(ref []byte) ([]byte, error) {
 		r.it = it
 	}
 	r.key[0] = tagShared
-	copy(r.key[1:], ref)
+	copy(r.key[1:], ref[:])
 	if !r.it.SeekGE(r.key[:]) || string(r.it.Key()) != string(r.key[:]) {
 		if err := r.it.Error(); err != nil {
-			return nil, fmt.Errorf("store: read the shared text first held by entry seq %d: %w", binary.BigEndian.Uint64(ref), err)
+			return nil, fmt.Errorf("store: read the shared text first held by entry seq %d: %w", binary.BigEndian.Uint64(ref[:]), err)
 		}
-		return nil, fmt.Errorf("store: the shared text first held by entry seq %d is missing: the store is damaged (rebuild it with 'pi-history import')", binary.BigEndian.Uint64(ref))
+		return nil, fmt.Errorf("store: the shared text first held by entry seq %d is missing: the store is damaged (rebuild it with 'pi-history import')", binary.BigEndian.Uint64(ref[:]))
 	}
 	return r.it.ValueAndErr()
 }
 
-func (r *sharedReader) close() {
+// Close releases the reader's iterator, if it made one.
+func (r *SharedReader) Close() {
 	if r.it != nil {
 		r.it.Close()
 		r.it = nil
@@ -163,16 +174,8 @@ func (r *sharedReader) close() {
 // such text once however many entries hold it (see ReadShared and
 // SharedReader). ref is valid only during the call.
 func (s *Store) ScanTextRefs(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, ref *TextRef) bool) error {
-	var ref TextRef
-	return s.scanTextKeys(ranges, reverse, func(seq uint64, isRef bool, v []byte) (bool, error) {
-		if !isRef {
-			return fn(seq, v, nil), nil
-		}
-		if len(v) != len(ref) {
-			return false, fmt.Errorf("store: entry seq %d: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", seq, len(v), len(ref))
-		}
-		copy(ref[:], v)
-		return fn(seq, nil, &ref), nil
+	return s.scanTextKeys(ranges, reverse, func(seq uint64, text []byte, ref *TextRef) (bool, error) {
+		return fn(seq, text, ref), nil
 	})
 }
 
@@ -180,10 +183,10 @@ func (s *Store) ScanTextRefs(ranges []SeqRange, reverse bool, fn func(seq uint64
 // false; refs in ascending order cost least (one forward pass over the
 // shared texts). The slice is valid only during the call.
 func (s *Store) ReadShared(refs []TextRef, fn func(i int, text []byte) bool) error {
-	r := sharedReader{db: s.db}
-	defer r.close()
+	r := s.NewSharedReader()
+	defer r.Close()
 	for i := range refs {
-		t, err := r.text(refs[i][:])
+		t, err := r.Text(&refs[i])
 		if err != nil {
 			return err
 		}
@@ -193,20 +196,6 @@ func (s *Store) ReadShared(refs []TextRef, fn func(i int, text []byte) bool) err
 	}
 	return nil
 }
-
-// SharedReader reads texts stored once by their references, with one
-// iterator; refs in ascending order cost least. It is not safe for
-// concurrent use.
-type SharedReader struct{ r sharedReader }
-
-// NewSharedReader returns a reader of the texts stored once.
-func (s *Store) NewSharedReader() *SharedReader { return &SharedReader{sharedReader{db: s.db}} }
-
-// Text returns the text ref names; the slice is valid until the next call.
-func (r *SharedReader) Text(ref *TextRef) ([]byte, error) { return r.r.text(ref[:]) }
-
-// Close releases the reader's iterator.
-func (r *SharedReader) Close() { r.r.close() }
 
 // formatSharedTexts is the format of a store in which every text of
 // SharedTextMin bytes or more is stored once: a store made by this build,

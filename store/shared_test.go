@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/pi-history/pi-history/journal"
 )
 
@@ -138,21 +137,6 @@ func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
 	}
 }
 
-// sharedCount is how many texts st stores once.
-func sharedCount(t *testing.T, st *Store) int {
-	t.Helper()
-	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagShared}, UpperBound: []byte{tagShared + 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	n := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		n++
-	}
-	return n
-}
-
 // TestLongTextsAreStoredOnceAndReadBackExactly: texts from
 // SharedTextMin bytes on are kept once however many entries (of one
 // batch, of later batches, of other sessions) hold them; an edited entry
@@ -194,7 +178,7 @@ func TestLongTextsAreStoredOnceAndReadBackExactly(t *testing.T) {
 		}
 	}
 	checkTexts(t, st, want, "after two sessions")
-	if got, distinct := sharedCount(t, st), 5+15; got != distinct {
+	if got, distinct := keysUnder(t, st, tagShared), 5+15; got != distinct {
 		t.Fatalf("%d texts stored once; want %d (the distinct long ones)", got, distinct)
 	}
 
@@ -283,13 +267,13 @@ func TestCompactStoresOnceTheLongTextsOfAnEarlierBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { st.Close() }()
-	if n := sharedCount(t, st); n != 0 {
+	if n := keysUnder(t, st, tagShared); n != 0 {
 		t.Fatalf("before Compact, %d texts are stored once; want none", n)
 	}
 	if err := st.Compact(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n := sharedCount(t, st); n != 7 {
+	if n := keysUnder(t, st, tagShared); n != 7 {
 		t.Fatalf("after Compact, %d texts are stored once; want the 7 distinct long ones", n)
 	}
 	checkTexts(t, st, want, "after Compact")

@@ -25,13 +25,13 @@ func (s *Store) ScanTexts(from, to uint64, reverse bool, fn func(seq uint64, tex
 type TextReader struct {
 	texts, refs finder
 	lo, hi      uint64 // the reader's range
-	shared      sharedReader
+	shared      SharedReader
 	ref         TextRef // the last reference Lookup returned
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
 func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
-	r := &TextReader{lo: lo, hi: hi, shared: sharedReader{db: s.db}}
+	r := &TextReader{lo: lo, hi: hi, shared: SharedReader{db: s.db}}
 	r.texts = finder{db: s.db, tag: tagText, lo: lo, hi: hi}
 	r.refs = finder{db: s.db, tag: tagRef, lo: lo, hi: hi}
 	return r, nil
@@ -42,7 +42,7 @@ func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
 func (r *TextReader) Text(seq uint64) ([]byte, bool, error) {
 	text, ref, ok, err := r.Lookup(seq)
 	if ref != nil {
-		text, err = r.shared.text(ref[:])
+		text, err = r.shared.Text(ref)
 	}
 	return text, ok && err == nil, err
 }
@@ -62,10 +62,9 @@ func (r *TextReader) Lookup(seq uint64) (text []byte, ref *TextRef, ok bool, err
 		return nil, nil, false, err
 	}
 	if ok {
-		if len(v) != len(r.ref) {
-			return nil, nil, false, fmt.Errorf("store: entry seq %d: a text reference of %d bytes instead of %d: the store is damaged (rebuild it with 'pi-history import')", seq, len(v), len(r.ref))
+		if err := readRef(seq, v, &r.ref); err != nil {
+			return nil, nil, false, err
 		}
-		copy(r.ref[:], v)
 		return nil, &r.ref, true, nil
 	}
 	text, ok, err = r.texts.find(seq)
@@ -74,11 +73,11 @@ func (r *TextReader) Lookup(seq uint64) (text []byte, ref *TextRef, ok bool, err
 
 // Shared returns the text ref names (from Lookup); the slice is valid
 // until the next call.
-func (r *TextReader) Shared(ref *TextRef) ([]byte, error) { return r.shared.text(ref[:]) }
+func (r *TextReader) Shared(ref *TextRef) ([]byte, error) { return r.shared.Text(ref) }
 
 // Close releases the reader's iterators, if it made them.
 func (r *TextReader) Close() error {
-	r.shared.close()
+	r.shared.Close()
 	err := r.texts.close()
 	if err2 := r.refs.close(); err == nil {
 		err = err2
@@ -159,23 +158,23 @@ type SeqRange struct{ Lo, Hi uint64 }
 // reverse, each newest first), until fn returns false. The text slice is
 // valid only during the call.
 func (s *Store) ScanTextRanges(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte) bool) error {
-	shared := sharedReader{db: s.db}
-	defer shared.close()
-	return s.scanTextKeys(ranges, reverse, func(seq uint64, ref bool, v []byte) (bool, error) {
-		if ref {
+	shared := s.NewSharedReader()
+	defer shared.Close()
+	return s.scanTextKeys(ranges, reverse, func(seq uint64, text []byte, ref *TextRef) (bool, error) {
+		if ref != nil {
 			var err error
-			if v, err = shared.text(v); err != nil {
+			if text, err = shared.Text(ref); err != nil {
 				return false, err
 			}
 		}
-		return fn(seq, v), nil
+		return fn(seq, text), nil
 	})
 }
 
 // scanTextKeys visits the inline texts and the references of ranges in
-// the order ScanTextRanges visits texts, giving fn each value and whether
-// it is a reference.
-func (s *Store) scanTextKeys(ranges []SeqRange, reverse bool, fn func(seq uint64, ref bool, v []byte) (bool, error)) error {
+// the order ScanTextRanges visits texts, giving fn each entry's text or,
+// for a text stored once, its reference (text nil).
+func (s *Store) scanTextKeys(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, ref *TextRef) (bool, error)) error {
 	if len(ranges) == 0 {
 		return nil
 	}
@@ -194,20 +193,21 @@ func (s *Store) scanTextKeys(ranges []SeqRange, reverse bool, fn func(seq uint64
 	// seq above all, is not sought among the inline texts, which would
 	// read a block of other entries' texts to learn that it is not there.
 	type refAt struct {
-		seq      uint64
-		from, to int // its value in buf
+		seq uint64
+		ref TextRef
 	}
 	var refs []refAt
-	var buf []byte
 	visit := func(r SeqRange) (bool, error) {
-		refs, buf = refs[:0], buf[:0]
+		refs = refs[:0]
 		for in := cs[1].enter(r); in; in = cs[1].next(r) {
 			v, err := cs[1].it.ValueAndErr()
 			if err != nil {
 				return false, err
 			}
-			refs = append(refs, refAt{cs[1].at, len(buf), len(buf) + len(v)})
-			buf = append(buf, v...)
+			refs = append(refs, refAt{seq: cs[1].at})
+			if err := readRef(cs[1].at, v, &refs[len(refs)-1].ref); err != nil {
+				return false, err
+			}
 		}
 		t := &cs[0]
 		in := uint64(len(refs)) != r.Hi-r.Lo+1 && t.enter(r)
@@ -217,13 +217,13 @@ func (s *Store) scanTextKeys(ranges []SeqRange, reverse bool, fn func(seq uint64
 				if err != nil {
 					return false, err
 				}
-				if ok, err := fn(t.at, false, v); !ok || err != nil {
+				if ok, err := fn(t.at, v, nil); !ok || err != nil {
 					return false, err
 				}
 				in = t.next(r)
 				continue
 			}
-			if ok, err := fn(refs[i].seq, true, buf[refs[i].from:refs[i].to]); !ok || err != nil {
+			if ok, err := fn(refs[i].seq, nil, &refs[i].ref); !ok || err != nil {
 				return false, err
 			}
 			i++
