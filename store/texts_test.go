@@ -188,7 +188,7 @@ func TestCurrentBranchFromLinksEqualsTheTrees(t *testing.T) {
 		if _, err := st.Push("s", h, es); err != nil {
 			t.Fatal(err)
 		}
-		tree, err := st.tree("s", false)
+		tree, err := st.Tree("s")
 		if err != nil {
 			t.Fatal(err)
 		}

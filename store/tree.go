@@ -67,10 +67,7 @@ func (t *SessionTree) MetaOf(id string) *Meta {
 
 // Tree returns the entry tree of a session. Trees are cached and rebuilt
 // after the session changes.
-func (s *Store) Tree(sid string) (*SessionTree, error) { return s.tree(sid, true) }
-
-// tree is Tree; with keep false, a tree it has to load is not cached.
-func (s *Store) tree(sid string, keep bool) (*SessionTree, error) {
+func (s *Store) Tree(sid string) (*SessionTree, error) {
 	if t := s.trees.get(sid); t != nil {
 		return t, nil
 	}
@@ -87,9 +84,7 @@ func (s *Store) tree(sid string, keep bool) (*SessionTree, error) {
 		entries[i] = m.Entry()
 	}
 	t := &SessionTree{Tree: journal.NewTree(entries), Metas: metas}
-	if keep {
-		s.trees.put(sid, t, gen)
-	}
+	s.trees.put(sid, t, gen)
 	return t, nil
 }
 
@@ -100,12 +95,6 @@ func (s *Store) tree(sid string, keep bool) (*SessionTree, error) {
 // without loading each session's tree again. Like trees, they are dropped
 // when the session changes.
 func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
-	return s.currentBranchSeqs(sid, true)
-}
-
-// currentBranchSeqs is CurrentBranchSeqs; with keepTree false, a tree it
-// has to load for them is not cached (see WarmBranches).
-func (s *Store) currentBranchSeqs(sid string, keepTree bool) ([]uint64, error) {
 	if b, ok := s.trees.getBranch(sid); ok {
 		return b, nil
 	}
@@ -306,15 +295,8 @@ func (c *treeCache) drop(sid string) {
 // CurrentBranchSeqs), newest session first, until their seqs would pass
 // the bound, so that branch-scope searches and the hits of all-scope
 // searches need no tree loads. It returns how many sessions it covered. A
-// server calls it once in the background after it starts.
-//
-// The trees it loads for that are not kept (a tree asked for later is, as
-// always). Kept, they filled the tree cache with up to 300,000 entries'
-// records and journal entries nobody had asked for: at a million entries
-// 280 MB of the heap and 900,000 of its objects, all holding pointers, so
-// that each cycle of the collector took ~100 ms of CPU marking them (a
-// forced collection after the warm-up: 94-124 ms, now 3-4 ms; heap in use
-// 1,317 -> 1,035 MB).
+// server calls it once in the background after it starts. It loads no
+// trees (see branchSeqs).
 func (s *Store) WarmBranches(ctx context.Context) (int, error) {
 	infos, err := s.Sessions()
 	if err != nil {
@@ -329,7 +311,7 @@ func (s *Store) WarmBranches(ctx context.Context) (int, error) {
 		if s.trees.branchRoom() < si.Entries {
 			break
 		}
-		if _, err := s.currentBranchSeqs(si.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, err := s.CurrentBranchSeqs(si.ID); err != nil && !errors.Is(err, ErrNotFound) {
 			return n, fmt.Errorf("work out the current branch of session %s: %w", si.ID, err)
 		}
 		n++
