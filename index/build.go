@@ -257,7 +257,7 @@ func (x *Index) merge(ctx context.Context, lo uint64, runs []*postingFile) (*pos
 			if at[i] >= r.keys || r.keyAt(at[i]) != key {
 				continue
 			}
-			c, err := r.containerAt(at[i])
+			c, err := r.entry(at[i])
 			if err != nil {
 				return nil, &badRun{r, err}
 			}
@@ -288,9 +288,6 @@ type badRun struct {
 
 func (b *badRun) Error() string { return b.err.Error() }
 
-// containerAt returns the container of directory entry i.
-func (f *postingFile) containerAt(i int) (container, error) { return f.entry(i) }
-
 // applyChanged builds again what the store has changed below the mark:
 // the store marks a seq whose entry it deleted or whose text it replaced
 // (a rewritten journal line). A deleted entry left in the postings would
@@ -311,14 +308,14 @@ func (x *Index) applyChanged(ctx context.Context) error {
 			return err
 		}
 		var files []*postingFile
-		openRun := false
+		inOpen := false
 		x.fmu.RLock()
 		through := x.through.Load()
 		for _, seq := range seqs {
 			switch {
 			case seq > through:
 			case seq >= x.open.lo:
-				openRun = true
+				inOpen = true
 			default:
 				i := sort.Search(len(x.files), func(i int) bool { return x.files[i].hi() >= seq })
 				if i < len(x.files) && !slices.Contains(files, x.files[i]) {
@@ -332,7 +329,7 @@ func (x *Index) applyChanged(ctx context.Context) error {
 				return err
 			}
 		}
-		if openRun {
+		if inOpen {
 			if err := x.rebuildOpen(); err != nil {
 				return err
 			}

@@ -39,6 +39,7 @@ type Index struct {
 	dir      string
 	log      *slog.Logger
 	readOnly bool
+	closed   bool   // Close ran (under wmu)
 	runSpan  uint32 // seqs a run covers
 	segSpan  uint32 // seqs a segment covers
 
@@ -155,10 +156,8 @@ func (x *Index) load(last uint64) error {
 		files = append(files, f)
 	}
 	slices.SortFunc(files, func(a, b *postingFile) int {
-		if a.lo != b.lo {
-			return cmpU64(a.lo, b.lo)
-		}
-		return -cmpU64(uint64(a.span), uint64(b.span)) // a segment before the runs it replaces
+		// A segment before the runs it replaces.
+		return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(b.span, a.span))
 	})
 	next := uint64(1)
 	for _, f := range files {
@@ -201,16 +200,6 @@ func (x *Index) drop(path string, why error) {
 	if !x.readOnly {
 		os.Remove(path)
 	}
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // IndexedThrough is the highest seq the index has taken in: every entry
@@ -268,9 +257,10 @@ func (x *Index) Close() error {
 	x.fmu.Lock()
 	defer x.fmu.Unlock()
 	var errs []error
-	if !x.readOnly && x.files != nil {
+	if !x.readOnly && !x.closed {
 		errs = append(errs, x.saveOpen())
 	}
+	x.closed = true
 	for _, f := range x.files {
 		errs = append(errs, f.close())
 	}

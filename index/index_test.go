@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -210,22 +211,24 @@ func TestMayHoldIsExactlyTheEntriesHoldingEveryTrigram(t *testing.T) {
 // and CatchUp reads the rest again. Answers are the same every way.
 func TestReopeningKeepsTheFilesAndTheOpenRun(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		before func(t *testing.T, dir string, st *store.Store)
-		whole  bool // the mark is the last whole run's end, not the last seq
+		name    string
+		entries int
+		before  func(t *testing.T, dir string, st *store.Store)
+		whole   bool // the mark is the last whole run's end, not the last seq
 	}{
-		{"closed", func(*testing.T, string, *store.Store) {}, false},
-		{"killed: no saved open run", func(t *testing.T, dir string, _ *store.Store) {
+		{"closed", 1100, func(*testing.T, string, *store.Store) {}, false},
+		{"closed before a first run was written", 40, func(*testing.T, string, *store.Store) {}, false},
+		{"killed: no saved open run", 1100, func(t *testing.T, dir string, _ *store.Store) {
 			os.Remove(filepath.Join(dir, "index", openName))
 		}, true},
-		{"a saved open run that fails its checks", func(t *testing.T, dir string, _ *store.Store) {
+		{"a saved open run that fails its checks", 1100, func(t *testing.T, dir string, _ *store.Store) {
 			flip(t, filepath.Join(dir, "index", openName), headerSize+3)
 		}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, st := newStore(t)
 			r := rand.New(rand.NewPCG(3, 4))
-			pushTexts(t, st, "s1", randTexts(r, 1100))
+			pushTexts(t, st, "s1", randTexts(r, c.entries))
 			x := openIndex(t, dir, st, small)
 			catchUp(t, x)
 			x.Close()
@@ -257,17 +260,18 @@ func TestDamagedOrForeignFilesAreBuiltAgain(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		damage func(t *testing.T, dir string, files []string)
+		found  bool // a search finds it while reading (else Open does)
 	}{
-		{"a container's byte flipped", func(t *testing.T, dir string, files []string) { flip(t, files[1], -200) }},
-		{"a directory byte flipped", func(t *testing.T, dir string, files []string) { flip(t, files[0], headerSize+5) }},
-		{"a file truncated", func(t *testing.T, dir string, files []string) { truncate(t, files[2]) }},
-		{"a file deleted", func(t *testing.T, dir string, files []string) { os.Remove(files[1]) }},
-		{"another format version", func(t *testing.T, dir string, files []string) { flip(t, files[0], 8) }},
-		{"everything deleted", func(t *testing.T, dir string, files []string) { os.RemoveAll(dir) }},
+		{"a byte flipped in every container body", func(t *testing.T, dir string, files []string) { flipRegion(t, files[1], false) }, true},
+		{"a byte flipped in every directory page", func(t *testing.T, dir string, files []string) { flipRegion(t, files[0], true) }, true},
+		{"a file truncated", func(t *testing.T, dir string, files []string) { truncate(t, files[2]) }, false},
+		{"a file deleted", func(t *testing.T, dir string, files []string) { os.Remove(files[1]) }, false},
+		{"another format version", func(t *testing.T, dir string, files []string) { flip(t, files[0], 8) }, false},
+		{"everything deleted", func(t *testing.T, dir string, files []string) { os.RemoveAll(dir) }, false},
 		{"a half-written file and an older index's files left over", func(t *testing.T, dir string, files []string) {
 			os.WriteFile(files[0]+".tmp", []byte("PIHGRAMS partial"), 0o600)
 			os.WriteFile(filepath.Join(dir, "index_meta.json"), []byte("{}"), 0o600)
-		}},
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, st := newStore(t)
@@ -276,7 +280,7 @@ func TestDamagedOrForeignFilesAreBuiltAgain(t *testing.T) {
 			x := openIndex(t, dir, st, small)
 			catchUp(t, x)
 			x.Close()
-			files, _ := filepath.Glob(filepath.Join(dir, "index", "*.pg"))
+			files, _ := filepath.Glob(filepath.Join(dir, "index", "pg-*.pg")) // runs and segments, not the saved open run
 			slices.Sort(files)
 			if len(files) < 3 {
 				t.Fatalf("%d files", len(files))
@@ -285,7 +289,10 @@ func TestDamagedOrForeignFilesAreBuiltAgain(t *testing.T) {
 			y := openIndex(t, dir, st, small)
 			needles := needlesOf(r, st, 30)
 			checkMayHold(t, y, st, needles, r, false) // damage found while reading is read around
-			catchUp(t, y)                             // and built again
+			if c.found && len(y.bad) == 0 {
+				t.Fatalf("no search found the damage")
+			}
+			catchUp(t, y) // and built again
 			checkMayHold(t, y, st, needles, r, true)
 			if y.IndexedThrough() != st.LastSeq() || len(y.bad) != 0 {
 				t.Fatalf("mark %d (want %d), %d files still bad", y.IndexedThrough(), st.LastSeq(), len(y.bad))
@@ -308,6 +315,32 @@ func flip(t *testing.T, path string, at int) {
 		at += len(b) - trailerSize
 	}
 	b[at] ^= 0x5a
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flipRegion flips a byte of every directory page of the postings file
+// at path (dir), or one every 64 bytes of its container bodies, so that
+// whatever a lookup in the file reads fails its checksum.
+func flipRegion(t *testing.T, path string, dir bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := int(binary.LittleEndian.Uint32(b[12:]))
+	dirEnd := headerSize + keys*dirEntrySize
+	pagesEnd := dirEnd + 4*((keys+dirPage-1)/dirPage)
+	if dir {
+		for at := headerSize + 5; at < dirEnd; at += dirPage * dirEntrySize {
+			b[at] ^= 0x5a
+		}
+	} else {
+		for at := pagesEnd; at < len(b)-trailerSize; at += 64 {
+			b[at] ^= 0x5a
+		}
+	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
