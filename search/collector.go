@@ -9,34 +9,14 @@ import (
 	"github.com/pi-history/pi-history/store"
 )
 
-// First windows of seqs: index candidates are asked for, and sketches
-// scanned, this many seqs at a time at first, then in windows two to four
-// times wider each time (see collector.grow), so that a page that fills
-// early costs little and one that does not costs few rounds. A search for
-// every hit (a count, --all) has no page to fill, and starts its scan
-// wider.
-//
-// A scan's first window is one sketch chunk: a page of a dense needle
-// fills within the first thousand entries or so (median of the
-// benchmark's 3-5 character needles: 969), and the 4,096 tested before
-// passed many more sketches than it read texts. In-process, alternating,
-// medians of five runs of each of the benchmark's 200 needles of 3-5
-// characters: p50 0.675 -> 0.550 ms (median ratio 0.91), the other groups
-// within 1%. A first window of 512 was no better than 1,024 then; for
-// counts 1,024 cost 6% more in sum than 4,096; index windows of 4,096
-// instead of 16,384 were 2% slower.
-//
-// Since the texts are held in memory, a window's texts cost little next
-// to testing its sketches: of a dense needle's first window, a fifth or
-// more of the entries pass (their own sketch read, a cache miss each)
-// while the page fills from the first 50 to 130 of them ("func ": 218
-// passed, 50 read). A first window of 256 (growing as before): in-process,
-// odd and even rounds alternating, medians of each needle's rounds, 3-5
-// characters median ratio 0.95-0.97 (sum -2%), 32 dense ones 0.96-0.97
-// (p50 61-63 -> 53-54 us), 1-2 characters 0.96, 6-12 0.97-1.00, 13-40
-// and counts 0.99 (the same runs with no change between rounds:
-// 0.98-1.01). 128 was no better overall: 3-5 characters 0.89-0.90, but
-// 6-12 p90 +4%.
+// First windows of seqs: index candidates are asked for this many seqs at
+// a time at first, then in windows two to four times wider each time (see
+// collector.grow), so that a page that fills early costs little and one
+// that does not costs few rounds. A search for every hit (a count, --all)
+// has no page to fill, and starts its scan wider. A page of a dense needle
+// fills within the first few hundred entries. The sizes were chosen by runs
+// on the engines before the postings on disk (decision 341) and have not
+// been measured again since (`docs/measurements/2026-12-07-figures-from-code-comments.md`).
 const (
 	indexWindow     = 16384
 	scanWindow      = 256
@@ -90,15 +70,9 @@ func fourTimes(w, _ uint64) uint64 {
 // seqs covered so far: four times the last, unless the page's hits so far
 // say it fills sooner. Then it is a quarter more than the seqs the missing
 // hits should take at the density found so far, but at least twice the
-// last (hits that bunch up early do not make the windows crawl). A page of
-// a needle of middling density filled in the fourth window of 64K seqs
-// when 31K were enough (median of the benchmark's 6-12 character needles),
-// testing twice the sketches it needed. In-process, alternating, medians
-// of five runs of each of the benchmark's 200 needles a group, two runs:
-// 6-12 characters p50 0.799, 0.847 -> 0.730, 0.766 ms (median ratios
-// 0.946, 0.911; sums -8%, -6%); 3-5 and 13-40 characters median ratios
-// 0.959-1.002, sums 0.3-7% lower; newest first (one run of three each)
-// median ratios 0.907-0.969.
+// last (hits that bunch up early do not make the windows crawl): growing
+// four times alone, a page of a needle of middling density filled in a
+// window far wider than it needed (`docs/measurements/2026-12-07-figures-from-code-comments.md`).
 func (c *collector) grow(w, covered uint64) uint64 {
 	next := fourTimes(w, covered)
 	h := uint64(len(c.hits))
@@ -244,10 +218,9 @@ func (c *collector) admit(seq uint64) (m *store.Meta, ok bool, err error) {
 
 // record decodes the record of seq into the next place of the collector's
 // slab, allocated for a page's hits at once instead of one allocation a
-// hit (with held parts not copied, see hitParts: first pages of dense 3-5
-// character needles, in-process alternating, median ratio 0.92). unrecord gives the place back, for a record that does not go
-// on the page; nothing else ever takes one back, so every hit's record
-// stays as it was decoded.
+// hit. unrecord gives the place back, for a record that does not go on
+// the page; nothing else ever takes one back, so every hit's record stays
+// as it was decoded.
 func (c *collector) record(seq uint64) (*store.Meta, error) {
 	if len(c.slab) == cap(c.slab) {
 		n := slabMetas
@@ -293,8 +266,8 @@ func (c *collector) add(seq uint64, m *store.Meta, text hitText) {
 }
 
 // scan confirms every searchable entry in [lo, hi] in request order. The
-// sketches are tested a window at a time (growing), so that a page that
-// fills early tests few of them.
+// index is asked for candidates a window at a time (growing), so that a
+// page that fills early asks about few entries.
 func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	if lo > hi || lo == 0 && hi == 0 {
 		return nil
@@ -321,8 +294,8 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 	})
 }
 
-// scanWindow confirms ranges, the entries of window [a, b] that passed
-// the sketches, and keeps what a count would still have to read when the
+// scanWindow confirms ranges, the index's candidates in window [a, b]
+// that passed the filters, and keeps what a count would still have to read when the
 // page fills among them (see restOfWindow).
 func (c *collector) scanWindow(ctx context.Context, a, b uint64, ranges []store.SeqRange) error {
 	if err := c.scanRanges(ctx, ranges); err != nil || !c.full() || c.rest != nil {
@@ -364,7 +337,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 		}
 		return c.scanHalves(ctx, first, second)
 	case n >= 2 && n <= sharedMax && len(c.p.queries) > 0:
-		// Candidates that passed their sketches: sparse, and most read
+		// The index's candidates: sparse, and most read
 		// through a block of their own. (A needle without trigrams
 		// reads every entry in order, where one iterator stepping on is
 		// cheaper than two seeking.)

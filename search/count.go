@@ -72,8 +72,8 @@ func (e *Engine) count(ctx context.Context, p *prepared, st *Stats, hasAfter boo
 	return len(hits.metas), err
 }
 
-// countRanges counts the hits of the request in ranges, entries that
-// passed its sketches and filters (see restOfWindow).
+// countRanges counts the hits of the request in ranges, index candidates
+// that passed its filters (see restOfWindow).
 func (e *Engine) countRanges(ctx context.Context, p *prepared, st *Stats, ranges []store.SeqRange) (int, error) {
 	if len(ranges) == 0 {
 		return 0, nil

@@ -11,20 +11,13 @@ import "bytes"
 // needle, 16 positions at a time (see pairScan). Elsewhere it steps from
 // one occurrence of the rarest byte to the next: one call of
 // bytes.IndexByte each, which for a needle of common letters ("src",
-// "earl") is a call every few bytes. Counting every match of nine of the
-// benchmark's needles in 140 KB of Go and prose took 30-133 us a needle
-// that way, 8-90 us with pairs (1.1-18 GB/s; "the " is the slowest, its
-// pair "th" being common). In-process, the two ways alternating, medians
-// of the benchmark's needles: first pages 5-10% quicker in every group
-// (median ratios 0.90-0.99), counts of 20-character needles 5%.
+// "earl") is a call every few bytes.
 //
 // A third byte came later: a pair of common letters still stops the scan
-// wherever both occur ("th", "er"), and for the benchmark's dense needles
-// 60-90% of the places pairs stopped at were not matches; with three,
-// mostly none. Counting 22 needles over the repository's sources took
-// 2.14 ms against 2.86 with pairs; in-process, alternating, ten rounds,
-// first pages of 3-5 and 6-12 character needles had median ratios 0.975
-// and 0.979, other groups about 1.00.
+// wherever both occur ("th", "er"), and most of the places a pair stopped
+// at were not matches; with three, mostly none. The runs behind both are
+// in docs/measurements/2026-12-02-finder-pair-scan.md and
+// 2026-12-07-figures-from-code-comments.md.
 type finder struct {
 	needle []byte
 	rare   byte

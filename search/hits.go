@@ -218,8 +218,8 @@ func hitParts(a *arena, text []byte, f *finder, first int) ([]segment, int) {
 
 // runeCount is utf8.RuneCount (an invalid byte counts as one rune), eight
 // bytes at a time through ASCII: a hit's snippets say at which character
-// they start, and counting the text before them byte by byte took 9% of
-// the CPU of first pages of 3-5 character needles.
+// they start, and counting the text before them byte by byte was a visible
+// share of first pages (`docs/measurements/2026-12-07-figures-from-code-comments.md`).
 func runeCount(b []byte) int {
 	n := 0
 	for len(b) > 0 {
@@ -252,10 +252,8 @@ func runeCount(b []byte) int {
 // runesOn returns the byte offset n runes after at in text (or its end).
 // A stretch of ASCII, most text, is stepped over at once: a hit keeps and
 // shows up to three matches with 80 characters each side, and decoding
-// them rune by rune took 30% of the CPU of first pages of 1-2 character
-// needles. In-process, alternating, medians of five runs of each of the
-// benchmark's 200 such needles: p50 0.120 -> 0.096 ms (median ratio
-// 0.79); the longer needles' groups within 2%.
+// them rune by rune was a large share of first pages of 1-2 character
+// needles (`docs/measurements/2026-12-07-figures-from-code-comments.md`).
 func runesOn(text []byte, at, n int) int {
 	if end := min(len(text), at+n); isASCII(text[at:end]) {
 		return end
@@ -307,8 +305,8 @@ const maxContext = 80
 // f's needle, within budget characters in all, from the parts of it in
 // segs (the whole text as one segment, or what snippetSegments kept of
 // it). It returns out and the characters used. (Matches are found by the
-// finder: bytes.Index on the parts, a needle of common bytes being tried
-// at most of their positions, was 40% of the snippets' time.)
+// finder: bytes.Index on the parts tries a needle of common bytes at most
+// of their positions.)
 func snippets(out []Snippet, segs []segment, f *finder, budget int) ([]Snippet, int) {
 	if f.pat != nil {
 		return patternSnippets(out, segs, budget)

@@ -4,7 +4,7 @@ import "golang.org/x/sys/cpu"
 
 // useAVX2 says whether pairScan tests 32 positions at a time with AVX2
 // (read by pairscan_amd64.s). Over texts a first page reads in vain (most
-// of those a 3-5 character needle's sketches pass hold no match, and each
+// of the index's candidates for a 3-5 character needle hold no match, and each
 // is read to its end), twice the width of SSE2 halves the loop's work.
 var useAVX2 = cpu.X86.HasAVX2
 

@@ -43,7 +43,7 @@ type pattern struct {
 }
 
 // maxAlternatives is the most literals a requirement may name: each costs
-// a sketch test per candidate entry and a search of each text read.
+// an index query and a search of each text read.
 const maxAlternatives = 16
 
 // compilePattern compiles needle as a regular expression (regex) or a
@@ -418,8 +418,8 @@ func usable(req []string) bool {
 
 // better returns the requirement of a and b that narrows candidates
 // more: a single literal of three characters or more first (the trigram
-// index and first occurrences answer for it), then sets whose literals
-// all have trigrams (the sketches test them), then the longer shortest
+// index answers for it), then sets whose literals all have trigrams (the
+// index answers for each), then the longer shortest
 // literal, then fewer literals.
 func better(a, b []string) []string {
 	if !usable(b) {

@@ -8,7 +8,7 @@ import (
 	"github.com/pi-history/pi-history/store"
 )
 
-// A list of candidates (entries whose sketch passed) of at most sharedMax
+// A list of the index's candidates of at most sharedMax
 // seqs is read by two goroutines at once, each taking the next seq in
 // request order in turn (see scanShared). Longer lists are read in order,
 // split in halves once the search has read Options.ParallelAfter texts.

@@ -149,9 +149,8 @@ type Options struct {
 	// holds nothing the store lost; what the store lost is a suffix of
 	// the commits, file read positions included, and the next import
 	// reads those lines again. Without the log an import writes a second
-	// copy of nothing (~140 MB less at a million entries) and syncs
-	// nothing until it flushes: the 298 MB sample imported ~10% faster in
-	// four alternating pairs (docs/design.md has the runs).
+	// copy of nothing and syncs nothing until it flushes (decision 003;
+	// docs/measurements/2026-11-30-store-layout-and-log-free-import.md).
 	Bulk bool
 	// FlushBytes is how many bytes of committed batches a bulk store
 	// holds in memory before it starts a flush (DefaultFlushBytes when 0).
@@ -239,11 +238,8 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	// overlaps no older table of that kind and compactions move it down
 	// the levels instead of rewriting it. Moved tables keep the
 	// compression they were written with, hence zstd (level 1, what
-	// Pebble's "balanced" setting gives the last level) at every level. A
-	// 298 MB import: flushes and compactions wrote 1.0 GB instead of 1.6
-	// and took 9.9 CPU-s instead of 13.2 (flushes compressing with zstd
-	// take 4.3 instead of 2.9). The store is 379 MB against 377 on that
-	// sample, 1,260 against 1,253 MB at a million entries.
+	// Pebble's "balanced" setting gives the last level) at every level:
+	// an import then writes and compresses much less (`docs/measurements/2026-12-07-figures-from-code-comments.md`).
 	opts.Experimental.SpanPolicyFunc = splitByKind
 	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 		cs := pebble.DBCompressionBalanced

@@ -309,12 +309,9 @@ func (c *cursor) settle(ok bool, r SeqRange) bool {
 
 // stepMax is the farthest (in seqs) ScanTextRanges steps to the next
 // range instead of seeking it, readerStepMax the farthest a TextReader
-// steps to the next seq asked for. A seek descends the index and the data block again;
-// a step within a block is a few dozen nanoseconds. In-process at a
-// million entries, alternating with both off, medians of five runs of
-// each of bench/search's 600 sampled needles: 3-5 characters p50 0.428
-// against 0.448 ms, sum -8%; 6-12 p50 0.789 against 0.832, sum -2%;
-// 13-40 within 1% (stepMax alone: sums -7%, -2.5%, -2%).
+// steps to the next seq asked for. A seek descends the index and the data
+// block again; a step within a block is a few dozen nanoseconds
+// (docs/measurements/2026-11-30-whole-runs-at-a-million-entries.md).
 const (
 	stepMax       = 16
 	readerStepMax = 8

@@ -144,7 +144,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 			si.File, si.Header = fb.Path, string(fb.Header.Raw)
 		} else {
 			// A new session has nothing stored: its entries need no
-			// lookup (one Pebble read each, 2% of an import's CPU).
+			// lookup (one Pebble read each).
 			si = &SessionInfo{ID: sid, File: fb.Path}
 			si.applyHeader(fb.Header)
 			fresh = true
