@@ -104,20 +104,30 @@ type collector struct {
 	// its helper's), opened at first use and kept for the whole search:
 	// opening a Pebble iterator costs more than reading a cached text.
 	readers [2]*store.TextReader
-	// seen and shared are this goroutine's memory of the texts stored
-	// once it searched, and its reader of them (see seenTexts).
-	seen   seenTexts
-	shared *store.SharedReader
+	// seen and shared are what each goroutine of the search (0 this one,
+	// 1 its helper) remembers of the texts stored once it searched, and its
+	// reader of them (see seenTexts), kept for the whole search.
+	seen   [2]seenTexts
+	shared [2]*store.SharedReader
 	// metas reads the hits' records (see record), made at the first.
 	metas *store.MetaReader
 }
 
-// seenTexts returns the collector's seenTexts, made at first use.
-func (c *collector) seenTexts() seenTexts {
-	if c.seen == nil {
-		c.seen = seenTexts{}
+// seenTexts returns goroutine k's seenTexts, made at first use.
+func (c *collector) seenTexts(k int) seenTexts {
+	if c.seen[k] == nil {
+		c.seen[k] = seenTexts{}
 	}
-	return c.seen
+	return c.seen[k]
+}
+
+// sharedReader returns goroutine k's reader of stored texts, made at
+// first use.
+func (c *collector) sharedReader(k int) *store.SharedReader {
+	if c.shared[k] == nil {
+		c.shared[k] = c.e.st.NewSharedReader()
+	}
+	return c.shared[k]
 }
 
 // reader returns text reader k (see collector.readers). It is opened
@@ -135,8 +145,10 @@ func (c *collector) reader(k int) (*store.TextReader, error) {
 
 // close releases the collector's readers.
 func (c *collector) close() {
-	if c.shared != nil {
-		c.shared.Close()
+	for _, r := range c.shared {
+		if r != nil {
+			r.Close()
+		}
 	}
 	if c.metas != nil {
 		c.metas.Close()
@@ -348,10 +360,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 
 // scanInOrder is scanRanges on this goroutine alone.
 func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
-	if c.shared == nil {
-		c.shared = c.e.st.NewSharedReader()
-	}
-	seen := c.seenTexts()
+	seen, shared := c.seenTexts(0), c.sharedReader(0)
 	var ferr error
 	err := c.e.st.ScanTextRefs(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) bool {
 		c.n++
@@ -360,7 +369,7 @@ func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) er
 			return false
 		}
 		if ref != nil {
-			st, read, err := c.p.sharedText(seen, ref, c.shared.Text, &c.arena)
+			st, read, err := c.p.sharedText(seen, ref, shared.Text, &c.arena)
 			if err == nil && read {
 				c.st.Scanned++
 				c.st.BytesScanned += int64(st.size)
@@ -408,9 +417,9 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	)
 	go func() {
 		var ar arena // this goroutine's, for what its finds keep
-		seen := seenTexts{}
-		shared := c.e.st.NewSharedReader()
-		defer shared.Close()
+		// The helper's own: the collector's goroutine never touches them,
+		// and this one is waited for before scanHalves returns.
+		seen, shared := c.seenTexts(1), c.sharedReader(1)
 		n := 0
 		var ferr error
 		err := c.e.st.ScanTextRefs(second, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) bool {

@@ -1014,3 +1014,45 @@ func TestHitsCiteTheirEntriesAndKnowTheirBranch(t *testing.T) {
 		t.Fatalf("hits of %d sessions, %d on and %d off the current branch: the test needs all kinds", len(sessions), on, off)
 	}
 }
+
+// TestATextHeldByManyEntriesIsReadOnce: when many entries hold the same
+// long text (a file read again and again), an exact count and a page of
+// every hit read and search that text once, not once per entry
+// (store.Options.SharedTextMin, countOnce, seenTexts); the answers are
+// brute force's.
+func TestATextHeldByManyEntriesIsReadOnce(t *testing.T) {
+	defer func() { testStore = store.Options{} }()
+	testStore = store.Options{SharedTextMin: 64}
+	e := newEnv(t)
+	licence := "// Use of this source code is governed by a BSD-style licence that can be found in the LICENSE file.\npackage main\n"
+	lines := []string{`{"type":"session","version":3,"id":"rrrr-read","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`}
+	const n = 300
+	parent := "null"
+	for i := range n {
+		text := licence
+		if i%3 == 0 {
+			text = fmt.Sprintf("short note %d", i)
+		}
+		b, _ := json.Marshal(text)
+		id := fmt.Sprintf("rrrr%04d", i)
+		lines = append(lines, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"toolResult","toolName":"read","toolCallId":"c","content":[{"type":"text","text":%s}]}}`, id, parent, b))
+		parent = fmt.Sprintf("%q", id)
+	}
+	e.importFile(t, testutil.WriteFile(t, t.TempDir(), "rrrr-read.jsonl", strings.Join(lines, "\n")+"\n"))
+	e.catchUp(t)
+	const holders = n - (n+2)/3
+	for _, req := range []Request{
+		{Needle: "governed by a BSD", Scope: ScopeAll, Count: true, Limit: 1},
+		{Needle: "governed by a BSD", Scope: ScopeAll, Limit: 1000},
+	} {
+		resp, got := searchOnce(t, e, &req)
+		if want := brute(t, e, req); len(want) != holders || (req.Limit > 1 && !slices.Equal(got, want)) || (req.Count && totalOf(resp) != holders) {
+			t.Fatalf("%+v: %d hits, total %d; brute force finds %d, want %d", req, len(got), totalOf(resp), len(want), holders)
+		}
+		// Once by each of a search's two goroutines, and once more by a
+		// count going on from a first page: a few reads, not one an entry.
+		if resp.Stats.Scanned > 4 {
+			t.Errorf("%+v: %d texts read for %d entries holding one text: it is read per entry", req, resp.Stats.Scanned, holders)
+		}
+	}
+}

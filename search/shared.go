@@ -60,7 +60,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	}
 	go func() {
 		var ar arena // the helper's own
-		seen := seenTexts{}
+		seen := c.seenTexts(1) // the helper's own (see scanHalves)
 		for {
 			more, err := take(helper, &ar, seen)
 			if err != nil || !more {
@@ -107,7 +107,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		return true, nil
 	}
 	for {
-		more, err := take(r, &c.arena, c.seenTexts())
+		more, err := take(r, &c.arena, c.seenTexts(0))
 		if err != nil {
 			return finish(err)
 		}

@@ -180,13 +180,15 @@ func (s *Store) TextBytes(seq uint64, fn func([]byte)) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	r := s.NewSharedReader()
-	defer r.Close()
-	t, err := r.Text(&ref)
+	t, closer, err := s.db.Get(sharedKey(ref[:]))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, fmt.Errorf("store: the shared text first held by entry seq %d is missing: the store is damaged (rebuild it with 'pi-history import')", binary.BigEndian.Uint64(ref[:]))
+	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("store: read the text of entry seq %d: %w", seq, err)
 	}
 	fn(t)
+	closer.Close()
 	return true, nil
 }
 

@@ -83,10 +83,15 @@ func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
 		}
 		for _, reverse := range []bool{false, true} {
 			got := 0
+			prev := uint64(0)
 			err := st.ScanTextRanges(ranges, reverse, func(seq uint64, text []byte) bool {
 				if !in(seq) || want[seq] != string(text) {
 					t.Fatalf("%s: ScanTextRanges gave seq %d %.40q; want it only in %v, as %.40q", how, seq, text, ranges, want[seq])
 				}
+				if prev != 0 && (seq > prev) == reverse {
+					t.Fatalf("%s: ScanTextRanges(reverse %v) visited %d after %d", how, reverse, seq, prev)
+				}
+				prev = seq
 				got++
 				return true
 			})
@@ -94,7 +99,7 @@ func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
 				t.Fatalf("%s: ScanTextRanges(reverse %v) gave %d texts (%v); want %d", how, reverse, got, err, n)
 			}
 		}
-		// The texts again, shared ones read once each.
+		// The texts again, each stored text read through its reference.
 		var refs []TextRef
 		var refSeqs []uint64
 		got := 0
