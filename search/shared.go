@@ -59,7 +59,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		return err
 	}
 	go func() {
-		var ar arena // the helper's own
+		var ar arena           // the helper's own
 		seen := c.seenTexts(1) // the helper's own (see scanHalves)
 		for {
 			more, err := take(helper, &ar, seen)
