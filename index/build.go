@@ -15,7 +15,14 @@ type gatherer struct {
 	touched []uint32
 }
 
-func newGatherer() *gatherer { return &gatherer{seen: make([]uint64, 1<<24/64)} }
+// gatherer returns the writer's gatherer (under wmu), made at first use:
+// its bitset is 2 MiB, and a server catches up after every change.
+func (x *Index) gatherer() *gatherer {
+	if x.gather == nil {
+		x.gather = &gatherer{seen: make([]uint64, 1<<24/64)}
+	}
+	return x.gather
+}
 
 // Besides its byte trigrams, a text's postings hold its last two bytes
 // (pairKey) and its last byte (lastKey), so that a needle of one or two
@@ -94,7 +101,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 	if from > last {
 		return 0, nil
 	}
-	g := newGatherer()
+	g := x.gatherer()
 	n := 0
 	var ferr error
 	publish := func(through uint64) {
@@ -342,7 +349,7 @@ func (x *Index) applyChanged(ctx context.Context) error {
 
 // rebuildOpen gathers the open run again from the store.
 func (x *Index) rebuildOpen() error {
-	g := newGatherer()
+	g := x.gatherer()
 	x.bmu.Lock()
 	defer x.bmu.Unlock()
 	lo, through := x.open.lo, x.through.Load()
@@ -396,7 +403,7 @@ func (x *Index) rebuildBad(ctx context.Context) error {
 // rebuild builds file f's range again from the store and swaps the new
 // file in.
 func (x *Index) rebuild(ctx context.Context, f *postingFile) error {
-	g := newGatherer()
+	g := x.gatherer()
 	var runs []*postingFile
 	defer func() {
 		for _, r := range runs {

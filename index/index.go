@@ -39,9 +39,10 @@ type Index struct {
 	dir      string
 	log      *slog.Logger
 	readOnly bool
-	closed   bool   // Close ran (under wmu)
-	runSpan  uint32 // seqs a run covers
-	segSpan  uint32 // seqs a segment covers
+	closed   bool      // Close ran (under wmu)
+	gather   *gatherer // the writer's (under wmu; see Index.gatherer)
+	runSpan  uint32    // seqs a run covers
+	segSpan  uint32    // seqs a segment covers
 
 	// fmu guards files and gen; a reader holds it while it reads a
 	// mapped file, so a file is unmapped only under the write lock.
