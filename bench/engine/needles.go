@@ -117,6 +117,9 @@ func sampleNeedles(data string, sets, n, countN int, seed uint64) ([]needleSet, 
 	return out, facts, nil
 }
 
+// savedQuery is a query as -needles writes it.
+type savedQuery struct{ Needle, Session, File string }
+
 // keepNeedles returns sets, written to path first when path names no file,
 // or the sets path holds when it does; an empty path keeps sets.
 func keepNeedles(path string, sets []needleSet) ([]needleSet, error) {
@@ -125,13 +128,12 @@ func keepNeedles(path string, sets []needleSet) ([]needleSet, error) {
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		type q struct{ Needle, Session, File string }
-		out := make([]map[string][]q, len(sets))
+		out := make([]map[string][]savedQuery, len(sets))
 		for i, set := range sets {
-			out[i] = map[string][]q{}
+			out[i] = map[string][]savedQuery{}
 			for k, qs := range set {
 				for _, x := range qs {
-					out[i][k] = append(out[i][k], q{x.needle, x.session, x.file})
+					out[i][k] = append(out[i][k], savedQuery{x.needle, x.session, x.file})
 				}
 			}
 		}
@@ -148,7 +150,7 @@ func keepNeedles(path string, sets []needleSet) ([]needleSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the needles: %w", err)
 	}
-	var in []map[string][]struct{ Needle, Session, File string }
+	var in []map[string][]savedQuery
 	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, fmt.Errorf("read the needles of %s: %w", path, err)
 	}

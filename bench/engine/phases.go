@@ -33,18 +33,12 @@ func (r *report) budget(c config, mb int, tmpl string, sets []needleSet) (string
 		flags = expand(tmpl, mb)
 	}
 	logPath := filepath.Join(c.out, "serve-"+strings.ReplaceAll(budgetName(mb), " ", "")+".log")
-	s, err := startServer(c.bin, c.data, flags, warmRe, logPath)
-	if s != nil {
-		s.slowN = c.slowN
-	}
+	s, err := startServer(c.bin, c.data, flags, warmRe, logPath, c.slowN)
 	if errors.Is(err, errUnknownFlag) && mb > 0 && tmpl != c.fallbackFlags {
 		fmt.Printf("\nserve refused %q as unknown: falling back to %q\n", strings.Join(flags, " "), c.fallbackFlags)
 		tmpl = c.fallbackFlags
 		flags = expand(tmpl, mb)
-		s, err = startServer(c.bin, c.data, flags, warmRe, logPath)
-		if s != nil {
-			s.slowN = c.slowN
-		}
+		s, err = startServer(c.bin, c.data, flags, warmRe, logPath, c.slowN)
 	}
 	if err != nil {
 		return tmpl, err
@@ -83,10 +77,7 @@ func (r *report) measureCold(c config, tmpl string, set needleSet) {
 		return
 	}
 	warmRe, _ := regexp.Compile(c.warmLog)
-	s, err := startServer(c.bin, c.data, nil, warmRe, filepath.Join(c.out, "serve-cold.log"))
-	if s != nil {
-		s.slowN = c.slowN
-	}
+	s, err := startServer(c.bin, c.data, nil, warmRe, filepath.Join(c.out, "serve-cold.log"), c.slowN)
 	if err != nil {
 		r.coldWhy = err.Error()
 		fmt.Printf("\npage cache dropped, but the server did not start: %v\n", err)

@@ -37,7 +37,6 @@ type queryStats struct {
 	TookMs       float64 `json:"tookMs"`
 	Candidates   int     `json:"candidates"`
 	Scanned      int     `json:"scanned"`
-	Confirmed    int     `json:"confirmed"`
 	BytesScanned int64   `json:"bytesScanned"`
 	PlanKind     string  `json:"planKind"`
 }

@@ -48,7 +48,7 @@ type server struct {
 // flags added, writing its log to logPath, and waits until it answers
 // /healthz (at most a minute). warmRe matches the log line that ends the
 // warm-up.
-func startServer(bin, data string, flags []string, warmRe *regexp.Regexp, logPath string) (*server, error) {
+func startServer(bin, data string, flags []string, warmRe *regexp.Regexp, logPath string, slowN int) (*server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func startServer(bin, data string, flags []string, warmRe *regexp.Regexp, logPat
 		return nil, err
 	}
 	args := append([]string{"serve", "--data", data, "--addr", addr, "--no-watch", "--log-format", "json"}, flags...)
-	s := &server{base: "http://" + addr, exited: make(chan struct{}), warmed: make(chan struct{}),
+	s := &server{base: "http://" + addr, slowN: slowN, exited: make(chan struct{}), warmed: make(chan struct{}),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 5 * time.Minute}}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout = logf
