@@ -361,39 +361,29 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 // scanInOrder is scanRanges on this goroutine alone.
 func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
 	seen, shared := c.seenTexts(0), c.sharedReader(0)
-	var ferr error
-	err := c.e.st.ScanTextRefs(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) bool {
+	return c.e.st.ScanTextRefs(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) (bool, error) {
 		c.n++
 		if c.n%1024 == 0 && ctx.Err() != nil {
-			ferr = ctx.Err()
-			return false
+			return false, ctx.Err()
 		}
-		if ref != nil {
-			st, read, err := c.p.sharedText(seen, ref, shared.Text, &c.arena)
-			if err == nil && read {
-				c.st.Scanned++
-				c.st.BytesScanned += int64(st.size)
-			}
-			if err == nil && st.isHit {
-				_, err = c.acceptKept(seq, st.hit)
-			}
-			if err != nil {
-				ferr = err
-				return false
-			}
-			return !c.full()
+		if ref == nil {
+			c.st.Scanned++
+			_, err := c.offer(seq, text)
+			return !c.full(), err
 		}
-		c.st.Scanned++
-		if _, err := c.offer(seq, text); err != nil {
-			ferr = err
-			return false
+		st, read, err := c.p.sharedText(seen, ref, shared.Text, &c.arena)
+		if err != nil {
+			return false, err
 		}
-		return !c.full()
+		if read {
+			c.st.Scanned++
+			c.st.BytesScanned += int64(st.size)
+		}
+		if st.isHit {
+			_, err = c.acceptKept(seq, st.hit)
+		}
+		return !c.full(), err
 	})
-	if ferr != nil {
-		return ferr
-	}
-	return err
 }
 
 // scanHalves reads first (in request order, on this goroutine) and second
@@ -421,36 +411,31 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 		// and this one is waited for before scanHalves returns.
 		seen, shared := c.seenTexts(1), c.sharedReader(1)
 		n := 0
-		var ferr error
-		err := c.e.st.ScanTextRefs(second, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) bool {
+		err := c.e.st.ScanTextRefs(second, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) (bool, error) {
 			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
-				return false
+				return false, nil
 			}
-			if ref != nil {
-				st, read, err := c.p.sharedText(seen, ref, shared.Text, &ar)
-				if err != nil {
-					ferr = err
-					return false
+			if ref == nil {
+				scanned++
+				nbytes += int64(len(text))
+				if at := c.p.find.index(text); at >= 0 {
+					finds = append(finds, find{seq, c.p.keep(&ar, text, at)})
 				}
-				if read {
-					scanned++
-					nbytes += int64(st.size)
-				}
-				if st.isHit {
-					finds = append(finds, find{seq, st.hit})
-				}
-				return true
+				return true, nil
 			}
-			scanned++
-			nbytes += int64(len(text))
-			if at := c.p.find.index(text); at >= 0 {
-				finds = append(finds, find{seq, c.p.keep(&ar, text, at)})
+			st, read, err := c.p.sharedText(seen, ref, shared.Text, &ar)
+			if err != nil {
+				return false, err
 			}
-			return true
+			if read {
+				scanned++
+				nbytes += int64(st.size)
+			}
+			if st.isHit {
+				finds = append(finds, find{seq, st.hit})
+			}
+			return true, nil
 		})
-		if err == nil {
-			err = ferr
-		}
 		if err == nil {
 			err = ctx.Err()
 		}

@@ -25,27 +25,21 @@ func (c *collector) countOnce(ctx context.Context, ranges []store.SeqRange) erro
 	var parts [2]part
 	inline := func(p *part, rs []store.SeqRange) error {
 		n := 0
-		var ferr error
-		err := c.e.st.ScanTextRefs(rs, false, func(_ uint64, text []byte, ref *store.TextRef) bool {
+		return c.e.st.ScanTextRefs(rs, false, func(_ uint64, text []byte, ref *store.TextRef) (bool, error) {
 			if n++; n%1024 == 0 && ctx.Err() != nil {
-				ferr = ctx.Err()
-				return false
+				return false, ctx.Err()
 			}
 			if ref != nil {
 				p.refs = append(p.refs, *ref)
-				return true
+				return true, nil
 			}
 			p.scanned++
 			p.bytes += int64(len(text))
 			if c.p.find.index(text) >= 0 {
 				p.hits++
 			}
-			return true
+			return true, nil
 		})
-		if err == nil {
-			err = ferr
-		}
-		return err
 	}
 	parallel := store.Count(ranges) >= c.e.opts.ParallelMin
 	halves := [2][]store.SeqRange{ranges}

@@ -172,11 +172,10 @@ func (r *SharedReader) Close() {
 // an entry's text when it is kept inline, and the reference to it (text
 // nil) when it is stored once, for a caller that reads or searches each
 // such text once however many entries hold it (see ReadShared and
-// SharedReader). ref is valid only during the call.
-func (s *Store) ScanTextRefs(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, ref *TextRef) bool) error {
-	return s.scanTextKeys(ranges, reverse, func(seq uint64, text []byte, ref *TextRef) (bool, error) {
-		return fn(seq, text, ref), nil
-	})
+// SharedReader). ref is valid only during the call. The scan stops when
+// fn returns false or an error, which it returns.
+func (s *Store) ScanTextRefs(ranges []SeqRange, reverse bool, fn func(seq uint64, text []byte, ref *TextRef) (bool, error)) error {
+	return s.scanTextKeys(ranges, reverse, fn)
 }
 
 // ReadShared calls fn with the text of each ref in turn, until fn returns

@@ -103,16 +103,16 @@ func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
 		var refs []TextRef
 		var refSeqs []uint64
 		got := 0
-		err := st.ScanTextRefs(ranges, false, func(seq uint64, text []byte, ref *TextRef) bool {
+		err := st.ScanTextRefs(ranges, false, func(seq uint64, text []byte, ref *TextRef) (bool, error) {
 			if ref != nil {
 				refs, refSeqs = append(refs, *ref), append(refSeqs, seq)
-				return true
+				return true, nil
 			}
 			if want[seq] != string(text) {
 				t.Fatalf("%s: ScanTextRefs gave seq %d %.40q; want %.40q", how, seq, text, want[seq])
 			}
 			got++
-			return true
+			return true, nil
 		})
 		if err != nil {
 			t.Fatal(err)
