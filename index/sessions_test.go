@@ -25,12 +25,7 @@ type sessionsEnv struct {
 
 func newSessionsEnv(t *testing.T) *sessionsEnv {
 	t.Helper()
-	root := t.TempDir()
-	st, err := store.Open(filepath.Join(root, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	root, st := newStore(t)
 	e := &sessionsEnv{st: st, journals: filepath.Join(root, "journals"), ix: filepath.Join(root, "index-sessions")}
 	if err := os.Mkdir(e.journals, 0o755); err != nil {
 		t.Fatal(err)
