@@ -187,7 +187,13 @@ func (s *Store) TextBytes(seq uint64, fn func([]byte)) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("store: read the text of entry seq %d: %w", seq, err)
 	}
-	fn(t)
+	var buf []byte
+	text, err := unpackText(t, &buf)
+	if err != nil {
+		closer.Close()
+		return false, fmt.Errorf("store: the text of entry seq %d: %w", seq, err)
+	}
+	fn(text)
 	closer.Close()
 	return true, nil
 }

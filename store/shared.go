@@ -107,7 +107,7 @@ func (s *Store) share(b *pebble.Batch, seq uint64, text string) (TextRef, error)
 	var ref TextRef
 	binary.BigEndian.PutUint64(ref[:8], seq)
 	copy(ref[8:], sum[16:24])
-	if err := b.Set(sharedKey(ref[:]), []byte(text), nil); err != nil {
+	if err := b.Set(sharedKey(ref[:]), packText(text), nil); err != nil {
 		return TextRef{}, err
 	}
 	if err := b.Set(hk, ref[:], nil); err != nil {
@@ -133,6 +133,7 @@ type SharedReader struct {
 	db  *pebble.DB
 	it  *pebble.Iterator
 	key [17]byte
+	buf []byte // the last text unpacked
 }
 
 // NewSharedReader returns a reader of the texts stored once.
@@ -157,7 +158,15 @@ func (r *SharedReader) Text(ref *TextRef) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("store: the shared text first held by entry seq %d is missing: the store is damaged (rebuild it with 'pi-history import')", binary.BigEndian.Uint64(ref[:]))
 	}
-	return r.it.ValueAndErr()
+	v, err := r.it.ValueAndErr()
+	if err != nil {
+		return nil, fmt.Errorf("store: read the shared text first held by entry seq %d: %w", binary.BigEndian.Uint64(ref[:]), err)
+	}
+	t, err := unpackText(v, &r.buf)
+	if err != nil {
+		return nil, fmt.Errorf("store: the shared text first held by entry seq %d: %w", binary.BigEndian.Uint64(ref[:]), err)
+	}
+	return t, nil
 }
 
 // Close releases the reader's iterator, if it made one.

@@ -429,7 +429,11 @@ func splitByKind(start []byte) (pebble.SpanPolicy, []byte, error) {
 	if len(start) == 0 || start[0] == 0xff {
 		return pebble.SpanPolicy{}, nil, nil
 	}
-	return pebble.SpanPolicy{}, []byte{start[0] + 1}, nil
+	// Stored texts are packed one by one (see packMark): compressing
+	// their blocks again gains little and would make each read decompress
+	// a whole block. The fastest codec finds too little to keep, and the
+	// blocks are stored as they are.
+	return pebble.SpanPolicy{PreferFastCompression: start[0] == tagShared}, []byte{start[0] + 1}, nil
 }
 
 // CacheBytes is the size of the store's block cache.
@@ -520,10 +524,13 @@ func (s *Store) ClearDeleted(seqs []uint64) error {
 // Compact rewrites the whole store into Pebble's last level, where blocks
 // get its strongest compression: after a large import most data still sits
 // in upper levels, compressed for speed. A store of an earlier build gets
-// its long texts stored once first (ShareTexts). Reads and writes go on
+// its long texts stored once (ShareTexts), and packed (PackTexts), first. Reads and writes go on
 // meanwhile.
 func (s *Store) Compact(ctx context.Context) error {
 	if _, err := s.ShareTexts(ctx); err != nil {
+		return err
+	}
+	if _, err := s.PackTexts(ctx); err != nil {
 		return err
 	}
 	if err := s.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
