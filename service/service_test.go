@@ -101,13 +101,14 @@ func TestWarmPreloadsEveryBranch(t *testing.T) {
 // TestImportStoresSessionsOldestFirst: an import stores sessions in the
 // order they began, not in the order of their directories' names, so that
 // a search of every session, oldest first, starts at the oldest session's
-// hit. Sorted by path, project "a"'s sessions of 2026 came first.
+// hit. Sorted by path, project "a"'s sessions of 2026 came first. It
+// keeps their current branches for the next process.
 func TestImportStoresSessionsOldestFirst(t *testing.T) {
 	svc, err := Open(Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Close()
+	defer func() { svc.Close() }()
 	root := t.TempDir()
 	for _, f := range []struct{ dir, stamp, id string }{
 		{"--a--", "2026-02-01T10-00-00-000Z", "a-new"},
@@ -127,6 +128,9 @@ func TestImportStoresSessionsOldestFirst(t *testing.T) {
 	if _, err := svc.Import(context.Background(), []string{root}, nil); err != nil {
 		t.Fatal(err)
 	}
+	if n := svc.Store.BranchesWorkedOut(); n != 4 {
+		t.Errorf("the import worked out %d current branches; want the 4 sessions'", n)
+	}
 	resp, err := search.New(svc.Store, svc.Index).Search(context.Background(), &search.Request{Needle: "needle", Scope: search.ScopeAll})
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +141,20 @@ func TestImportStoresSessionsOldestFirst(t *testing.T) {
 	}
 	if want := []string{"z-oldest", "a-old", "m-mid", "a-new"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("hits oldest first come from %v, want %v", got, want)
+	}
+	// The next process reads the branches the import kept.
+	dir := filepath.Dir(svc.Store.Dir())
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if svc, err = Open(Options{DataDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := search.New(svc.Store, svc.Index).Search(context.Background(), &search.Request{Needle: "needle", Scope: search.ScopeAll}); err != nil {
+		t.Fatal(err)
+	}
+	if n := svc.Store.BranchesWorkedOut(); n != 0 {
+		t.Errorf("after a reopen, a search of every session worked out %d branches; want them read back", n)
 	}
 }
 

@@ -185,7 +185,8 @@ const (
 	tagSession = 'S' // S<sid>                      → SessionInfo (JSON)
 	tagFile    = 'F' // F<path>                     → FileState (JSON)
 	tagDeleted = 'D' // D<seq:8>                    → nothing: removed entries the index must forget
-	// X, H and U: texts stored once (see tagShared).
+	// X, H and U: texts stored once (see tagShared); C: sessions' current
+	// branches (see tagBranch).
 )
 
 func seqKey(tag byte, seq uint64) []byte {

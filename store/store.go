@@ -80,6 +80,9 @@ type Store struct {
 	dir        string
 	cacheBytes int64 // the block cache's size
 
+	readOnly    bool          // opened with Options.ReadOnly
+	branchWalks atomic.Uint64 // see BranchesWorkedOut
+
 	wmu     sync.Mutex // serializes writers
 	nextSeq uint64
 	// lastSeq is the last seq published to readers: nextSeq-1 as of the
@@ -229,7 +232,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	} else if err := mkdirSynced(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, cacheBytes: o.CacheBytes, sharedMin: cmp.Or(o.SharedTextMin, DefaultSharedTextMin), changed: make(chan struct{}), trees: newTreeCache(treeCacheEntries), bulk: o.Bulk, flushBytes: o.FlushBytes,
+	s := &Store{dir: dir, readOnly: o.ReadOnly, cacheBytes: o.CacheBytes, sharedMin: cmp.Or(o.SharedTextMin, DefaultSharedTextMin), changed: make(chan struct{}), trees: newTreeCache(treeCacheEntries), bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
 		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS, ReadOnly: o.ReadOnly}

@@ -93,7 +93,8 @@ func (s *Store) Tree(sid string) (*SessionTree, error) {
 // whole trees (8 bytes per entry on the branch), so a search over every
 // session can tell which hits lie on their session's current branch
 // without loading each session's tree again. Like trees, they are dropped
-// when the session changes.
+// when the session changes. A branch worked out is also kept in the store
+// (see tagBranch) for the next process.
 func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
 	if b, ok := s.trees.getBranch(sid); ok {
 		return b, nil
@@ -107,12 +108,19 @@ func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
 			}
 		}
 	} else {
-		if _, err := s.Session(sid); err != nil {
+		si, err := s.Session(sid)
+		if err != nil {
 			return nil, err
 		}
-		var err error
-		if seqs, err = s.branchSeqs(sid); err != nil {
-			return nil, err
+		if saved, ok := s.savedBranch(sid, si.LeafSeq); ok {
+			seqs = saved
+		} else {
+			if seqs, err = s.branchSeqs(sid); err != nil {
+				return nil, err
+			}
+			s.branchWalks.Add(1)
+			slices.Sort(seqs)
+			s.saveBranch(sid, si.LeafSeq, seqs, gen)
 		}
 	}
 	slices.Sort(seqs)

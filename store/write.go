@@ -347,6 +347,9 @@ func (s *Store) dropSession(b *pebble.Batch, sid string, withInfo bool) (int, er
 		}
 		s.deletes = true
 	}
+	if err := b.Delete(sessionKey(tagBranch, sid), nil); err != nil {
+		return 0, err
+	}
 	if withInfo {
 		if err := b.Delete(sessionKey(tagSession, sid), nil); err != nil {
 			return 0, err
@@ -517,6 +520,9 @@ func (s *Store) windowFor(sid string, e *journal.Entry, batch map[string]*Meta, 
 }
 
 func (s *Store) commit(b *pebble.Batch, si *SessionInfo) error {
+	if err := b.Delete(sessionKey(tagBranch, si.ID), nil); err != nil {
+		return err
+	}
 	sib, _ := json.Marshal(si)
 	if err := b.Set(sessionKey(tagSession, si.ID), sib, nil); err != nil {
 		return err

@@ -253,6 +253,9 @@ func printHits(p painter, resp *search.Response, asJSON bool) {
 		}
 		return
 	}
+	// A page's hits come from a few sessions: each one's description is
+	// worked out once.
+	abouts := map[[2]string]string{}
 	for _, h := range resp.Hits {
 		role := h.Type
 		if h.Role != "" {
@@ -265,7 +268,12 @@ func printHits(p painter, resp *search.Response, asJSON bool) {
 		p.paint(sgrPath, h.Session+"/"+h.Entry)
 		p.plain("  ")
 		p.paint(sgrDim, fmt.Sprintf("%s  window %d  %s%s", h.Timestamp, h.Window, role, branch))
-		if about := hitAbout(h); about != "" {
+		about, ok := abouts[[2]string{h.Title, h.Cwd}]
+		if !ok {
+			about = hitAbout(h)
+			abouts[[2]string{h.Title, h.Cwd}] = about
+		}
+		if about != "" {
 			p.plain("  " + about)
 		}
 		if h.URL != "" {
