@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,25 @@ func bulkBatch(path, sid string, from, n int, offset int64, first bool) *FileBat
 		text := "bulk entry " + id
 		fb.Entries = append(fb.Entries, &journal.Entry{Type: "message", Role: "user", ID: id, Searchable: true, Text: text,
 			Raw: []byte(`{"type":"message","id":"` + id + `","message":{"role":"user","content":"` + text + `"}}`)})
+	}
+	return fb
+}
+
+// longTextBatch is bulkBatch with long texts (stored once, in the text
+// file) for some entries: one of its own for every sixth, one that many
+// entries hold for another sixth.
+func longTextBatch(path, sid string, from, n int, offset int64, first bool) *FileBatch {
+	fb := bulkBatch(path, sid, from, n, offset, first)
+	for k, e := range fb.Entries {
+		switch (from + k) % 6 {
+		case 2:
+			e.Text += strings.Repeat(" long text", 110)
+		case 5:
+			e.Text = "a long text of many entries" + strings.Repeat(" again", 200)
+		default:
+			continue
+		}
+		e.Raw = []byte(`{"type":"message","id":"` + e.ID + `","message":{"role":"user","content":"` + e.Text + `"}}`)
 	}
 	return fb
 }

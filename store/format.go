@@ -61,7 +61,7 @@ func (s *Store) dropSearchData() error {
 	}
 	format := uint64(formatNoSearchData)
 	if !old && s.sharedMin > 0 {
-		format = formatPackedTexts // every text it gets is written as today's builds write them
+		format = formatTextFile // every text it gets is written as today's builds write them
 	}
 	if err := b.Set(append([]byte{tagMeta}, formatKey...), binary.BigEndian.AppendUint64(nil, format), nil); err != nil {
 		return err

@@ -185,7 +185,7 @@ func TestANewStoreGetsOnlyTheFormatMarker(t *testing.T) {
 	for it.First(); it.Valid(); it.Next() {
 		keys = append(keys, fmt.Sprintf("%q=%x", it.Key(), it.Value()))
 	}
-	if want := fmt.Sprintf("%q=%x", "m"+formatKey, binary.BigEndian.AppendUint64(nil, formatPackedTexts)); fmt.Sprint(keys) != "["+want+"]" {
+	if want := fmt.Sprintf("%q=%x", "m"+formatKey, binary.BigEndian.AppendUint64(nil, formatTextFile)); fmt.Sprint(keys) != "["+want+"]" {
 		t.Errorf("a new store holds %v, want [%s]", keys, want)
 	}
 }

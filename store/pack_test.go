@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// storedValues returns the values under X, by key.
+// storedValues returns the packed values of the texts stored once: the
+// values under X (by key) and the records of the text file (by offset).
 func storedValues(t *testing.T, st *Store) map[string][]byte {
 	t.Helper()
 	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagShared}, UpperBound: []byte{tagShared + 1}})
@@ -23,6 +26,26 @@ func storedValues(t *testing.T, st *Store) map[string][]byte {
 	out := map[string][]byte{}
 	for it.First(); it.Valid(); it.Next() {
 		out[string(it.Key())] = bytes.Clone(it.Value())
+	}
+	f, err := st.texts.fs.Open(st.texts.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	all, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off < len(all); {
+		if len(all)-off < recordHeader {
+			t.Fatalf("the text file ends in a record header cut short at %d", off)
+		}
+		n := int(binary.LittleEndian.Uint32(all[off:]))
+		if len(all)-off-recordHeader < n {
+			t.Fatalf("the record at %d of the text file is cut short", off)
+		}
+		out[fmt.Sprintf("log@%d", off)] = all[off+recordHeader : off+recordHeader+n]
+		off += recordHeader + n
 	}
 	return out
 }
@@ -83,19 +106,25 @@ func TestStoredTextsArePackedEachOnItsOwn(t *testing.T) {
 	checkTexts(t, st, want, "packed")
 }
 
-// TestCompactPacksTheStoredTextsOfAnEarlierBuild: a store of format 3
-// keeps its stored texts as they are; it is read as it is, and Compact
-// packs them (once: a second PackTexts packs nothing), each entry's text
-// the same before and after. A crash between two chunks leaves some
-// packed, some not, which reads the same.
-func TestCompactPacksTheStoredTextsOfAnEarlierBuild(t *testing.T) {
+// TestCompactMovesTheStoredTextsOfAnEarlierBuild: a store of format 3
+// keeps its stored texts under X, as they are or (after an upgrade cut
+// short) packed; it is read as it is, and Compact moves them to the text
+// file, each entry's text the same before and after, and the X keys go.
+// A move cut short by a crash reads the same and is finished by the next
+// Compact; a second MoveTexts moves nothing, and a writer meeting an old
+// text again refers to its moved record.
+func TestCompactMovesTheStoredTextsOfAnEarlierBuild(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := OpenWith(dir, Options{SharedTextMin: 32})
+	st, err := OpenWith(dir, Options{SharedTextMin: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var texts []string
-	for i := range 3000 { // more than two chunks of PackTexts
+	for i := range 3000 { // more than two chunks of MoveTexts
+		if i%10 == 0 {
+			texts = append(texts, "a long text many entries hold "+strings.Repeat("z", 40))
+			continue
+		}
 		texts = append(texts, fmt.Sprintf("a long text, number %d, %s", i, strings.Repeat("z", 40)))
 	}
 	if _, err := st.Apply(textBatch("/j/old.jsonl", "old", texts, true)); err != nil {
@@ -105,20 +134,89 @@ func TestCompactPacksTheStoredTextsOfAnEarlierBuild(t *testing.T) {
 	for i, text := range texts {
 		want[uint64(i+1)] = text
 	}
-	// Make it what a build of format 3 wrote: texts as they are, format 3;
-	// the first 500 packed, as an upgrade cut short by a crash leaves it.
-	b := st.db.NewBatch()
-	i := 0
+	distinct := writeAsFormat3(t, st, 500)
+	st.Close()
+	if st, err = OpenWith(dir, Options{SharedTextMin: 32}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Close() }()
+	if n := keysUnder(t, st, tagShared); n != distinct {
+		t.Fatalf("%d texts under X; want %d", n, distinct)
+	}
+	checkTexts(t, st, want, "format 3, partly packed")
+
+	// A move cut short: the first chunk of hash pointers moved, then a
+	// crash.
+	if _, err := st.moveChunk(tagSum, []byte{tagSum}, map[TextRef]TextRef{}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if st, err = OpenWith(dir, Options{SharedTextMin: 32}); err != nil {
+		t.Fatal(err)
+	}
+	checkTexts(t, st, want, "a move cut short")
+
+	if err := st.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := keysUnder(t, st, tagShared); n != 0 {
+		t.Errorf("after Compact, %d texts are still under X", n)
+	}
 	for k, v := range storedValues(t, st) {
-		if i++; i <= 500 {
-			continue
+		if !strings.HasPrefix(k, "log@") || v[0] != packMark {
+			t.Fatalf("after Compact, stored text %q is not a packed record of the text file", k)
 		}
-		var buf []byte
-		text, err := unpackText(v, &buf)
+	}
+	checkTexts(t, st, want, "after Compact")
+	if n, err := st.MoveTexts(t.Context()); err != nil || n != 0 {
+		t.Fatalf("a second MoveTexts moved %d texts (%v); want none", n, err)
+	}
+	size := st.texts.bytes()
+	if _, err := st.Apply(textBatch("/j/new.jsonl", "new", []string{texts[0], texts[1]}, true)); err != nil {
+		t.Fatal(err)
+	}
+	if grown := st.texts.bytes() - size; grown != 0 {
+		t.Errorf("storing two texts the store held before grew the text file by %d bytes; want 0", grown)
+	}
+	want[uint64(len(texts)+1)], want[uint64(len(texts)+2)] = texts[0], texts[1]
+	checkTexts(t, st, want, "after storing old texts again")
+}
+
+// writeAsFormat3 turns the inline texts of st into what a build of format
+// 3 wrote: each distinct one under X<seq><sum>, seq its first holder, as
+// it is (the first packed ones packed, as an upgrade cut short by a crash
+// leaves them), with its hash pointer and each holder's reference, and
+// the store's format 3. It returns how many distinct texts it stored.
+func writeAsFormat3(t *testing.T, st *Store, packed int) int {
+	t.Helper()
+	b := st.db.NewBatch()
+	refs := map[[32]byte]TextRef{}
+	for seq := uint64(1); seq <= st.LastSeq(); seq++ {
+		text, err := st.Text(seq)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Set([]byte(k), text, nil); err != nil {
+		sum := sha256.Sum256([]byte(text))
+		ref, ok := refs[sum]
+		if !ok {
+			binary.BigEndian.PutUint64(ref[:8], seq)
+			copy(ref[8:], sum[16:24])
+			refs[sum] = ref
+			v := []byte(text)
+			if int(seq) <= packed {
+				v = packText(text)
+			}
+			if err := b.Set(sharedKey(ref[:]), v, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Set(append([]byte{tagSum}, sum[:16]...), ref[:], nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Set(refKey(seq), ref[:], nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Delete(seqKey(tagText, seq), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,24 +226,7 @@ func TestCompactPacksTheStoredTextsOfAnEarlierBuild(t *testing.T) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
-	if st, err = OpenWith(dir, Options{SharedTextMin: 32}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { st.Close() }()
-	checkTexts(t, st, want, "format 3, partly packed")
-	if err := st.Compact(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range storedValues(t, st) {
-		if v[0] != packMark {
-			t.Fatalf("after Compact, stored text %x is not packed", k)
-		}
-	}
-	checkTexts(t, st, want, "after Compact")
-	if n, err := st.PackTexts(t.Context()); err != nil || n != 0 {
-		t.Fatalf("a second PackTexts packed %d texts (%v); want none", n, err)
-	}
+	return len(refs)
 }
 
 // TestADamagedPackedTextIsAnErrorNotAText: what unpackText refuses.

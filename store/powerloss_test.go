@@ -108,6 +108,12 @@ func checkAfterCut(t *testing.T, cp crashPoint, bulk bool) {
 			t.Errorf("published entry seq %d lost in the cut: %v", q, err)
 		}
 	}
+	// Every entry the store kept has its text, wherever it is stored.
+	for q := uint64(1); q <= st.LastSeq(); q++ {
+		if _, err := st.Text(q); err != nil {
+			t.Errorf("entry seq %d lost its text in the cut: %v", q, err)
+		}
+	}
 	offsets := map[string]int64{}
 	for _, b := range cp.acked {
 		for _, e := range b.entries {
@@ -118,6 +124,9 @@ func checkAfterCut(t *testing.T, cp crashPoint, bulk bool) {
 			}
 			if raw, err := st.Raw(seq); err != nil || !bytes.Equal(raw, e.Raw) {
 				t.Errorf("acknowledged entry %s/%s reads back %q, %v", b.session, e.ID, raw, err)
+			}
+			if text, err := st.Text(seq); err != nil || text != e.Text {
+				t.Errorf("acknowledged entry %s/%s has the text %.40q, %v; want %.40q", b.session, e.ID, text, err, e.Text)
 			}
 		}
 		if b.path != "" {
@@ -172,7 +181,7 @@ func TestAcknowledgedWritesSurvivePowerLoss(t *testing.T) {
 			return func(i int) (ackedBatch, error) {
 				f, sid := files[i%3], fmt.Sprintf("s%d", i%3)
 				round := i / 3
-				fb := bulkBatch(f, sid, round*4, 4, int64(round+1)*1000, round == 0)
+				fb := longTextBatch(f, sid, round*4, 4, int64(round+1)*1000, round == 0)
 				res, err := st.Apply(fb)
 				if err == nil && res.Added != 4 {
 					err = fmt.Errorf("batch %d added %d entries; want 4", i, res.Added)
@@ -184,7 +193,7 @@ func TestAcknowledgedWritesSurvivePowerLoss(t *testing.T) {
 			return func(i int) (ackedBatch, error) {
 				sid := fmt.Sprintf("p%d", i%3)
 				h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
-				es := bulkBatch("", sid, (i/3)*4, 4, 0, false).Entries
+				es := longTextBatch("", sid, (i/3)*4, 4, 0, false).Entries
 				res, err := st.Push(sid, h, es)
 				if err == nil && res.Added != 4 {
 					err = fmt.Errorf("push %d added %d entries; want 4", i, res.Added)
@@ -232,7 +241,7 @@ func TestBulkStorePublishesOnlyWhatSurvivesPowerLoss(t *testing.T) {
 			var all []ackedBatch
 			cuts := crashRun(t, mem, st, unsynced, func(i int) (ackedBatch, error) {
 				f, sid := fmt.Sprintf("/j/%d.jsonl", i/4), fmt.Sprintf("b%d", i/4)
-				fb := bulkBatch(f, sid, (i%4)*8, 8, int64(i%4+1)*1000, i%4 == 0)
+				fb := longTextBatch(f, sid, (i%4)*8, 8, int64(i%4+1)*1000, i%4 == 0)
 				_, err := st.Apply(fb)
 				b := ackedBatch{path: f, offset: fb.State.Offset, session: sid, entries: fb.Entries}
 				all = append(all, b)

@@ -180,6 +180,15 @@ func (s *Store) TextBytes(seq uint64, fn func([]byte)) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if ref.inLog() {
+		var raw, buf []byte
+		text, err := s.texts.read(&ref, &raw, &buf)
+		if err != nil {
+			return false, fmt.Errorf("store: the text of entry seq %d: %w", seq, err)
+		}
+		fn(text)
+		return true, nil
+	}
 	t, closer, err := s.db.Get(sharedKey(ref[:]))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, fmt.Errorf("store: the shared text first held by entry seq %d is missing: the store is damaged (rebuild it with 'pi-history import')", binary.BigEndian.Uint64(ref[:]))

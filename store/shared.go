@@ -104,10 +104,8 @@ func (s *Store) share(b *pebble.Batch, seq uint64, text string) (TextRef, error)
 	case !errors.Is(err, pebble.ErrNotFound):
 		return TextRef{}, err
 	}
-	var ref TextRef
-	binary.BigEndian.PutUint64(ref[:8], seq)
-	copy(ref[8:], sum[16:24])
-	if err := b.Set(sharedKey(ref[:]), packText(text), nil); err != nil {
+	ref, err := s.texts.add(packText(text), sum[:])
+	if err != nil {
 		return TextRef{}, err
 	}
 	if err := b.Set(hk, ref[:], nil); err != nil {
@@ -131,18 +129,23 @@ func readRef(seq uint64, v []byte, ref *TextRef) error {
 // not safe for concurrent use.
 type SharedReader struct {
 	db  *pebble.DB
+	log *textLog
 	it  *pebble.Iterator
 	key [17]byte
 	buf []byte // the last text unpacked
+	raw []byte // the last record read from the text file
 }
 
 // NewSharedReader returns a reader of the texts stored once.
-func (s *Store) NewSharedReader() *SharedReader { return &SharedReader{db: s.db} }
+func (s *Store) NewSharedReader() *SharedReader { return &SharedReader{db: s.db, log: s.texts} }
 
 // Text returns the text ref names; the slice is valid until the next call.
 // A reference to a text the store does not hold is an error: stored texts
 // are never deleted.
 func (r *SharedReader) Text(ref *TextRef) ([]byte, error) {
+	if ref.inLog() {
+		return r.log.read(ref, &r.raw, &r.buf)
+	}
 	if r.it == nil {
 		it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagShared}, UpperBound: []byte{tagShared + 1}})
 		if err != nil {
@@ -290,5 +293,5 @@ func (s *Store) shareChunk(lo, hi uint64) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	return n, s.commitBatch(b, s.syncWrites())
+	return n, s.commitWithTexts(b)
 }

@@ -81,6 +81,7 @@ type Store struct {
 	cacheBytes int64 // the block cache's size
 
 	readOnly    bool          // opened with Options.ReadOnly
+	texts       *textLog      // the texts stored once (see textLogName)
 	branchWalks atomic.Uint64 // see BranchesWorkedOut
 
 	wmu     sync.Mutex // serializes writers
@@ -235,6 +236,11 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	s := &Store{dir: dir, readOnly: o.ReadOnly, cacheBytes: o.CacheBytes, sharedMin: cmp.Or(o.SharedTextMin, DefaultSharedTextMin), changed: make(chan struct{}), trees: newTreeCache(treeCacheEntries), bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
 		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
+	texts, err := openTextLog(o.FS, filepath.Clean(dir), o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	s.texts = texts
 	opts := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, FS: o.FS, ReadOnly: o.ReadOnly}
 	// Tables end where a key kind (its first byte) ends: most kinds are
 	// keyed by seq, which only grows, so a flushed table of one kind
@@ -258,6 +264,13 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	opts.DisableWAL = o.Bulk
 	opts.Logger = pebbleLogger{&s.faults}
 	opts.EventListener = s.faults.eventListener()
+	opts.EventListener.FlushBegin = func(pebble.FlushInfo) {
+		// The memtables about to be flushed may refer to texts written
+		// but not synced yet (a bulk store's commits).
+		if err := s.texts.syncWritten(); err != nil {
+			s.faults.backgroundFailed(err.Error())
+		}
+	}
 	for i := range opts.Levels {
 		opts.Levels[i].BlockSize = 32 << 10
 		// A record read by key (a hit's meta, a text) lives in one table;
@@ -268,6 +281,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	}
 	db, err := pebble.Open(filepath.Clean(dir), opts)
 	if err != nil {
+		texts.close()
 		return nil, fmt.Errorf("store: open pebble at %s: %w", dir, err)
 	}
 	s.db = db
@@ -344,10 +358,16 @@ func (s *Store) Close() error {
 	}
 	close(s.stop)
 	s.probes.Wait()
+	var err error
 	if f := s.faults.list(); len(f) > 0 {
-		return s.closeFaulted(f[0])
+		err = s.closeFaulted(f[0])
+	} else {
+		err = s.closeDB()
 	}
-	return s.closeDB()
+	if cerr := s.texts.close(); err == nil && cerr != nil {
+		err = fmt.Errorf("store: close %s: %w", s.texts.path, cerr)
+	}
+	return err
 }
 
 // closeDB flushes the memtables and closes Pebble.
@@ -527,13 +547,14 @@ func (s *Store) ClearDeleted(seqs []uint64) error {
 // Compact rewrites the whole store into Pebble's last level, where blocks
 // get its strongest compression: after a large import most data still sits
 // in upper levels, compressed for speed. A store of an earlier build gets
-// its long texts stored once (ShareTexts), and packed (PackTexts), first. Reads and writes go on
+// its long texts stored once (ShareTexts) and moved to the text file
+// (MoveTexts) first. Reads and writes go on
 // meanwhile.
 func (s *Store) Compact(ctx context.Context) error {
 	if _, err := s.ShareTexts(ctx); err != nil {
 		return err
 	}
-	if _, err := s.PackTexts(ctx); err != nil {
+	if _, err := s.MoveTexts(ctx); err != nil {
 		return err
 	}
 	if err := s.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
@@ -545,5 +566,5 @@ func (s *Store) Compact(ctx context.Context) error {
 // DiskSize is the store's size on disk in bytes.
 func (s *Store) DiskSize() int64 {
 	m := s.db.Metrics()
-	return int64(m.DiskSpaceUsage())
+	return int64(m.DiskSpaceUsage()) + s.texts.bytes()
 }

@@ -31,7 +31,7 @@ type TextReader struct {
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
 func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
-	r := &TextReader{lo: lo, hi: hi, shared: SharedReader{db: s.db}}
+	r := &TextReader{lo: lo, hi: hi, shared: SharedReader{db: s.db, log: s.texts}}
 	r.texts = finder{db: s.db, tag: tagText, lo: lo, hi: hi}
 	r.refs = finder{db: s.db, tag: tagRef, lo: lo, hi: hi}
 	return r, nil

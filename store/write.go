@@ -530,7 +530,7 @@ func (s *Store) commit(b *pebble.Batch, si *SessionInfo) error {
 	if err := b.Set(append([]byte{tagMeta}, "seq"...), binary.BigEndian.AppendUint64(nil, s.nextSeq), nil); err != nil {
 		return err
 	}
-	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+	if err := s.commitWithTexts(b); err != nil {
 		return err
 	}
 	s.trees.drop(si.ID)

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Texts stored once live in a file of their own beside Pebble's, appended
+// to and never rewritten (decision 390): a reference holds a text's offset
+// and length, so reading it is one positioned read of exactly its bytes,
+// where a Pebble value costs a seek through the table's index and a copy
+// and checksum of the whole 32 KiB block around it.
+//
+// Each record is the packed text's length (4 bytes, little-endian), its
+// CRC-32C (4 bytes), then the packed text (see packText). Durability follows Pebble's: the records a batch refers
+// to are written before the batch is committed, and synced before it when
+// the commit is synced, and before any flush of Pebble's memtables (a bulk
+// store's commits are made durable by flushes). A crash can leave records
+// no reference names at the end of the file; they are never read.
+const textLogName = "texts.pack"
+
+// formatTextFile is the format of a store made by a build that writes
+// the texts it stores once to the text file (older stores keep their X
+// values, read as they are; new texts go to the file in either).
+const formatTextFile = 5
+
+// logRefMark is the first byte of a reference into the text file. A
+// reference to an X key starts with the top byte of a seq, which is 0.
+const logRefMark = 0x80
+
+// maxLogOffset is the largest offset a reference holds (7 bytes).
+const maxLogOffset = 1<<56 - 1
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// recordHeader is the length of a record's length and checksum.
+const recordHeader = 8
+
+// inLog reports whether r names a text in the text file.
+func (r *TextRef) inLog() bool { return r[0] == logRefMark }
+
+// logAt returns the offset and payload length r names in the text file.
+func (r *TextRef) logAt() (int64, int) {
+	var b [8]byte
+	copy(b[1:], r[1:8])
+	return int64(binary.BigEndian.Uint64(b[:])), int(binary.BigEndian.Uint32(r[8:12]))
+}
+
+// textLog is a store's file of texts stored once.
+type textLog struct {
+	fs   vfs.FS
+	path string
+
+	mu      sync.Mutex
+	f       vfs.File // nil in a read-only store without the file
+	size    int64    // the file's length: where the next record goes
+	dirty   bool     // written since the last sync
+	pending []byte   // records added, not yet written (writers hold wmu)
+}
+
+// openTextLog opens (or, unless readOnly, creates) the text file in dir.
+func openTextLog(fs vfs.FS, dir string, readOnly bool) (*textLog, error) {
+	l := &textLog{fs: fs, path: filepath.Join(dir, textLogName)}
+	if readOnly {
+		f, err := fs.Open(l.path)
+		if errors.Is(err, os.ErrNotExist) {
+			return l, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", l.path, err)
+		}
+		l.f = f
+	} else {
+		_, statErr := fs.Stat(l.path)
+		f, err := fs.OpenReadWrite(l.path, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", l.path, err)
+		}
+		l.f = f
+		if errors.Is(statErr, os.ErrNotExist) {
+			// The new file's name must survive a power cut as well.
+			if err := syncDir(fs, dir); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("store: create %s: %w", l.path, err)
+			}
+		}
+	}
+	st, err := l.f.Stat()
+	if err != nil {
+		l.f.Close()
+		return nil, fmt.Errorf("store: open %s: %w", l.path, err)
+	}
+	l.size = st.Size()
+	return l, nil
+}
+
+// syncDir syncs directory dir.
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// add queues packed (see packText) as a record and returns its reference;
+// sum is the text's SHA-256. The record reaches the file at the next
+// write; a writer holding wmu calls both.
+func (l *textLog) add(packed []byte, sum []byte) (TextRef, error) {
+	off := l.size + int64(len(l.pending))
+	if off > maxLogOffset || uint64(len(packed)) > 1<<32-1 {
+		return TextRef{}, fmt.Errorf("store: %s is full (%d bytes) or the text too long (%d bytes)", l.path, off, len(packed))
+	}
+	var ref TextRef
+	binary.BigEndian.PutUint64(ref[:8], uint64(off))
+	ref[0] = logRefMark
+	binary.BigEndian.PutUint32(ref[8:12], uint32(len(packed)))
+	copy(ref[12:], sum[:4])
+	l.pending = binary.LittleEndian.AppendUint32(l.pending, uint32(len(packed)))
+	l.pending = binary.LittleEndian.AppendUint32(l.pending, crc32.Checksum(packed, castagnoli))
+	l.pending = append(l.pending, packed...)
+	return ref, nil
+}
+
+// write writes the queued records, and syncs the file when sync is set.
+func (l *textLog) write(sync bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) > 0 {
+		if l.f == nil {
+			return fmt.Errorf("store: %s is open for reading only", l.path)
+		}
+		if _, err := l.f.WriteAt(l.pending, l.size); err != nil {
+			return fmt.Errorf("store: write texts to %s: %w", l.path, err)
+		}
+		l.size += int64(len(l.pending))
+		l.pending = l.pending[:0]
+		l.dirty = true
+	}
+	if sync && l.dirty {
+		if err := l.f.Sync(); err != nil {
+			return fmt.Errorf("store: sync %s: %w", l.path, err)
+		}
+		l.dirty = false
+	}
+	return nil
+}
+
+// syncWritten syncs what was written, for a flush of Pebble's memtables
+// about to make references to it durable.
+func (l *textLog) syncWritten() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.dirty || l.f == nil {
+		return nil
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("store: sync %s: %w", l.path, err)
+	}
+	l.dirty = false
+	return nil
+}
+
+// bytes is the file's length.
+func (l *textLog) bytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.size
+}
+
+// read returns the text ref names, reading its record into *raw and
+// unpacking it into *buf (both grown as needed).
+func (l *textLog) read(ref *TextRef, raw, buf *[]byte) ([]byte, error) {
+	off, n := ref.logAt()
+	if l.f == nil {
+		return nil, fmt.Errorf("store: a text at offset %d of %s, which does not exist: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
+	}
+	if cap(*raw) < recordHeader+n {
+		*raw = make([]byte, recordHeader+n)
+	}
+	rec := (*raw)[:recordHeader+n]
+	if _, err := l.f.ReadAt(rec, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("store: the text at offset %d of %s lies past its end: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
+		}
+		return nil, fmt.Errorf("store: read the text at offset %d of %s: %w", off, l.path, err)
+	}
+	if int(binary.LittleEndian.Uint32(rec)) != n || binary.LittleEndian.Uint32(rec[4:]) != crc32.Checksum(rec[recordHeader:], castagnoli) {
+		return nil, fmt.Errorf("store: the text at offset %d of %s fails its checksum: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
+	}
+	t, err := unpackText(rec[recordHeader:], buf)
+	if err != nil {
+		return nil, fmt.Errorf("store: the text at offset %d of %s: %w", off, l.path, err)
+	}
+	return t, nil
+}
+
+// close closes the file.
+func (l *textLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	var err error
+	if l.dirty {
+		err = l.f.Sync()
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
+
+// commitWithTexts writes the texts b refers to that the text file does
+// not hold yet (synced, unless the store is bulk: see textLogName), then
+// commits b as every write is committed. wmu is held.
+func (s *Store) commitWithTexts(b *pebble.Batch) error {
+	if err := s.texts.write(!s.bulk); err != nil {
+		s.faults.stopWrites(err, false)
+		return fmt.Errorf("%w: %v (the write was not stored)", ErrWritesStopped, err)
+	}
+	return s.commitBatch(b, s.syncWrites())
+}

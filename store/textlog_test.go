@@ -1,0 +1,126 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/pi-history/pi-history/internal/testutil"
+)
+
+// TestAFailedTextWriteRefusesTheWriteAndLosesNothing: when the text file
+// cannot be written, the batch that needed it is refused (ErrWritesStopped,
+// nothing of it stored), what was stored before reads back whole, and once
+// the disk takes writes again the same batch is stored with its texts
+// (the fault clearing with it), after a reopen too.
+func TestAFailedTextWriteRefusesTheWriteAndLosesNothing(t *testing.T) {
+	fs := &faultFS{ShortFS: testutil.ShortFS{FS: vfs.Default}}
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := OpenWith(dir, Options{FS: fs, ProbeEvery: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := longTextBatch("/j/a.jsonl", "a", 0, 6, 100, true)
+	if _, err := st.Apply(first); err != nil {
+		t.Fatal(err)
+	}
+	fs.failWrites.Store(true)
+	second := longTextBatch("/j/a.jsonl", "a", 6, 6, 200, false)
+	if _, err := st.Apply(second); !errors.Is(err, ErrWritesStopped) || !strings.Contains(err.Error(), "texts.pack") {
+		t.Fatalf("a batch whose texts cannot be written: %v; want ErrWritesStopped naming the text file", err)
+	}
+	if got := st.LastSeq(); got != 6 {
+		t.Errorf("LastSeq = %d after the refused batch; want 6", got)
+	}
+	check := func(st *Store, batches ...*FileBatch) {
+		t.Helper()
+		for _, b := range batches {
+			for _, e := range b.Entries {
+				seq, err := st.Lookup("a", e.ID)
+				if err != nil {
+					t.Fatalf("entry %s: %v", e.ID, err)
+				}
+				if text, err := st.Text(seq); err != nil || text != e.Text {
+					t.Fatalf("entry %s reads %.40q, %v; want %.40q", e.ID, text, err, e.Text)
+				}
+			}
+		}
+	}
+	check(st, first)
+	fs.failWrites.Store(false)
+	if _, err := st.Apply(second); err != nil {
+		t.Fatalf("the refused batch once the disk takes writes: %v", err)
+	}
+	if fl := st.Faults(); len(fl) != 0 {
+		t.Errorf("faults once a write went through again: %+v; want none", fl)
+	}
+	check(st, first, second)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = OpenWith(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	check(st, first, second)
+}
+
+// TestADamagedTextFileIsAnErrorNotAText: a record whose bytes changed, or
+// that the file no longer holds, is reported as damage when read.
+func TestADamagedTextFileIsAnErrorNotAText(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func(path string) error
+		want   string
+	}{
+		{"a byte flipped", func(path string) error {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			b[len(b)/2] ^= 0x40
+			return os.WriteFile(path, b, 0o600)
+		}, "fails its checksum"},
+		{"cut short", func(path string) error { return os.Truncate(path, 10) }, "past its end"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			st, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := textBatch("/j/a.jsonl", "a", []string{strings.Repeat("one long text ", 100)}, true)
+			if _, err := st.Apply(b); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			if err := c.damage(filepath.Join(dir, textLogName)); err != nil {
+				t.Fatal(err)
+			}
+			if st, err = Open(dir); err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if text, err := st.Text(1); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "damaged") {
+				t.Errorf("Text = %.20q, %v; want an error saying the store is damaged (%s)", text, err, c.want)
+			}
+			r := st.NewSharedReader()
+			defer r.Close()
+			var ref TextRef
+			if err := st.ScanTextRefs([]SeqRange{{Lo: 1, Hi: 1}}, false, func(_ uint64, _ []byte, rf *TextRef) (bool, error) {
+				ref = *rf
+				return false, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Text(&ref); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("SharedReader.Text: %v; want %q", err, c.want)
+			}
+		})
+	}
+}
