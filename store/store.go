@@ -452,10 +452,11 @@ func splitByKind(start []byte) (pebble.SpanPolicy, []byte, error) {
 	if len(start) == 0 || start[0] == 0xff {
 		return pebble.SpanPolicy{}, nil, nil
 	}
-	// Stored texts are packed one by one (see packMark): compressing
-	// their blocks again gains little and would make each read decompress
-	// a whole block. The fastest codec finds too little to keep, and the
-	// blocks are stored as they are.
+	// Texts stored once under X (stores of formats 3 and 4, until
+	// Compact moves them) are packed one by one (see packMark):
+	// compressing their blocks again gains little and would make each
+	// read decompress a whole block. The fastest codec finds too little to
+	// keep, and the blocks are stored as they are.
 	return pebble.SpanPolicy{PreferFastCompression: start[0] == tagShared}, []byte{start[0] + 1}, nil
 }
 
@@ -563,8 +564,12 @@ func (s *Store) Compact(ctx context.Context) error {
 	return nil
 }
 
-// DiskSize is the store's size on disk in bytes.
+// DiskSize is the store's size on disk in bytes: Pebble's live files and
+// the text file. Tables a compaction replaced, deleted once no reader
+// holds them (or at the next open), are not counted: a compaction's report
+// counted them as growth.
 func (s *Store) DiskSize() int64 {
 	m := s.db.Metrics()
-	return int64(m.DiskSpaceUsage()) + s.texts.bytes()
+	gone := m.Table.Local.ObsoleteSize + m.Table.Local.ZombieSize + m.WAL.ObsoletePhysicalSize
+	return int64(m.DiskSpaceUsage()-min(gone, m.DiskSpaceUsage())) + s.texts.bytes()
 }
