@@ -119,7 +119,19 @@ func TestAKeptBranchThatDoesNotEndAtTheLeafIsWorkedOutAgain(t *testing.T) {
 // TestAReadOnlyStoreKeepsNoBranch: a store opened for reading only works
 // branches out without writing them.
 func TestAReadOnlyStoreKeepsNoBranch(t *testing.T) {
-	st := pushTexts(t, []string{"root", "second"})
+	ro := reopenReadOnly(t, pushTexts(t, []string{"root", "second"}))
+	if got, err := ro.CurrentBranchSeqs("s"); err != nil || fmt.Sprint(got) != "[1 2]" {
+		t.Fatalf("current branch = %v (%v), want [1 2]", got, err)
+	}
+	if _, _, ok := savedBranchOf(t, ro, "s"); ok {
+		t.Error("a read-only store kept a branch")
+	}
+}
+
+// reopenReadOnly closes st and opens its directory again for reading
+// only, closing it when the test ends.
+func reopenReadOnly(t *testing.T, st *Store) *Store {
+	t.Helper()
 	dir := st.Dir()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -128,11 +140,6 @@ func TestAReadOnlyStoreKeepsNoBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ro.Close()
-	if got, err := ro.CurrentBranchSeqs("s"); err != nil || fmt.Sprint(got) != "[1 2]" {
-		t.Fatalf("current branch = %v (%v), want [1 2]", got, err)
-	}
-	if _, _, ok := savedBranchOf(t, ro, "s"); ok {
-		t.Error("a read-only store kept a branch")
-	}
+	t.Cleanup(func() { ro.Close() })
+	return ro
 }

@@ -99,22 +99,15 @@ func TestOpenRemovesTheSearchDataOfEarlierVersions(t *testing.T) {
 	st := pushTexts(t, texts)
 	last := st.LastSeq()
 	plantSearchData(t, st, last, 2048)
-	dir := st.Dir()
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	ro, err := OpenWith(dir, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ro := reopenReadOnly(t, st)
+	dir := ro.Dir()
 	before := tableBytes(t, dir)
 	if n := keysUnder(t, ro, 'K'); n != int(last) {
 		t.Errorf("a read-only open left %d sketches of %d", n, last)
 	}
 	ro.Close()
 
-	st, err = Open(dir)
+	st, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,11 +147,8 @@ func (l *textLog) write(sync bool) error {
 		l.pending = l.pending[:0]
 		l.dirty = true
 	}
-	if sync && l.dirty {
-		if err := l.f.Sync(); err != nil {
-			return fmt.Errorf("store: sync %s: %w", l.path, err)
-		}
-		l.dirty = false
+	if sync {
+		return l.syncLocked()
 	}
 	return nil
 }
@@ -161,6 +158,12 @@ func (l *textLog) write(sync bool) error {
 func (l *textLog) syncWritten() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.syncLocked()
+}
+
+// syncLocked syncs the file if it was written since the last sync; l.mu
+// is held.
+func (l *textLog) syncLocked() error {
 	if !l.dirty || l.f == nil {
 		return nil
 	}
