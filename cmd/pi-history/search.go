@@ -185,31 +185,47 @@ func runSearch(g *globals, args []string) error {
 	if g.out != nil {
 		g.out.buffer() // flushed after each page
 	}
-	for {
-		resp, err := b.Search(context.Background(), req)
-		if err != nil {
-			return err
+	// Each page is printed while the next is searched for: on two cores
+	// the printing of a common needle's every hit hides behind the search.
+	pages := make(chan *search.Response, 1)
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		for resp := range pages {
+			printHits(paint, resp, sf.json)
+			if g.out != nil {
+				g.out.flush()
+			}
+			if sf.json && resp.Cursor != "" {
+				// stdout holds hits only; a script still learns the list is cut.
+				fmt.Fprintf(g.stderr, "pi-history search: more hits than the %d printed: use --limit or --all\n", len(resp.Hits))
+			}
 		}
-		if resp.Total != nil {
-			total = resp.Total
+	}()
+	err = func() error {
+		defer func() { close(pages); <-printed }()
+		for {
+			resp, err := b.Search(context.Background(), req)
+			if err != nil {
+				return err
+			}
+			if resp.Total != nil {
+				total = resp.Total
+			}
+			next := ""
+			if sf.all {
+				next, resp.Cursor = resp.Cursor, ""
+			}
+			hits += len(resp.Hits)
+			pages <- resp
+			if next == "" {
+				return nil
+			}
+			req.Cursor, req.Count = next, false
 		}
-		next := ""
-		if sf.all {
-			next, resp.Cursor = resp.Cursor, ""
-		}
-		printHits(paint, resp, sf.json)
-		if g.out != nil {
-			g.out.flush()
-		}
-		if sf.json && resp.Cursor != "" {
-			// stdout holds hits only; a script still learns the list is cut.
-			fmt.Fprintf(g.stderr, "pi-history search: more hits than the %d printed: use --limit or --all\n", len(resp.Hits))
-		}
-		hits += len(resp.Hits)
-		if next == "" {
-			break
-		}
-		req.Cursor, req.Count = next, false
+	}()
+	if err != nil {
+		return err
 	}
 	if sf.count && total != nil {
 		if sf.json {
