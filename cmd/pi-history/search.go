@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-history/pi-history/export"
+	"github.com/pi-history/pi-history/internal/procmem"
 	"github.com/pi-history/pi-history/search"
 )
 
@@ -164,6 +165,7 @@ func runSearch(g *globals, args []string) error {
 		return err
 	}
 	if sf.all {
+		procmem.TuneOneShot()
 		// Every hit, a page at a time: one answer holding every hit of a
 		// common needle would sit whole in memory (here, or in the
 		// server), and nothing would print until the last was found.
@@ -180,50 +182,10 @@ func runSearch(g *globals, args []string) error {
 			req.Leaf = s.Leaf
 		}
 	}
-	hits := 0
-	var total *int
 	if g.out != nil {
 		g.out.buffer() // flushed after each page
 	}
-	// Each page is printed while the next is searched for: on two cores
-	// the printing of a common needle's every hit hides behind the search.
-	pages := make(chan *search.Response, 1)
-	printed := make(chan struct{})
-	go func() {
-		defer close(printed)
-		for resp := range pages {
-			printHits(paint, resp, sf.json)
-			if g.out != nil {
-				g.out.flush()
-			}
-			if sf.json && resp.Cursor != "" {
-				// stdout holds hits only; a script still learns the list is cut.
-				fmt.Fprintf(g.stderr, "pi-history search: more hits than the %d printed: use --limit or --all\n", len(resp.Hits))
-			}
-		}
-	}()
-	err = func() error {
-		defer func() { close(pages); <-printed }()
-		for {
-			resp, err := b.Search(context.Background(), req)
-			if err != nil {
-				return err
-			}
-			if resp.Total != nil {
-				total = resp.Total
-			}
-			next := ""
-			if sf.all {
-				next, resp.Cursor = resp.Cursor, ""
-			}
-			hits += len(resp.Hits)
-			pages <- resp
-			if next == "" {
-				return nil
-			}
-			req.Cursor, req.Count = next, false
-		}
-	}()
+	hits, total, err := printPages(g, b, req, paint)
 	if err != nil {
 		return err
 	}
@@ -239,6 +201,49 @@ func runSearch(g *globals, args []string) error {
 		return exitError{1}
 	}
 	return nil
+}
+
+// printPages searches req a page at a time (every page with --all) and
+// prints each page while the next is searched for: on two cores the
+// printing of a common needle's every hit hides behind the search. It
+// returns how many hits it printed, and the total when a page counted
+// them.
+func printPages(g *globals, b backend, req *search.Request, paint painter) (hits int, total *int, err error) {
+	pages := make(chan *search.Response, 1)
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		for resp := range pages {
+			printHits(paint, resp, sf.json)
+			if g.out != nil {
+				g.out.flush()
+			}
+			if sf.json && resp.Cursor != "" {
+				// stdout holds hits only; a script still learns the list is cut.
+				fmt.Fprintf(g.stderr, "pi-history search: more hits than the %d printed: use --limit or --all\n", len(resp.Hits))
+			}
+		}
+	}()
+	defer func() { close(pages); <-printed }()
+	for {
+		resp, err := b.Search(context.Background(), req)
+		if err != nil {
+			return hits, total, err
+		}
+		if resp.Total != nil {
+			total = resp.Total
+		}
+		next := ""
+		if sf.all {
+			next, resp.Cursor = resp.Cursor, ""
+		}
+		hits += len(resp.Hits)
+		pages <- resp
+		if next == "" {
+			return hits, total, nil
+		}
+		req.Cursor, req.Count = next, false
+	}
 }
 
 // branchHint tells, after a search of a session's branch that found

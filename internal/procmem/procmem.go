@@ -32,3 +32,19 @@ func TuneServe(limit int64) {
 		debug.SetGCPercent(ServeGCPercent)
 	}
 }
+
+// OneShotGCPercent is the collector's pace in a one-shot command that
+// streams many results (search --all), unless GOGC is set. Its heap holds a
+// page or two of hits, a few MB, so at the default pace it collects every
+// few MB allocated, many times over one such command; a slower pace costs
+// it a little more memory for less time
+// (docs/measurements/2026-12-07-goals-with-the-text-file.md).
+const OneShotGCPercent = 400
+
+// TuneOneShot sets the collector's pace of a one-shot command that streams
+// many results (OneShotGCPercent), unless GOGC says otherwise.
+func TuneOneShot() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(OneShotGCPercent)
+	}
+}
