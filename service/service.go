@@ -520,18 +520,19 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 		}
 	}
 	sum.Stored = max(sum.Stored-sum.Entries, 0)
-	// The sessions' current branches, kept in the store, so that the
-	// next search marking hits on or off them reads each instead of
-	// walking its session (store.CurrentBranchSeqs).
-	if sum.Entries > 0 && !s.readOnly {
-		if _, err := s.Store.WarmBranches(ctx); err != nil {
-			return sum, fmt.Errorf("import: %w", err)
-		}
-	}
 	// Nothing is acknowledged before it is on disk: a bulk store holds
 	// its last commits in memory until a flush.
 	if err := s.Store.Persist(); err != nil {
 		return sum, err
+	}
+	// The sessions' current branches, kept in the store, so that the
+	// next search marking hits on or off them reads each instead of
+	// walking its session (store.CurrentBranchSeqs). A cache: what it
+	// cannot keep is worked out later.
+	if sum.Entries > 0 && !s.readOnly {
+		if _, err := s.Store.WarmBranches(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Warn("import: could not work out every session's current branch now; searches will", "err", err)
+		}
 	}
 	if err := s.WaitIndexed(ctx); err != nil {
 		return sum, err

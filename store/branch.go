@@ -75,7 +75,9 @@ func (s *Store) saveBranch(sid string, leaf uint64, seqs []uint64, gen uint64) {
 		return
 	}
 	defer s.wmu.Unlock()
-	if s.trees.generation(sid) != gen || s.writable() != nil {
+	// Not while a write fault is current: a cache write that went through
+	// would clear it (commitBatch), and its checks start probes.
+	if s.trees.generation(sid) != gen || len(s.faults.list()) > 0 {
 		return
 	}
 	b := s.db.NewBatch()

@@ -23,13 +23,14 @@ import (
 type faultFS struct {
 	testutil.ShortFS             // the free space it reports (Avail; 0: what the disk says)
 	failWrites       atomic.Bool // writes and syncs of files fail with EIO
+	failTextSyncs    atomic.Bool // syncs of the text file fail with EIO
 }
 
 func (f *faultFS) wrap(name string, file vfs.File, err error) (vfs.File, error) {
 	if err != nil {
 		return file, err
 	}
-	return &faultFile{File: file, fs: f}, nil
+	return &faultFile{File: file, fs: f, text: filepath.Base(name) == textLogName}, nil
 }
 
 func (f *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -50,7 +51,8 @@ func (f *faultFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vf
 // faultFile is a log file of a faultFS.
 type faultFile struct {
 	vfs.File
-	fs *faultFS
+	fs   *faultFS
+	text bool // the text file
 }
 
 func (f *faultFile) fail() error {
@@ -77,6 +79,9 @@ func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *faultFile) Sync() error {
 	if err := f.fail(); err != nil {
 		return err
+	}
+	if f.text && f.fs.failTextSyncs.Load() {
+		return &os.PathError{Op: "sync", Path: "file", Err: syscall.EIO}
 	}
 	return f.File.Sync()
 }

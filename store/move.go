@@ -16,11 +16,11 @@ import (
 const moveChunk = 1024
 
 // MoveTexts moves the texts that a store of format 3 or 4 keeps under X
-// into the text file (decision 390), then deletes the X keys and records
-// format 5. First the hash pointers (H) are pointed at the moved texts,
-// so that no writer can take a reference to an X key any more; then the
-// entries' references (U); then the X keys go, in the batch that records
-// the format. Each step holds the write lock per chunk of keys only. A
+// into the text file (decision 390) and records format 5. First the hash
+// pointers (H) are pointed at the moved texts, so that no writer can take
+// a reference to an X key any more; then the entries' references (U); the
+// X keys go at the next open (dropMovedTexts), when no search can hold a
+// reference to one. Each step holds the write lock per chunk of keys only. A
 // crash midway leaves references of both kinds, each naming its text;
 // the next run moves what is left (the texts moved before are appended
 // again, left unread in the file). It returns how many texts it moved.
@@ -29,8 +29,8 @@ func (s *Store) MoveTexts(ctx context.Context) (int, error) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return 0, err
 	}
-	if len(v) == 8 && binary.BigEndian.Uint64(v) >= formatTextFile {
-		return 0, nil
+	if len(v) != 8 || binary.BigEndian.Uint64(v) < formatSharedTexts || binary.BigEndian.Uint64(v) >= formatTextFile {
+		return 0, nil // long texts still inline (ShareTexts first), or moved already
 	}
 	if err := s.writable(); err != nil {
 		return 0, err
@@ -51,7 +51,9 @@ func (s *Store) MoveTexts(ctx context.Context) (int, error) {
 	defer s.wmu.Unlock()
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := b.DeleteRange([]byte{tagShared}, []byte{tagShared + 1}, nil); err != nil {
+	// The X keys stay until the next open (dropMovedTexts): a search
+	// running now may hold a reference to one it has not read yet.
+	if err := b.Set(append([]byte{tagMeta}, movedMark...), nil, nil); err != nil {
 		return len(moved), err
 	}
 	if err := b.Set(append([]byte{tagMeta}, formatKey...), binary.BigEndian.AppendUint64(nil, formatTextFile), nil); err != nil {
@@ -119,4 +121,34 @@ func (s *Store) moveChunk(tag byte, from []byte, moved map[TextRef]TextRef) ([]b
 		return next, nil
 	}
 	return next, s.commitWithTexts(b)
+}
+
+// movedMark names the meta key MoveTexts sets: the X keys are to go.
+const movedMark = "x_moved"
+
+// dropMovedTexts deletes the X keys MoveTexts left behind, once, at an
+// open for writing (no search can hold a reference to one yet).
+func (s *Store) dropMovedTexts() error {
+	if _, err := s.getMeta(movedMark); errors.Is(err, ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if err := s.writable(); errors.Is(err, ErrWritesStopped) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange([]byte{tagShared}, []byte{tagShared + 1}, nil); err != nil {
+		return err
+	}
+	if err := b.Delete(append([]byte{tagMeta}, movedMark...), nil); err != nil {
+		return err
+	}
+	if err := s.commitBatch(b, s.syncWrites()); err != nil {
+		return fmt.Errorf("store: delete the texts moved to %s: %w", s.texts.path, err)
+	}
+	return nil
 }

@@ -109,7 +109,8 @@ func TestStoredTextsArePackedEachOnItsOwn(t *testing.T) {
 // TestCompactMovesTheStoredTextsOfAnEarlierBuild: a store of format 3
 // keeps its stored texts under X, as they are or (after an upgrade cut
 // short) packed; it is read as it is, and Compact moves them to the text
-// file, each entry's text the same before and after, and the X keys go.
+// file, each entry's text the same before and after; a search holding
+// references from before reads them, and the X keys go at the next open.
 // A move cut short by a crash reads the same and is finished by the next
 // Compact; a second MoveTexts moves nothing, and a writer meeting an old
 // text again refers to its moved record.
@@ -156,11 +157,27 @@ func TestCompactMovesTheStoredTextsOfAnEarlierBuild(t *testing.T) {
 	}
 	checkTexts(t, st, want, "a move cut short")
 
+	// A search holding references taken before the move reads them after
+	// it.
+	var held []TextRef
+	if err := st.ScanTextRefs([]SeqRange{{Lo: 1, Hi: st.LastSeq()}}, false, func(_ uint64, _ []byte, ref *TextRef) (bool, error) {
+		held = append(held, *ref)
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Compact(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.ReadShared(held, func(int, []byte) bool { return true }); err != nil {
+		t.Errorf("a reference taken before the move: %v", err)
+	}
+	st.Close()
+	if st, err = OpenWith(dir, Options{SharedTextMin: 32}); err != nil {
+		t.Fatal(err)
+	}
 	if n := keysUnder(t, st, tagShared); n != 0 {
-		t.Errorf("after Compact, %d texts are still under X", n)
+		t.Errorf("after Compact and a reopen, %d texts are still under X", n)
 	}
 	for k, v := range storedValues(t, st) {
 		if !strings.HasPrefix(k, "log@") || v[0] != packMark {

@@ -268,7 +268,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		// The memtables about to be flushed may refer to texts written
 		// but not synced yet (a bulk store's commits).
 		if err := s.texts.syncWritten(); err != nil {
-			s.faults.backgroundFailed(err.Error())
+			s.faults.stopWrites(err, true)
 		}
 	}
 	for i := range opts.Levels {
@@ -291,6 +291,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	v, err := s.getMeta("seq")
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		db.Close()
+		texts.close()
 		return nil, err
 	}
 	if len(v) == 8 {
@@ -304,6 +305,12 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if !o.ReadOnly {
 		if err := s.dropSearchData(); err != nil {
 			db.Close()
+			texts.close()
+			return nil, err
+		}
+		if err := s.dropMovedTexts(); err != nil {
+			db.Close()
+			texts.close()
 			return nil, err
 		}
 	}
@@ -407,6 +414,10 @@ func (s *Store) Persist() error {
 // wmu is held.
 func (s *Store) flushNow() error {
 	seq := s.committed
+	if err := s.texts.syncWritten(); err != nil {
+		s.faults.stopWrites(err, true)
+		return fmt.Errorf("store: flush %s: %w (what this process stored since its last flush is not on disk)", s.dir, err)
+	}
 	if err := s.db.Flush(); err != nil {
 		return fmt.Errorf("store: flush %s: %w (what this process stored since its last flush is not on disk)", s.dir, err)
 	}
@@ -428,6 +439,9 @@ func (s *Store) flushLater() error {
 	go func() {
 		defer s.flushes.Done()
 		<-done
+		if s.texts.broken() {
+			return // the flushed references may name texts the disk lost
+		}
 		s.publish(seq)
 	}()
 	return nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -60,11 +61,17 @@ type textLog struct {
 	fs   vfs.FS
 	path string
 
-	mu      sync.Mutex
-	f       vfs.File // nil in a read-only store without the file
-	size    int64    // the file's length: where the next record goes
-	dirty   bool     // written since the last sync
-	pending []byte   // records added, not yet written (writers hold wmu)
+	mu      sync.Mutex   // writes and syncs
+	size    atomic.Int64 // the file's length: where the next record goes (changed under mu and wmu)
+	dirty   bool         // written since the last sync
+	pending []byte       // records added, not yet written (writers hold wmu)
+	// failed is the first failed write or sync: after it the page cache
+	// may hold bytes the disk lost, so every later write and sync fails
+	// with it until the process opens the store again.
+	failed error
+
+	fmu sync.RWMutex // f's lifetime: readers hold it shared, close alone
+	f   vfs.File     // nil in a read-only store without the file
 }
 
 // openTextLog opens (or, unless readOnly, creates) the text file in dir.
@@ -99,7 +106,7 @@ func openTextLog(fs vfs.FS, dir string, readOnly bool) (*textLog, error) {
 		l.f.Close()
 		return nil, fmt.Errorf("store: open %s: %w", l.path, err)
 	}
-	l.size = st.Size()
+	l.size.Store(st.Size())
 	return l, nil
 }
 
@@ -117,7 +124,7 @@ func syncDir(fs vfs.FS, dir string) error {
 // sum is the text's SHA-256. The record reaches the file at the next
 // write; a writer holding wmu calls both.
 func (l *textLog) add(packed []byte, sum []byte) (TextRef, error) {
-	off := l.size + int64(len(l.pending))
+	off := l.size.Load() + int64(len(l.pending))
 	if off > maxLogOffset || uint64(len(packed)) > 1<<32-1 {
 		return TextRef{}, fmt.Errorf("store: %s is full (%d bytes) or the text too long (%d bytes)", l.path, off, len(packed))
 	}
@@ -136,14 +143,19 @@ func (l *textLog) add(packed []byte, sum []byte) (TextRef, error) {
 func (l *textLog) write(sync bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.failed != nil {
+		return l.failed
+	}
 	if len(l.pending) > 0 {
 		if l.f == nil {
 			return fmt.Errorf("store: %s is open for reading only", l.path)
 		}
-		if _, err := l.f.WriteAt(l.pending, l.size); err != nil {
+		if _, err := l.f.WriteAt(l.pending, l.size.Load()); err != nil {
+			// Nothing refers to these bytes yet: the batch is refused, and
+			// the records are written again with the next one.
 			return fmt.Errorf("store: write texts to %s: %w", l.path, err)
 		}
-		l.size += int64(len(l.pending))
+		l.size.Add(int64(len(l.pending)))
 		l.pending = l.pending[:0]
 		l.dirty = true
 	}
@@ -162,31 +174,44 @@ func (l *textLog) syncWritten() error {
 }
 
 // syncLocked syncs the file if it was written since the last sync; l.mu
-// is held.
+// is held. A failed sync is kept (see failed).
 func (l *textLog) syncLocked() error {
+	if l.failed != nil {
+		return l.failed
+	}
 	if !l.dirty || l.f == nil {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("store: sync %s: %w", l.path, err)
+		l.failed = fmt.Errorf("store: sync %s: %w (texts written since the last sync may be lost: restart to go on)", l.path, err)
+		return l.failed
 	}
 	l.dirty = false
 	return nil
 }
 
-// bytes is the file's length.
-func (l *textLog) bytes() int64 {
+// broken reports whether a write or sync failed in a way only a restart
+// clears (see failed).
+func (l *textLog) broken() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.size
+	return l.failed != nil
 }
+
+// bytes is the file's length.
+func (l *textLog) bytes() int64 { return l.size.Load() }
 
 // read returns the text ref names, reading its record into *raw and
 // unpacking it into *buf (both grown as needed).
 func (l *textLog) read(ref *TextRef, raw, buf *[]byte) ([]byte, error) {
 	off, n := ref.logAt()
+	l.fmu.RLock()
+	defer l.fmu.RUnlock()
 	if l.f == nil {
-		return nil, fmt.Errorf("store: a text at offset %d of %s, which does not exist: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
+		return nil, fmt.Errorf("store: a text at offset %d of %s, which does not exist or is closed: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
+	}
+	if off+int64(recordHeader+n) > l.size.Load() {
+		return nil, fmt.Errorf("store: the text at offset %d of %s lies past its end: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
 	}
 	if cap(*raw) < recordHeader+n {
 		*raw = make([]byte, recordHeader+n)
@@ -212,13 +237,12 @@ func (l *textLog) read(ref *TextRef, raw, buf *[]byte) ([]byte, error) {
 func (l *textLog) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
 	if l.f == nil {
 		return nil
 	}
-	var err error
-	if l.dirty {
-		err = l.f.Sync()
-	}
+	err := l.syncLocked()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}
@@ -231,7 +255,7 @@ func (l *textLog) close() error {
 // commits b as every write is committed. wmu is held.
 func (s *Store) commitWithTexts(b *pebble.Batch) error {
 	if err := s.texts.write(!s.bulk); err != nil {
-		s.faults.stopWrites(err, false)
+		s.faults.stopWrites(err, s.texts.broken())
 		return fmt.Errorf("%w: %v (the write was not stored)", ErrWritesStopped, err)
 	}
 	return s.commitBatch(b, s.syncWrites())

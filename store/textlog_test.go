@@ -124,3 +124,54 @@ func TestADamagedTextFileIsAnErrorNotAText(t *testing.T) {
 		})
 	}
 }
+
+// TestAFailedTextSyncStopsWritesUntilARestart: a sync of the text file
+// that fails may have lost texts that the page cache still shows, so a
+// bulk store's flush refuses to go on (Persist fails, nothing more is
+// published), writes stop until a restart even once syncs work again, and
+// the store opened again reads every entry it holds whole.
+func TestAFailedTextSyncStopsWritesUntilARestart(t *testing.T) {
+	fs := &faultFS{ShortFS: testutil.ShortFS{FS: vfs.Default}}
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := OpenWith(dir, Options{FS: fs, Bulk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(longTextBatch("/j/a.jsonl", "a", 0, 6, 100, true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	published := st.LastSeq()
+	if _, err := st.Apply(longTextBatch("/j/a.jsonl", "a", 6, 6, 200, false)); err != nil {
+		t.Fatal(err)
+	}
+	fs.failTextSyncs.Store(true)
+	if err := st.Persist(); err == nil || !strings.Contains(err.Error(), textLogName) {
+		t.Fatalf("Persist with the text file failing its sync: %v; want an error naming it", err)
+	}
+	if got := st.LastSeq(); got != published {
+		t.Errorf("LastSeq = %d after the failed flush; want %d (nothing more published)", got, published)
+	}
+	if fl := st.Faults(); len(fl) == 0 || !fl[0].Restart {
+		t.Errorf("faults after the failed sync: %+v; want a writes fault that needs a restart", fl)
+	}
+	fs.failTextSyncs.Store(false)
+	if _, err := st.Apply(longTextBatch("/j/a.jsonl", "a", 12, 6, 300, false)); !errors.Is(err, ErrWritesStopped) {
+		t.Errorf("a write after the failed sync, syncs working again: %v; want ErrWritesStopped until a restart", err)
+	}
+	st.Close()
+	if st, err = OpenWith(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.LastSeq() < published {
+		t.Errorf("after a restart LastSeq = %d; want at least the %d persisted", st.LastSeq(), published)
+	}
+	for q := uint64(1); q <= st.LastSeq(); q++ {
+		if _, err := st.Text(q); err != nil {
+			t.Errorf("entry seq %d after a restart: %v", q, err)
+		}
+	}
+}
