@@ -132,15 +132,11 @@ func (c *collector) sharedReader(k int) *store.SharedReader {
 
 // reader returns text reader k (see collector.readers). It is opened
 // after the search took its last seq, so it sees every entry up to it.
-func (c *collector) reader(k int) (*store.TextReader, error) {
+func (c *collector) reader(k int) *store.TextReader {
 	if c.readers[k] == nil {
-		r, err := c.e.st.NewTextReader(0, math.MaxUint64)
-		if err != nil {
-			return nil, err
-		}
-		c.readers[k] = r
+		c.readers[k] = c.e.st.NewTextReader(0, math.MaxUint64)
 	}
-	return c.readers[k], nil
+	return c.readers[k]
 }
 
 // close releases the collector's readers.

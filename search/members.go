@@ -42,9 +42,7 @@ func (e *Engine) scanMembers(ctx context.Context, p *prepared, st *Stats) (found
 	// half the time of branch-scope first pages.
 	var rd *store.TextReader
 	if n > 0 {
-		if rd, err = e.st.NewTextReader(ranges[0].Lo, ranges[len(ranges)-1].Hi); err != nil {
-			return found{}, 0, false, err
-		}
+		rd = e.st.NewTextReader(ranges[0].Lo, ranges[len(ranges)-1].Hi)
 		defer rd.Close()
 	}
 	next := inOrder(ranges, p.req.NewestFirst)

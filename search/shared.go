@@ -50,14 +50,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	done := make(chan error, 1)
 	// Both readers are opened here: the helper must not touch the
 	// collector.
-	helper, err := c.reader(1)
-	if err != nil {
-		return err
-	}
-	r, err := c.reader(0)
-	if err != nil {
-		return err
-	}
+	helper, r := c.reader(1), c.reader(0)
 	go func() {
 		var ar arena           // the helper's own
 		seen := c.seenTexts(1) // the helper's own (see scanHalves)
@@ -122,7 +115,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	if err := <-done; err != nil {
 		return err
 	}
-	_, err = offer()
+	_, err := offer()
 	return err
 }
 

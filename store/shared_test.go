@@ -127,10 +127,7 @@ func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
 		if err != nil || got != n {
 			t.Fatalf("%s: ScanTextRefs and ReadShared gave %d texts (%v); want %d", how, got, err, n)
 		}
-		tr, err := st.NewTextReader(0, last)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := st.NewTextReader(0, last)
 		for seq := uint64(1); seq <= last; seq += 1 + r.Uint64N(3) {
 			text, ok, err := tr.Text(seq)
 			w, has := want[seq]

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 
@@ -30,11 +31,11 @@ type TextReader struct {
 }
 
 // NewTextReader returns a reader of the texts of seqs in [lo, hi].
-func (s *Store) NewTextReader(lo, hi uint64) (*TextReader, error) {
+func (s *Store) NewTextReader(lo, hi uint64) *TextReader {
 	r := &TextReader{lo: lo, hi: hi, shared: SharedReader{db: s.db, log: s.texts}}
 	r.texts = finder{db: s.db, tag: tagText, lo: lo, hi: hi}
 	r.refs = finder{db: s.db, tag: tagRef, lo: lo, hi: hi}
-	return r, nil
+	return r
 }
 
 // Text returns the searchable text of seq, and false when seq has none (or
@@ -86,16 +87,15 @@ func (r *TextReader) Close() error {
 }
 
 // finder finds the values of one seq-keyed kind at chosen seqs with one
-// iterator, made at first use (a reader asked for nothing, a search whose
-// candidates are all ruled out, never makes one).
+// cursor, its iterator made at first use (a reader asked for nothing, a
+// search whose candidates are all ruled out, never makes one). A seq up to
+// readerStepMax on is stepped to (see cursor.enter).
 type finder struct {
 	db     *pebble.DB
 	tag    byte
 	lo, hi uint64
-	it     *pebble.Iterator
-	key    [9]byte
-	at     uint64 // the seq the iterator is on, when on is true
-	on     bool
+	c      cursor
+	it     *pebble.Iterator // c.it, once made
 }
 
 // find returns the value at seq, and false when there is none. The slice
@@ -107,31 +107,10 @@ func (f *finder) find(seq uint64) ([]byte, bool, error) {
 			return nil, false, fmt.Errorf("store: read texts of seqs %d-%d: %w", f.lo, f.hi, err)
 		}
 		f.it = it
+		f.c = cursor{it: it, tag: f.tag, stepMax: readerStepMax}
 	}
-	var ok bool
-	switch {
-	case f.on && seq == f.at:
-		ok = true
-	case f.on && seq > f.at && seq-f.at <= readerStepMax:
-		// A few seqs on (the other reader of a search takes every other
-		// seq): step there rather than seek (see stepMax).
-		for ok = true; ok && f.at < seq; {
-			if ok = f.it.Next(); ok {
-				f.at = binary.BigEndian.Uint64(f.it.Key()[1:])
-			}
-		}
-	default:
-		f.key[0] = f.tag
-		binary.BigEndian.PutUint64(f.key[1:], seq)
-		if ok = f.it.SeekGE(f.key[:]); ok {
-			f.at = binary.BigEndian.Uint64(f.it.Key()[1:])
-		}
-	}
-	if f.on = ok; !ok {
+	if !f.c.enter(SeqRange{Lo: seq, Hi: seq}) {
 		return nil, false, f.it.Error()
-	}
-	if f.at != seq {
-		return nil, false, nil
 	}
 	v, err := f.it.ValueAndErr()
 	if err != nil {
@@ -248,6 +227,7 @@ type cursor struct {
 	it      *pebble.Iterator
 	tag     byte
 	reverse bool
+	stepMax uint64 // the farthest it steps to a range instead of seeking (stepMax when 0)
 	key     [9]byte
 	// on says the iterator stands at seq at, the first key past the last
 	// range visited (in the order of the visit).
@@ -262,11 +242,12 @@ func (c *cursor) enter(r SeqRange) bool {
 	if c.reverse {
 		step = c.it.Prev
 	}
+	most := cmp.Or(c.stepMax, stepMax)
 	var ok bool
 	switch {
-	case c.on && !c.reverse && c.at <= r.Hi && (c.at >= r.Lo || r.Lo-c.at <= stepMax),
-		c.on && c.reverse && c.at >= r.Lo && (c.at <= r.Hi || c.at-r.Hi <= stepMax):
-		// The range starts at most stepMax seqs on: stepping there
+	case c.on && !c.reverse && c.at <= r.Hi && (c.at >= r.Lo || r.Lo-c.at <= most),
+		c.on && c.reverse && c.at >= r.Lo && (c.at <= r.Hi || c.at-r.Hi <= most):
+		// The range starts at most a few seqs on: stepping there
 		// costs less than a seek, which descends the index again
 		// (candidate ranges are many and close together).
 		ok = true

@@ -111,10 +111,7 @@ func TestTextReaderReadsChosenSeqs(t *testing.T) {
 // answer must be the seq's own text, or none outside the range.
 func checkTextReader(t *testing.T, st *Store, texts []string, lo, hi uint64, seqs []uint64) {
 	t.Helper()
-	r, err := st.NewTextReader(lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := st.NewTextReader(lo, hi)
 	defer r.Close()
 	for _, seq := range seqs {
 		got, ok, err := r.Text(seq)
