@@ -100,15 +100,16 @@ type collector struct {
 	// slab holds the records of the page's hits, decoded into room
 	// allocated for many at once (see collector.record).
 	slab []store.Meta
-	// readers are the text readers of scanShared (this goroutine's and
-	// its helper's), opened at first use and kept for the whole search:
+	// readers are the text readers of the search's goroutine and its
+	// helper (scanShared, scanInOrder, scanHalves; stored texts through
+	// TextReader.Shared), opened at first use and kept for the whole search:
 	// opening a Pebble iterator costs more than reading a cached text.
 	readers [2]*store.TextReader
-	// seen and shared are what each goroutine of the search (0 this one,
-	// 1 its helper) remembers of the texts stored once it searched, and its
-	// reader of them (see seenTexts), kept for the whole search.
-	seen   [2]seenTexts
-	shared [2]*store.SharedReader
+	// seen is what each goroutine of the search (0 this one, 1 its
+	// helper) remembers of the texts stored once it searched (see
+	// seenTexts), kept for the whole search; each reads them through its
+	// text reader (readers).
+	seen [2]seenTexts
 	// metas reads the hits' records (see record), made at the first.
 	metas *store.MetaReader
 }
@@ -119,15 +120,6 @@ func (c *collector) seenTexts(k int) seenTexts {
 		c.seen[k] = seenTexts{}
 	}
 	return c.seen[k]
-}
-
-// sharedReader returns goroutine k's reader of stored texts, made at
-// first use.
-func (c *collector) sharedReader(k int) *store.SharedReader {
-	if c.shared[k] == nil {
-		c.shared[k] = c.e.st.NewSharedReader()
-	}
-	return c.shared[k]
 }
 
 // reader returns text reader k (see collector.readers). It is opened
@@ -141,11 +133,6 @@ func (c *collector) reader(k int) *store.TextReader {
 
 // close releases the collector's readers.
 func (c *collector) close() {
-	for _, r := range c.shared {
-		if r != nil {
-			r.Close()
-		}
-	}
 	if c.metas != nil {
 		c.metas.Close()
 	}
@@ -356,7 +343,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 
 // scanInOrder is scanRanges on this goroutine alone.
 func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) error {
-	seen, shared := c.seenTexts(0), c.sharedReader(0)
+	seen, shared := c.seenTexts(0), c.reader(0)
 	return c.e.st.ScanTextRefs(ranges, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) (bool, error) {
 		c.n++
 		if c.n%1024 == 0 && ctx.Err() != nil {
@@ -367,7 +354,7 @@ func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) er
 			_, err := c.offer(seq, text)
 			return !c.full(), err
 		}
-		st, read, err := c.p.sharedText(seen, ref, shared.Text, &c.arena)
+		st, read, err := c.p.sharedText(seen, ref, shared.Shared, &c.arena)
 		if err != nil {
 			return false, err
 		}
@@ -401,11 +388,11 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 		nbytes  int64
 		done    = make(chan error, 1)
 	)
+	// The helper's own: the collector's goroutine never touches them,
+	// and the helper is waited for before scanHalves returns.
+	seen, shared := c.seenTexts(1), c.reader(1)
 	go func() {
 		var ar arena // this goroutine's, for what its finds keep
-		// The helper's own: the collector's goroutine never touches them,
-		// and this one is waited for before scanHalves returns.
-		seen, shared := c.seenTexts(1), c.sharedReader(1)
 		n := 0
 		err := c.e.st.ScanTextRefs(second, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) (bool, error) {
 			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
@@ -419,7 +406,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 				}
 				return true, nil
 			}
-			st, read, err := c.p.sharedText(seen, ref, shared.Text, &ar)
+			st, read, err := c.p.sharedText(seen, ref, shared.Shared, &ar)
 			if err != nil {
 				return false, err
 			}
