@@ -527,11 +527,16 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 	}
 	// The sessions' current branches, kept in the store, so that the
 	// next search marking hits on or off them reads each instead of
-	// walking its session (store.CurrentBranchSeqs). A cache: what it
-	// cannot keep is worked out later.
+	// walking its session (store.CurrentBranchSeqs): those of the
+	// sessions it stored. A cache: what it cannot keep is worked out later.
 	if sum.Entries > 0 && !s.readOnly {
-		if _, err := s.Store.WarmBranches(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Warn("import: could not work out every session's current branch now; searches will", "err", err)
+		for sid := range sessions {
+			if ctx.Err() != nil {
+				break
+			}
+			if _, err := s.Store.CurrentBranchSeqs(sid); err != nil && !errors.Is(err, store.ErrNotFound) {
+				s.Log.Warn("import: could not work out a session's current branch now; searches will", "session", sid, "err", err)
+			}
 		}
 	}
 	if err := s.WaitIndexed(ctx); err != nil {
