@@ -95,6 +95,7 @@ func (c *collector) countOnce(ctx context.Context, ranges []store.SeqRange) erro
 		c.st.Scanned += p.scanned
 		c.st.BytesScanned += p.bytes
 		c.st.Confirmed += p.hits
+		c.hits = slices.Grow(c.hits, p.hits)
 		for range p.hits {
 			c.hits = append(c.hits, countedHit)
 		}

@@ -1051,6 +1051,9 @@ func TestATextHeldByManyEntriesIsReadOnce(t *testing.T) {
 		}
 		// Once by each of a search's two goroutines, and once more by a
 		// count going on from a first page: a few reads, not one an entry.
+		// (The count's pass over distinct texts, countOnce, and the
+		// search's memory of texts, seenTexts, each keep it so; this pins
+		// that one of them does, not which.)
 		if resp.Stats.Scanned > 4 {
 			t.Errorf("%+v: %d texts read for %d entries holding one text: it is read per entry", req, resp.Stats.Scanned, holders)
 		}

@@ -10,7 +10,7 @@ import (
 // A session's current branch, once worked out, is kept under C<sid>: a
 // one-shot command searching every session would otherwise walk every
 // record of the store to learn which hits lie on their session's current
-// branch (walkSessionRecords, ~0.4 µs a record). Every batch that changes
+// branch (walkSessionRecords). Every batch that changes
 // the session deletes the key (commit, dropSession); a read also checks
 // that the branch ends at the session's leaf. See
 // docs/decisions/380-current-branches-kept.md.

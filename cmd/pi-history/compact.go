@@ -16,8 +16,9 @@ func init() {
 		summary: "shrink the store and the index on disk",
 		help: `Rewrites the store into its most compressed form and merges the index's
 segments, then prints the sizes before and after. A data directory made
-before long texts were stored once (2026-12-07) gets them stored once the
-first time, about a minute for a million entries. An import of 100,000
+by an earlier version gets its long texts stored once, in the store's
+text file, the first time (the longer the history, the longer that takes;
+it says how long it took). An import of 100,000
 entries or more does this by itself at the end; run it after many smaller
 imports, or after sessions were rewritten or removed. While 'pi-history
 serve' runs, the server does it (POST /v1/maintenance/compact); searches

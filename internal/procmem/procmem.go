@@ -35,8 +35,8 @@ func TuneServe(limit int64) {
 
 // OneShotGCPercent is the collector's pace in a one-shot command that
 // streams many results (search --all), unless GOGC is set. Its heap holds a
-// page or two of hits, a few MB, so at the default pace it collects every
-// few MB allocated, many times over one such command; a slower pace costs
+// page or two of hits, so at the default pace it collects many times over
+// one such command; a slower pace costs
 // it a little more memory for less time
 // (docs/measurements/2026-12-07-goals-with-the-text-file.md).
 const OneShotGCPercent = 400
