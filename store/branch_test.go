@@ -49,14 +49,7 @@ func TestACurrentBranchIsKeptUntilItsSessionChanges(t *testing.T) {
 
 	// A reopened store answers with what is kept: here a branch written
 	// by hand that no walk of the session would give.
-	b := st.db.NewBatch()
-	if err := b.Set(sessionKey(tagBranch, "s"), encodeBranch(3, []uint64{2, 3}), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		t.Fatal(err)
-	}
-	st = reopenStore(t, st)
+	st = keepAndReopen(t, st, "s", encodeBranch(3, []uint64{2, 3}))
 	if got, err := st.CurrentBranchSeqs("s"); err != nil || fmt.Sprint(got) != "[2 3]" {
 		t.Fatalf("after a reopen, current branch = %v (%v), want the kept [2 3]", got, err)
 	}
@@ -97,15 +90,7 @@ func TestAKeptBranchThatDoesNotEndAtTheLeafIsWorkedOutAgain(t *testing.T) {
 		"an unfinished varint": append(encodeBranch(3, []uint64{1, 2, 3}), 0x80),
 	} {
 		t.Run(name, func(t *testing.T) {
-			st := pushTexts(t, []string{"root", "second", "third"})
-			b := st.db.NewBatch()
-			if err := b.Set(sessionKey(tagBranch, "s"), v, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Commit(pebble.Sync); err != nil {
-				t.Fatal(err)
-			}
-			st = reopenStore(t, st)
+			st := keepAndReopen(t, pushTexts(t, []string{"root", "second", "third"}), "s", v)
 			if got, err := st.CurrentBranchSeqs("s"); err != nil || fmt.Sprint(got) != "[1 2 3]" {
 				t.Fatalf("current branch = %v (%v), want [1 2 3] worked out again", got, err)
 			}
@@ -142,4 +127,14 @@ func reopenReadOnly(t *testing.T, st *Store) *Store {
 	}
 	t.Cleanup(func() { ro.Close() })
 	return ro
+}
+
+// keepAndReopen writes v as the kept branch of sid by hand, then reopens
+// st (see reopenStore).
+func keepAndReopen(t *testing.T, st *Store, sid string, v []byte) *Store {
+	t.Helper()
+	if err := st.db.Set(sessionKey(tagBranch, sid), v, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	return reopenStore(t, st)
 }

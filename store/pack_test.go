@@ -99,10 +99,7 @@ func TestStoredTextsArePackedEachOnItsOwn(t *testing.T) {
 	if long := len(texts[0]) + len(texts[1]) + len(texts[3]); packed > long*2/3 {
 		t.Errorf("the stored texts take %d bytes for %d of text; want them compressed", packed, long)
 	}
-	want := map[uint64]string{}
-	for i, text := range texts {
-		want[uint64(i+1)] = text
-	}
+	want := bySeq(texts)
 	checkTexts(t, st, want, "packed")
 }
 
@@ -131,10 +128,7 @@ func TestCompactMovesTheStoredTextsOfAnEarlierBuild(t *testing.T) {
 	if _, err := st.Apply(textBatch("/j/old.jsonl", "old", texts, true)); err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint64]string{}
-	for i, text := range texts {
-		want[uint64(i+1)] = text
-	}
+	want := bySeq(texts)
 	distinct := writeAsFormat3(t, st, 500)
 	st.Close()
 	if st, err = OpenWith(dir, Options{SharedTextMin: 32}); err != nil {

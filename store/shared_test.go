@@ -28,6 +28,15 @@ func textBatch(path, sid string, texts []string, first bool) *FileBatch {
 	return fb
 }
 
+// bySeq maps the texts of one batch of a new store to their seqs (from 1).
+func bySeq(texts []string) map[uint64]string {
+	want := make(map[uint64]string, len(texts))
+	for i, text := range texts {
+		want[uint64(i+1)] = text
+	}
+	return want
+}
+
 // checkTexts reads every text of st through each way the store offers and
 // compares it with want (seq → text; a seq missing from want has none).
 func checkTexts(t *testing.T, st *Store, want map[uint64]string, how string) {
@@ -258,10 +267,7 @@ func TestCompactStoresOnceTheLongTextsOfAnEarlierBuild(t *testing.T) {
 	if _, err := st.Apply(textBatch("/j/old.jsonl", "old", texts, true)); err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint64]string{}
-	for i, text := range texts {
-		want[uint64(i+1)] = text
-	}
+	want := bySeq(texts)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
