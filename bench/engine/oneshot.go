@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,19 +16,17 @@ import (
 // oneShot is the CLI with no server: each needle's time for a first page
 // and for every hit, beside ripgrep's on the same needles.
 type oneShot struct {
-	page, all      []float64 // ms
-	rgPage, rgAll  []float64
-	errs           int
-	firstErr       string
-	needles        int
-	worstAllNeedle string
-	names          []string
+	page, all     []float64 // ms
+	rgPage, rgAll []float64
+	errs          int
+	firstErr      string
+	names         []string // the needles, parallel to page and all
 }
 
 // measureOneShot runs 'bin search' once per needle (a first page of 50,
 // then --all) with no server running, then ripgrep on the same needles.
 func measureOneShot(bin, data, corpus string, needles []string) oneShot {
-	o := oneShot{needles: len(needles), names: needles}
+	o := oneShot{names: needles}
 	run := func(nd string, args ...string) float64 {
 		var errb bytes.Buffer
 		cmd := exec.Command(bin, append(append([]string{"search", "--data", data, "--color", "never"}, args...), "--", nd)...)
@@ -43,14 +42,9 @@ func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 		}
 		return el
 	}
-	worst := -1.0
 	for _, nd := range needles {
 		o.page = append(o.page, run(nd, "--limit", "50"))
-		t := run(nd, "--all")
-		o.all = append(o.all, t)
-		if t > worst {
-			worst, o.worstAllNeedle = t, nd
-		}
+		o.all = append(o.all, run(nd, "--all"))
 	}
 	o.rgPage = benchkit.RgTimes(corpus, needles, 50)
 	o.rgAll = benchkit.RgAll(corpus, needles)
@@ -58,7 +52,7 @@ func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 }
 
 func (o oneShot) print(slowN int) {
-	fmt.Printf("\none-shot CLI, no server ('pi-history search --data DIR', %d needles of the 3+ character group; rg over the same JSONL):\n", o.needles)
+	fmt.Printf("\none-shot CLI, no server ('pi-history search --data DIR', %d needles of the 3+ character group; rg over the same JSONL):\n", len(o.names))
 	line := func(name string, ours, rg []float64, rgName string) {
 		fmt.Printf("  %-28s p50 %8.1f ms, worst %8.1f ms | %s p50 %7.1f ms, worst %7.1f ms | rg/us (medians) %.2fx\n", name,
 			benchkit.Pct(ours, 0.5), benchkit.Pct(ours, 1), rgName, benchkit.Pct(rg, 0.5), benchkit.Pct(rg, 1),
@@ -66,7 +60,9 @@ func (o oneShot) print(slowN int) {
 	}
 	line("first page (--limit 50)", o.page, o.rgPage, "rg stopped at 50 lines")
 	line("every hit (--all)", o.all, o.rgAll, "rg printing every line")
-	fmt.Printf("  slowest --all: %q\n", o.worstAllNeedle)
+	if len(o.all) > 0 {
+		fmt.Printf("  slowest --all: %q\n", o.names[slices.Index(o.all, slices.Max(o.all))])
+	}
 	if slowN > 0 && len(o.rgAll) == len(o.all) {
 		idx := make([]int, len(o.all))
 		for i := range idx {
