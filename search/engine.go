@@ -136,10 +136,7 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 
 // SearchPages runs a literal search and hands its answer to fn a page at a
 // time. Without All that is one page, as Search gives it. With All it is
-// every hit in pages of Options.PageHits, each continuing from the last's cursor
-// (so no hit is repeated or missed while entries arrive; in branch scope
-// the branch stays that of the first page), so that the
-// caller need hold only one page however many hits there are. The snippet
+// every hit in pages of Options.PageHits (see eachPage). The snippet
 // budget covers the whole answer: each page gets what the pages before it
 // left. A page's Total is set on the first page only (with Count), and its
 // Stats are its own. An error ends the pages; fn returning one stops them.
@@ -151,6 +148,40 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 		}
 		return fn(resp)
 	}
+	left := budgetOf(req)
+	return e.eachPage(ctx, req, func(used int) int {
+		left -= used
+		return max(left, 1) // a budget of 0 would mean the default: 1 leaves no room
+	}, fn)
+}
+
+// ListAll hands every hit of req to fn in pages of Options.PageHits, as
+// SearchPages does with All, but each page gets a snippet budget of its
+// own: the request's (or the default) for every MaxLimit hits of the
+// page, what the same hits asked for a MaxLimit page at a time would have
+// had. For a caller that prints every hit as it comes (the one-shot CLI):
+// asking MaxLimit hits at a time instead restarts the search every page,
+// and a page's restart costs about as much as reading its texts.
+func (e *Engine) ListAll(ctx context.Context, req *Request, fn func(*Response) error) error {
+	per := max(budgetOf(req)*e.opts.PageHits/MaxLimit, 1)
+	return e.eachPage(ctx, req, func(int) int { return per }, fn)
+}
+
+// budgetOf is the snippet budget req asks for, or the default.
+func budgetOf(req *Request) int {
+	if req.Budget <= 0 {
+		return DefaultBudget
+	}
+	return req.Budget
+}
+
+// eachPage hands every hit of req to fn in pages of Options.PageHits, each
+// continuing from the last's cursor (so no hit is repeated or missed while
+// entries arrive; in branch scope the branch stays that of the first
+// page), so that the caller need hold only one page however many hits
+// there are. budget gives each page's snippet budget, told the characters
+// the snippets of the page before used (0 for the first).
+func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used int) int, fn func(*Response) error) error {
 	page := *req
 	page.All, page.Limit = false, 0
 	prepare := func() (*prepared, error) {
@@ -164,19 +195,16 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 	if err != nil {
 		return err
 	}
-	left := req.Budget
-	if left <= 0 {
-		left = DefaultBudget
-	}
+	used := 0
 	for {
-		// A budget of 0 would mean the default: 1 leaves no room.
-		resp, last, err := e.run(ctx, p, max(left, 1), time.Now())
+		resp, last, err := e.run(ctx, p, budget(used), time.Now())
 		if err != nil {
 			return err
 		}
+		used = 0
 		for _, h := range resp.Hits {
 			for _, sn := range h.Snippets {
-				left -= utf8.RuneCountInString(sn.Text)
+				used += utf8.RuneCountInString(sn.Text)
 			}
 		}
 		if err := fn(resp); err != nil {

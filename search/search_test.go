@@ -818,6 +818,49 @@ func TestSearchPagesShareOneBudget(t *testing.T) {
 	}
 }
 
+// TestListAllGivesEachPageItsOwnBudget: ListAll hands over the hits
+// SearchPages does, in the same pages, but each page gets the budget that
+// its hits asked for MaxLimit at a time would have had, so the last page's
+// hits get snippets as the first's do.
+func TestListAllGivesEachPageItsOwnBudget(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
+	e.catchUp(t)
+	const size, budget = 5, 100000
+	perPage := budget * size / MaxLimit
+	req := Request{Needle: "a", Scope: ScopeAll, All: true, Budget: budget}
+	want := everyHit(t, e, req, size)
+	e.eng.opts.PageHits = size
+	var got []uint64
+	var perPageChars []int
+	err := e.eng.ListAll(context.Background(), &req, func(page *Response) error {
+		got = append(got, hitSeqs(page.Hits)...)
+		chars := 0
+		for _, h := range page.Hits {
+			for _, sn := range h.Snippets {
+				chars += utf8.RuneCountInString(sn.Text)
+			}
+		}
+		perPageChars = append(perPageChars, chars)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ListAll handed over %d hits, SearchPages %d: want the same hits in the same order", len(got), len(want))
+	}
+	if len(perPageChars) < 10 {
+		t.Fatalf("%d pages; the test needs many", len(perPageChars))
+	}
+	for i, c := range perPageChars {
+		if c == 0 || c > perPage {
+			t.Errorf("page %d of %d: %d snippet characters; want some, at most its own budget of %d", i+1, len(perPageChars), c, perPage)
+		}
+	}
+}
+
 // TestTheBudgetGoesToTheFirstHits: with more hits than the snippet budget
 // can serve, the first hits get snippets (the budget used to go to the
 // last ones).

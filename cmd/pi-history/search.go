@@ -203,8 +203,9 @@ func runSearch(g *globals, args []string) error {
 	return nil
 }
 
-// printPages searches req a page at a time (every page with --all) and
-// prints each page while the next is searched for: on two cores the
+// printPages searches req a page at a time (every page with --all: of
+// MaxLimit hits from a server, larger from a data directory opened here)
+// and prints each page while the next is searched for: on two cores the
 // printing of a common needle's every hit hides behind the search. It
 // returns how many hits it printed, and the total when a page counted
 // them.
@@ -225,6 +226,23 @@ func printPages(g *globals, b backend, req *search.Request, paint painter) (hits
 		}
 	}()
 	defer func() { close(pages); <-printed }()
+	if l, ok := b.(*localBackend); ok && sf.all {
+		// Opened here: pages of many hits, each with the snippets
+		// MaxLimit pages would have had (see search.Engine.ListAll).
+		all := *req
+		all.All, all.Limit = true, 0
+		err := l.ListAll(context.Background(), &all, func(resp *search.Response) error {
+			if resp.Total != nil {
+				total = resp.Total
+			}
+			hits += len(resp.Hits)
+			page := *resp // the engine reads on from resp's cursor
+			page.Cursor = ""
+			pages <- &page
+			return nil
+		})
+		return hits, total, err
+	}
 	for {
 		resp, err := b.Search(context.Background(), req)
 		if err != nil {
