@@ -246,12 +246,14 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	// keyed by seq, which only grows, so a flushed table of one kind
 	// overlaps no older table of that kind and compactions move it down
 	// the levels instead of rewriting it. Moved tables keep the
-	// compression they were written with, hence zstd (level 1, what
-	// Pebble's "balanced" setting gives the last level) at every level:
-	// an import then writes and compresses much less (`docs/measurements/2026-12-07-figures-from-code-comments.md`).
+	// compression they were written with, hence one setting at every
+	// level (an import then writes and compresses much less,
+	// `docs/measurements/2026-12-07-figures-from-code-comments.md`): zstd
+	// level 3, what Pebble's "good" setting gives the last level, for the
+	// raw lines, and MinLZ for every other kind (see splitByKind).
 	opts.Experimental.SpanPolicyFunc = splitByKind
 	opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
-		cs := pebble.DBCompressionBalanced
+		cs := pebble.DBCompressionGood
 		for i := range cs.Levels {
 			cs.Levels[i] = cs.Levels[len(cs.Levels)-1]
 		}
@@ -466,12 +468,16 @@ func splitByKind(start []byte) (pebble.SpanPolicy, []byte, error) {
 	if len(start) == 0 || start[0] == 0xff {
 		return pebble.SpanPolicy{}, nil, nil
 	}
-	// Texts stored once under X (stores of formats 3 and 4, until
-	// Compact moves them) are packed one by one (see packMark):
-	// compressing their blocks again gains little and would make each
-	// read decompress a whole block. The fastest codec finds too little to
-	// keep, and the blocks are stored as they are.
-	return pebble.SpanPolicy{PreferFastCompression: start[0] == tagShared}, []byte{start[0] + 1}, nil
+	// Every kind a search or a list reads a record at a time (records,
+	// short texts, references, ids, orders) takes Pebble's fastest codec:
+	// such a read decompresses a whole block, and MinLZ does it two to
+	// three times faster than zstd for a fifth more bytes. The raw lines,
+	// two thirds of the store, are read by export and show alone, and keep
+	// zstd (decision 400). Texts stored once under X (stores of formats 3
+	// and 4, until Compact moves them) are packed one by one (see
+	// packMark): the fast codec finds too little in them to keep, and
+	// their blocks are stored as they are.
+	return pebble.SpanPolicy{PreferFastCompression: start[0] != tagRaw}, []byte{start[0] + 1}, nil
 }
 
 // CacheBytes is the size of the store's block cache.
