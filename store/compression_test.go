@@ -31,7 +31,7 @@ func TestRawLinesTakeZstdAndEveryOtherKindTheFastCodec(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		tag        byte
+		tag       byte
 		want, not string
 	}{{tagRaw, "ZSTD", "MinLZ"}, {tagEntry, "MinLZ", "ZSTD"}, {tagText, "MinLZ", "ZSTD"}, {tagID, "MinLZ", "ZSTD"}} {
 		if got := stats[c.tag]; !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
