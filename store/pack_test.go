@@ -89,8 +89,8 @@ func TestStoredTextsArePackedEachOnItsOwn(t *testing.T) {
 		}
 		codecs[v[1]]++
 	}
-	if codecs[packS2] != 2 || codecs[packNone] != 1 {
-		t.Errorf("codecs %v; want 2 texts compressed (S2) and the noisy one as it is", codecs)
+	if codecs[packLZ4] != 2 || codecs[packNone] != 1 {
+		t.Errorf("codecs %v; want 2 texts compressed (LZ4) and the noisy one as it is", codecs)
 	}
 	var packed int
 	for _, v := range vals {
@@ -215,7 +215,7 @@ func writeAsFormat3(t *testing.T, st *Store, packed int) int {
 			refs[sum] = ref
 			v := []byte(text)
 			if int(seq) <= packed {
-				v = packText(text)
+				v = packS2Text(text) // what builds of format 3 and 4 wrote
 			}
 			if err := b.Set(sharedKey(ref[:]), v, nil); err != nil {
 				t.Fatal(err)
@@ -242,7 +242,12 @@ func writeAsFormat3(t *testing.T, st *Store, packed int) int {
 
 // TestADamagedPackedTextIsAnErrorNotAText: what unpackText refuses.
 func TestADamagedPackedTextIsAnErrorNotAText(t *testing.T) {
-	good := packText(strings.Repeat("abcdef", 100))
+	text := strings.Repeat("abcdef", 100)
+	good, goodS2 := packText(text), packS2Text(text)
+	if good[1] != packLZ4 || goodS2[1] != packS2 {
+		t.Fatalf("codecs %d and %d; want LZ4 and S2", good[1], goodS2[1])
+	}
+	huge := binary.AppendUvarint([]byte{packMark, packLZ4}, 1<<40)
 	cases := []struct {
 		name string
 		v    []byte
@@ -250,8 +255,12 @@ func TestADamagedPackedTextIsAnErrorNotAText(t *testing.T) {
 	}{
 		{"no codec", []byte{packMark}, "too short"},
 		{"unknown codec", []byte{packMark, 9, 'x'}, "unknown codec 9"},
-		{"cut short", good[:len(good)/2], "damaged"},
-		{"no block", []byte{packMark, packS2}, "damaged"},
+		{"LZ4 cut short", good[:len(good)/2], "damaged"},
+		{"LZ4 with no length", []byte{packMark, packLZ4}, "damaged"},
+		{"LZ4 longer than a block can grow", append(huge, good[4:]...), "damaged"},
+		{"LZ4 shorter than it says", append(binary.AppendUvarint([]byte{packMark, packLZ4}, 601), good[4:]...), "damaged"},
+		{"S2 cut short", goodS2[:len(goodS2)/2], "damaged"},
+		{"S2 with no block", []byte{packMark, packS2}, "damaged"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -270,16 +279,20 @@ func TestADamagedPackedTextIsAnErrorNotAText(t *testing.T) {
 	}
 }
 
-// FuzzPackedTextsRoundTrip: any valid text packs and unpacks to itself,
-// and unpacking any value returns a text or an error, never a panic.
+// FuzzPackedTextsRoundTrip: any valid text packs (LZ4, or S2 as earlier
+// builds did) and unpacks to itself, and unpacking any value returns a
+// text or an error, never a panic.
 func FuzzPackedTextsRoundTrip(f *testing.F) {
 	f.Add("hello hello hello hello", []byte{packMark, packS2, 3, 0})
 	f.Add(strings.Repeat("ab", 500), []byte{packMark, packNone})
+	f.Add(strings.Repeat("abc", 300), []byte{packMark, packLZ4, 200, 7, 0x1f, 'a', 1, 0})
 	f.Fuzz(func(t *testing.T, text string, v []byte) {
 		var buf []byte
-		got, err := unpackText(packText(text), &buf)
-		if err != nil || string(got) != text {
-			t.Fatalf("round trip of %q: %q, %v", text, got, err)
+		for _, pack := range []func(string) []byte{packText, packS2Text} {
+			got, err := unpackText(pack(text), &buf)
+			if err != nil || string(got) != text {
+				t.Fatalf("round trip of %q: %q, %v", text, got, err)
+			}
 		}
 		_, _ = unpackText(v, &buf)
 	})
