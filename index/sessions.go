@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -447,6 +449,66 @@ func matchQuery(q string, limit int) (query.Query, error) {
 	}
 	return query.NewBooleanQuery([]query.Query{must}, should, nil), nil
 }
+
+// Settle merges the index into one segment and waits for it: a pass over
+// many sessions (an import's) writes a segment a batch, which Bleve merges
+// in the background, and a process that closes the index at once leaves
+// the segments, up to twice the index's size on disk, to the next process
+// that opens it.
+func (s *Sessions) Settle(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("session word index %s: closed", s.dir)
+	}
+	adv, err := s.bi.Advanced()
+	if err != nil {
+		return fmt.Errorf("session word index %s: %w", s.dir, err)
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil // kept in memory: nothing on disk to settle
+	}
+	// A merge takes the segments already on disk: wait for those still in
+	// memory to be written, then merge, until one is left and the others'
+	// files are gone. Leftovers cost only disk, so a merge that takes too
+	// long is left to the next open.
+	deadline := time.Now().Add(settleMax)
+	var merged time.Time // when the root first held one segment
+	for time.Now().Before(deadline) {
+		m := sc.StatsMap()
+		inMemory, _ := m["TotMemorySegmentsAtRoot"].(uint64)
+		onDisk, _ := m["TotFileSegmentsAtRoot"].(uint64)
+		switch {
+		case inMemory == 0 && onDisk <= 1:
+			// The merged-away files go once no snapshot holds them (a
+			// file nothing holds, say after a crash, goes at the next
+			// open: not waited for long).
+			if merged.IsZero() {
+				merged = time.Now()
+			}
+			if files, _ := filepath.Glob(filepath.Join(s.dir, "store", "*.zap")); len(files) <= 1 || time.Since(merged) > settleFiles {
+				return nil
+			}
+		case inMemory == 0:
+			if err := sc.ForceMerge(ctx, nil); err != nil {
+				return fmt.Errorf("session word index %s: merge its segments: %w", s.dir, err)
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	s.log.Info("session word index: still merging; the next open goes on", "dir", s.dir)
+	return nil
+}
+
+// settleMax bounds Settle's wait, settleFiles its wait for merged-away
+// files to go.
+const settleMax, settleFiles = 2 * time.Minute, 5 * time.Second
 
 // Close closes the index: what it wrote is on disk when it returns. Run must
 // have returned.

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -319,5 +320,38 @@ func TestSessionsTheStoreNoLongerHoldsAreRemoved(t *testing.T) {
 	}
 	if got := matchIDs(t, s, "checkout"); strings.Join(got, " ") != "checkout" {
 		t.Errorf("Match(checkout) = %q, want only the session still stored", got)
+	}
+}
+
+// TestSettleLeavesOneSegment: a pass over sessions with more user text than
+// a batch holds writes several segments; Settle merges them, and the
+// directory closed right after holds one.
+func TestSettleLeavesOneSegment(t *testing.T) {
+	e := newSessionsEnv(t)
+	words := strings.Fields("checkout cart payment refund invoice ledger shipping warehouse parcel courier")
+	for i := range 64 {
+		var b strings.Builder
+		for j := range 12000 {
+			b.WriteString(words[(i*7+j)%len(words)])
+			b.WriteString(fmt.Sprintf(" %d ", j%97))
+		}
+		e.session(t, fmt.Sprintf("s%02d", i), "/w", msg("u1", "", "user", b.String()))
+	}
+	s := e.open(t)
+	if p := sessionsCatchUp(t, s); p.TextBytes < 3*sessionBatchBytes {
+		t.Fatalf("%d bytes of user text indexed; the test needs several batches' worth", p.TextBytes)
+	}
+	if err := s.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := filepath.Glob(filepath.Join(e.ix, "store", "*.zap"))
+	if len(segs) != 1 {
+		t.Errorf("%d segments after Settle and Close (%v); want 1", len(segs), segs)
+	}
+	if got := matchIDs(t, e.open(t), "courier"); len(got) == 0 {
+		t.Errorf("no session matches after reopening; want them all")
 	}
 }

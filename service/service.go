@@ -547,8 +547,13 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 	// store by itself).
 	if sum.Entries > 0 && !s.swFollowed.Load() && !s.readOnly {
 		sw, err := s.sessionWords()
+		var pass index.SessionsPass
 		if err == nil {
-			_, err = sw.CatchUp(ctx)
+			pass, err = sw.CatchUp(ctx)
+		}
+		if err == nil && pass.Indexed > 0 {
+			// Merged now: the import ends and closes it.
+			err = sw.Settle(ctx)
 		}
 		if err != nil {
 			return sum, fmt.Errorf("index the sessions' words: %w", err)
