@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -285,15 +284,12 @@ func serveOnce(g *globals, args []string) error {
 		defer close(warmDone)
 		if watcher != nil {
 			// The warm-up waits for the first scan (see
-			// ingest.Watcher.FirstScanDone), which runs meanwhile at
-			// Go's default GC pace (see firstScanGC).
-			restore := firstScanGC()
+			// ingest.Watcher.FirstScanDone).
 			select {
 			case <-watcher.FirstScanDone():
 			case <-wdone: // the watcher could not start
 			case <-wctx.Done():
 			}
-			restore()
 		}
 		preload(wctx, g, svc)
 	}()
@@ -388,16 +384,3 @@ func megabytes(flag string, mb int, def func() int64) (int64, error) {
 	return int64(mb) << 20, nil
 }
 
-// firstScanGC sets Go's GC pace to its default (GOGC 100) for a first
-// scan and returns what sets the server's pace back, unless GOGC is set.
-// A server's pace (service.ServeGCPercent) keeps the heap close to what
-// searches hold; the scan holds little but allocates much, and at 25 the
-// collector took a seventh of its CPU (docs/decisions/260-the-first-scan-before-the-warm-up.md).
-// The memory limit stays.
-func firstScanGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	old := debug.SetGCPercent(100)
-	return func() { debug.SetGCPercent(old) }
-}
