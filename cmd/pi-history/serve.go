@@ -383,4 +383,3 @@ func megabytes(flag string, mb int, def func() int64) (int64, error) {
 	}
 	return int64(mb) << 20, nil
 }
-
