@@ -473,9 +473,10 @@ func (s *Sessions) Settle(ctx context.Context) error {
 	// memory to be written, then merge, until one is left and the others'
 	// files are gone. Leftovers cost only disk, so a merge that takes too
 	// long is left to the next open.
-	deadline := time.Now().Add(settleMax)
+	mctx, cancel := context.WithTimeout(ctx, settleMax)
+	defer cancel()
 	var merged time.Time // when the root first held one segment
-	for time.Now().Before(deadline) {
+	for mctx.Err() == nil {
 		m := sc.StatsMap()
 		inMemory, _ := m["TotMemorySegmentsAtRoot"].(uint64)
 		onDisk, _ := m["TotFileSegmentsAtRoot"].(uint64)
@@ -491,16 +492,19 @@ func (s *Sessions) Settle(ctx context.Context) error {
 				return nil
 			}
 		case inMemory == 0:
-			if err := sc.ForceMerge(ctx, nil); err != nil {
+			// A merge stopped by mctx returns nil too: the loop looks
+			// at mctx next.
+			if err := sc.ForceMerge(mctx, nil); err != nil {
 				return fmt.Errorf("session word index %s: merge its segments: %w", s.dir, err)
 			}
-			continue
 		}
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-mctx.Done():
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	s.log.Info("session word index: still merging; the next open goes on", "dir", s.dir)
 	return nil

@@ -341,6 +341,17 @@ func TestSettleLeavesOneSegment(t *testing.T) {
 	if p := sessionsCatchUp(t, s); p.TextBytes < 3*sessionBatchBytes {
 		t.Fatalf("%d bytes of user text indexed; the test needs several batches' worth", p.TextBytes)
 	}
+	// Cancelled, it returns at once (no merge's error to go by: Bleve
+	// reports a merge stopped by its context as done).
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if err := s.Settle(cancelled); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Settle with a cancelled context: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Settle with a cancelled context took %v; want it to return at once", d)
+	}
 	if err := s.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}

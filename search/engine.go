@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -158,12 +159,15 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 // ListAll hands every hit of req to fn in pages of Options.PageHits, as
 // SearchPages does with All, but each page gets a snippet budget of its
 // own: the request's (or the default) for every MaxLimit hits of the
-// page, what the same hits asked for a MaxLimit page at a time would have
-// had. For a caller that prints every hit as it comes (the one-shot CLI):
-// asking MaxLimit hits at a time instead restarts the search every page,
-// and a page's restart costs about as much as reading its texts.
+// page, as much in all as the same hits asked for a MaxLimit page at a
+// time (a page gives its budget to its first hits, so the hits with
+// snippets are the first of each larger page). For a caller that prints
+// every hit as it comes (the one-shot CLI): asking MaxLimit hits at a time
+// instead restarts the search every page, and a page's restart costs
+// about as much as reading its texts.
 func (e *Engine) ListAll(ctx context.Context, req *Request, fn func(*Response) error) error {
-	per := max(budgetOf(req)*e.opts.PageHits/MaxLimit, 1)
+	per := int(min(int64(budgetOf(req))*int64(e.opts.PageHits)/MaxLimit, math.MaxInt32))
+	per = max(per, 1)
 	return e.eachPage(ctx, req, func(int) int { return per }, fn)
 }
 

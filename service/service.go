@@ -551,12 +551,18 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 		if err == nil {
 			pass, err = sw.CatchUp(ctx)
 		}
-		if err == nil && pass.Indexed > 0 {
-			// Merged now: the import ends and closes it.
-			err = sw.Settle(ctx)
-		}
 		if err != nil {
 			return sum, fmt.Errorf("index the sessions' words: %w", err)
+		}
+		if pass.Indexed > 0 {
+			// Merged now: the import ends and closes it. What is left
+			// unmerged costs disk only, until the next open merges it.
+			if err := sw.Settle(ctx); err != nil {
+				if ctx.Err() != nil {
+					return sum, ctx.Err()
+				}
+				s.Log.Warn("session word index: could not merge its segments; the next open will", "err", err)
+			}
 		}
 	}
 	if sum.Entries >= CompactAfter {

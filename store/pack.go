@@ -52,21 +52,6 @@ func packText(text string) []byte {
 	return out[:len(out)+n]
 }
 
-// packS2Text is packText as builds before decision 410 packed texts (S2),
-// for the tests of stores they wrote.
-func packS2Text(text string) []byte {
-	out := make([]byte, 2, 2+s2.MaxEncodedLen(len(text)))
-	out[0] = packMark
-	out[1] = packS2
-	enc := s2.EncodeBetter(out[2:cap(out)], []byte(text))
-	if len(enc) >= len(text) {
-		out = append(out[:2], text...)
-		out[1] = packNone
-		return out
-	}
-	return out[:2+len(enc)]
-}
-
 // unpackText returns the text an X value holds, decompressing into *buf
 // (grown as needed) when it is packed.
 func unpackText(v []byte, buf *[]byte) ([]byte, error) {

@@ -296,7 +296,7 @@ var plans []string
 // queries (minor and major): searches whose allocations land on pages the
 // process has not touched yet (or that the kernel took back) fault on each,
 // which shows as a whole group running slower (see
-// procmem.ServeGCPercent).
+// docs/decisions/004-server-gc-pace-and-memory-limit.md).
 var faults int64
 
 // pageFaults returns the page faults the process has taken so far.
