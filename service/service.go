@@ -442,6 +442,31 @@ func (s *Service) Compacting() bool { return s.compacting.Load() }
 // large index would cost more than it saves.
 const CompactAfter = 100_000
 
+// importSessionWords brings the session word index up to the store after
+// an import, and merges it (see index.Sessions.Settle): what is left
+// unmerged costs disk only, until the next open merges it, so a failed
+// merge is logged, not returned.
+func (s *Service) importSessionWords(ctx context.Context) error {
+	sw, err := s.sessionWords()
+	var pass index.SessionsPass
+	if err == nil {
+		pass, err = sw.CatchUp(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("index the sessions' words: %w", err)
+	}
+	if pass.Indexed == 0 {
+		return nil
+	}
+	if err := sw.Settle(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.Log.Warn("session word index: could not merge its segments; the next open will", "err", err)
+	}
+	return nil
+}
+
 // Import reads journal files (and directories of them) into the store.
 // Files already read are resumed where they stopped, so importing again adds
 // nothing new.
@@ -546,23 +571,8 @@ func (s *Service) Import(ctx context.Context, paths []string, progress ImportPro
 	// sessions starts with nothing to build (a server's own follows the
 	// store by itself).
 	if sum.Entries > 0 && !s.swFollowed.Load() && !s.readOnly {
-		sw, err := s.sessionWords()
-		var pass index.SessionsPass
-		if err == nil {
-			pass, err = sw.CatchUp(ctx)
-		}
-		if err != nil {
-			return sum, fmt.Errorf("index the sessions' words: %w", err)
-		}
-		if pass.Indexed > 0 {
-			// Merged now: the import ends and closes it. What is left
-			// unmerged costs disk only, until the next open merges it.
-			if err := sw.Settle(ctx); err != nil {
-				if ctx.Err() != nil {
-					return sum, ctx.Err()
-				}
-				s.Log.Warn("session word index: could not merge its segments; the next open will", "err", err)
-			}
+		if err := s.importSessionWords(ctx); err != nil {
+			return sum, err
 		}
 	}
 	if sum.Entries >= CompactAfter {
