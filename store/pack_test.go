@@ -314,3 +314,20 @@ func packS2Text(text string) []byte {
 	}
 	return out[:2+len(enc)]
 }
+
+// TestTextsOfOneRepeatedRunRoundTrip: the most compressible texts (LZ4's
+// ratio nears its bound, which unpackText checks a length against) pack
+// and unpack whole.
+func TestTextsOfOneRepeatedRunRoundTrip(t *testing.T) {
+	for _, n := range []int{16, 17, 65536, 1 << 20, 8 << 20} {
+		for _, run := range []string{"a", "ab", "abc\n"} {
+			text := strings.Repeat(run, n)
+			v := packText(text)
+			var buf []byte
+			got, err := unpackText(v, &buf)
+			if err != nil || string(got) != text {
+				t.Fatalf("%d × %q: packed into %d bytes (codec %d), unpacked %d bytes, %v", n, run, len(v), v[1], len(got), err)
+			}
+		}
+	}
+}
