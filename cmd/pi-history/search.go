@@ -166,11 +166,6 @@ func runSearch(g *globals, args []string) error {
 	}
 	if sf.all {
 		procmem.TuneOneShot()
-		// Every hit, a page at a time: one answer holding every hit of a
-		// common needle would sit whole in memory (here, or in the
-		// server), and nothing would print until the last was found.
-		// Search cursors stay correct while entries arrive.
-		req.All, req.Limit = false, search.MaxLimit
 		// The current branch is pinned to its leaf of now: each page
 		// would otherwise work it out again, and a leaf moved to another
 		// branch midway (Pi's /tree) would mix two branches' hits.
@@ -203,9 +198,12 @@ func runSearch(g *globals, args []string) error {
 	return nil
 }
 
-// printPages searches req a page at a time (every page with --all: of
-// MaxLimit hits from a server, larger from a data directory opened here)
-// and prints each page while the next is searched for: on two cores the
+// printPages searches req and prints its hits, with All every hit a page
+// at a time (one answer holding every hit of a common needle would sit
+// whole in memory, here or in the server, and nothing would print until
+// the last was found; cursors stay right while entries arrive): pages of
+// MaxLimit hits from a server, larger from a data directory opened here.
+// Each page prints while the next is searched for: on two cores the
 // printing of a common needle's every hit hides behind the search. It
 // returns how many hits it printed, and the total when a page counted
 // them.
@@ -226,12 +224,10 @@ func printPages(g *globals, b backend, req *search.Request, paint painter) (hits
 		}
 	}()
 	defer func() { close(pages); <-printed }()
-	if l, ok := b.(*localBackend); ok && sf.all {
+	if l, ok := b.(*localBackend); ok && req.All {
 		// Opened here: pages of many hits, each with the snippets
 		// MaxLimit pages would have had (see search.Engine.ListAll).
-		all := *req
-		all.All, all.Limit = true, 0
-		err := l.ListAll(context.Background(), &all, func(resp *search.Response) error {
+		err := l.ListAll(context.Background(), req, func(resp *search.Response) error {
 			if resp.Total != nil {
 				total = resp.Total
 			}
@@ -243,6 +239,10 @@ func printPages(g *globals, b backend, req *search.Request, paint painter) (hits
 		})
 		return hits, total, err
 	}
+	all := req.All
+	if all {
+		req.All, req.Limit = false, search.MaxLimit
+	}
 	for {
 		resp, err := b.Search(context.Background(), req)
 		if err != nil {
@@ -252,7 +252,7 @@ func printPages(g *globals, b backend, req *search.Request, paint painter) (hits
 			total = resp.Total
 		}
 		next := ""
-		if sf.all {
+		if all {
 			next, resp.Cursor = resp.Cursor, ""
 		}
 		hits += len(resp.Hits)

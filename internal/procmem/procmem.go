@@ -13,9 +13,9 @@ import (
 // ServeGCPercent is the collector's pace in a server (GOGC), unless GOGC
 // is set: Go's default. A server's caches live outside the Go heap
 // (Pebble's, in C memory) or in the page cache (the index's files), and
-// its searches keep ~17 MB of heap: at a slower pace the collector took a
-// sixth of a search's CPU, and first pages' p99 at a million entries was
-// 27–40 ms against 22–24 (decision 420, which amends decision 004).
+// its searches keep little heap: a slower pace makes the collector run
+// every few megabytes of allocation (decision 420, which amends decision
+// 004).
 const ServeGCPercent = 100
 
 // TuneServe sets the Go memory limit (limit bytes: the part of the
