@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -74,6 +75,12 @@ type postingFile struct {
 
 	checkOnce sync.Once
 	checkErr  error
+
+	// pageKeys is the first key of each directory page, read (not
+	// checked) at the first lookup: a lookup searches it, then the one
+	// page it names, instead of probing pages across the whole directory.
+	pageKeys     []uint32
+	pageKeysOnce sync.Once
 }
 
 // hi is the last seq the file covers.
@@ -200,6 +207,54 @@ func (f *postingFile) find(key uint32) (container, bool, error) {
 // search returns the index of the first directory entry whose key is key
 // or more (f.keys when none is), checking each page it reads.
 func (f *postingFile) search(key uint32) (int, error) {
+	if i, ok, err := f.searchPage(key); ok || err != nil {
+		return i, err
+	}
+	return f.searchWhole(key)
+}
+
+// searchPage is search through the page keys: it picks the page whose
+// first key is the last at or below key, checks it and searches it alone
+// (and the next page's first entry, when key lies past its last). The
+// page keys are not checked, only the pages: an answer the checked
+// entries do not prove (the page picked starts above key, or the next
+// one below it) is not given (ok false), and searchWhole answers.
+func (f *postingFile) searchPage(key uint32) (i int, ok bool, err error) {
+	f.pageKeysOnce.Do(func() {
+		f.pageKeys = make([]uint32, (f.keys+dirPage-1)/dirPage)
+		for p := range f.pageKeys {
+			f.pageKeys[p] = f.keyAt(p * dirPage)
+		}
+	})
+	pk := f.pageKeys
+	if len(pk) == 0 {
+		return 0, false, nil
+	}
+	p := max(sort.Search(len(pk), func(j int) bool { return pk[j] > key })-1, 0)
+	lo, hi := p*dirPage, min((p+1)*dirPage, f.keys)
+	if err := f.checkPage(lo); err != nil {
+		return 0, false, err
+	}
+	if p > 0 && f.keyAt(lo) > key {
+		return 0, false, nil // an earlier page may hold it
+	}
+	i = lo + sort.Search(hi-lo, func(j int) bool { return f.keyAt(lo+j) >= key })
+	if i < hi || hi == f.keys {
+		return i, true, nil
+	}
+	// Past the page's last key: the answer is the next page's first
+	// entry, when that is at or above key.
+	if err := f.checkPage(hi); err != nil {
+		return 0, false, err
+	}
+	if f.keyAt(hi) < key {
+		return 0, false, nil
+	}
+	return hi, true, nil
+}
+
+// searchWhole is search by bisecting the whole directory.
+func (f *postingFile) searchWhole(key uint32) (int, error) {
 	i, j := 0, f.keys
 	for i < j {
 		h := int(uint(i+j) >> 1)

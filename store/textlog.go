@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -17,9 +18,10 @@ import (
 
 // Texts stored once live in a file of their own beside Pebble's, appended
 // to and never rewritten (decision 390): a reference holds a text's offset
-// and length, so reading it is one positioned read of exactly its bytes,
-// where a Pebble value costs a seek through the table's index and a copy
-// and checksum of the whole 32 KiB block around it.
+// and length, so reading it touches exactly its bytes (in place where the
+// file is mapped, else with one positioned read), where a Pebble value
+// costs a seek through the table's index and a copy and checksum of the
+// whole 32 KiB block around it (decisions 390 and 430).
 //
 // Each record is the packed text's length (4 bytes, little-endian), its
 // CRC-32C (4 bytes), then the packed text (see packText). Durability follows Pebble's: the records a batch refers
@@ -70,8 +72,26 @@ type textLog struct {
 	// with it until the process opens the store again.
 	failed error
 
-	fmu sync.RWMutex // f's lifetime: readers hold it shared, close alone
+	fmu sync.RWMutex // f's and mapped's lifetimes: readers hold it shared, close and remap alone
 	f   vfs.File     // nil in a read-only store without the file
+	// mapped maps the file from its start (past its end too, for the
+	// records to come, in a store that writes), nil where it cannot be
+	// mapped. A record within it is read in place: a positioned read
+	// costs a system call and a copy, about what unpacking the text costs.
+	mapped []byte
+}
+
+// mapAhead is how far past its length a writable text file is mapped,
+// relative to that length (at least minMapAhead), so that it is mapped
+// again only each time it doubles.
+const minMapAhead = 64 << 20
+
+// mapLength is the length to map a text file of size bytes to.
+func mapLength(size int64, readOnly bool) int64 {
+	if readOnly {
+		return size
+	}
+	return max(2*size, minMapAhead)
 }
 
 // openTextLog opens (or, unless readOnly, creates) the text file in dir.
@@ -107,6 +127,7 @@ func openTextLog(fs vfs.FS, dir string, readOnly bool) (*textLog, error) {
 		return nil, fmt.Errorf("store: open %s: %w", l.path, err)
 	}
 	l.size.Store(st.Size())
+	l.mapped = mapText(l.f, mapLength(st.Size(), readOnly))
 	return l, nil
 }
 
@@ -155,9 +176,15 @@ func (l *textLog) write(sync bool) error {
 			// the records are written again with the next one.
 			return fmt.Errorf("store: write texts to %s: %w", l.path, err)
 		}
-		l.size.Add(int64(len(l.pending)))
+		size := l.size.Add(int64(len(l.pending)))
 		l.pending = l.pending[:0]
 		l.dirty = true
+		if l.mapped != nil && size > int64(len(l.mapped)) {
+			l.fmu.Lock()
+			unmapText(l.mapped)
+			l.mapped = mapText(l.f, mapLength(size, false))
+			l.fmu.Unlock()
+		}
 	}
 	if sync {
 		return l.syncLocked()
@@ -213,6 +240,9 @@ func (l *textLog) read(ref *TextRef, raw, buf *[]byte) ([]byte, error) {
 	if off+int64(recordHeader+n) > l.size.Load() {
 		return nil, fmt.Errorf("store: the text at offset %d of %s lies past its end: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
 	}
+	if end := off + int64(recordHeader+n); end <= int64(len(l.mapped)) {
+		return l.readMapped(l.mapped[off:end:end], off, buf)
+	}
 	if cap(*raw) < recordHeader+n {
 		*raw = make([]byte, recordHeader+n)
 	}
@@ -223,6 +253,39 @@ func (l *textLog) read(ref *TextRef, raw, buf *[]byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("store: read the text at offset %d of %s: %w", off, l.path, err)
 	}
+	return l.unpackRecord(rec, off, buf)
+}
+
+// readMapped is read of a record in the mapped file (fmu held shared).
+// The text is unpacked into *buf, or copied there when stored as it is:
+// nothing returned points into the mapping, which a close or a remap
+// ends. A page the kernel cannot give (the file cut short by another
+// program, a failing disk) is an error, as a positioned read's would be.
+func (l *textLog) readMapped(rec []byte, off int64, buf *[]byte) (t []byte, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			t, err = nil, fmt.Errorf("store: read the text at offset %d of %s: the file could not be read where it is mapped (%v): the store is damaged, or its disk failing (rebuild it with 'pi-history import')", off, l.path, r)
+		}
+	}()
+	if t, err = l.unpackRecord(rec, off, buf); err != nil || len(t) == 0 {
+		return t, err
+	}
+	if cap(*buf) == 0 || &t[0] != &(*buf)[:1][0] {
+		if cap(*buf) < len(t) {
+			*buf = make([]byte, len(t))
+		}
+		t = (*buf)[:copy((*buf)[:len(t)], t)]
+	}
+	return t, nil
+}
+
+// unpackRecord checks record rec, read at off, and unpacks its text.
+func (l *textLog) unpackRecord(rec []byte, off int64, buf *[]byte) ([]byte, error) {
+	n := len(rec) - recordHeader
 	if int(binary.LittleEndian.Uint32(rec)) != n || binary.LittleEndian.Uint32(rec[4:]) != crc32.Checksum(rec[recordHeader:], castagnoli) {
 		return nil, fmt.Errorf("store: the text at offset %d of %s fails its checksum: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
 	}
@@ -242,6 +305,8 @@ func (l *textLog) close() error {
 	if l.f == nil {
 		return nil
 	}
+	unmapText(l.mapped)
+	l.mapped = nil
 	err := l.syncLocked()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr

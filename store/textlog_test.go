@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,55 @@ func TestAFailedTextSyncStopsWritesUntilARestart(t *testing.T) {
 		if _, err := st.Text(q); err != nil {
 			t.Errorf("entry seq %d after a restart: %v", q, err)
 		}
+	}
+}
+
+// TestATextFileCutShortWhileOpenIsAnErrorNotACrash: the text file is read
+// where it is mapped; when another program cuts it short under an open
+// store, reading a text that was in it is an error, as a positioned read's
+// would be, and a text before the cut still reads whole.
+func TestATextFileCutShortWhileOpenIsAnErrorNotACrash(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Texts that do not pack smaller, so that the last lies pages past
+	// the end of the first.
+	r := rand.New(rand.NewPCG(3, 5))
+	var texts []string
+	for range 9 {
+		b := make([]byte, 6000)
+		for i := range b {
+			b[i] = byte('a' + r.IntN(26))
+		}
+		texts = append(texts, string(b))
+	}
+	if _, err := st.Apply(textBatch("/j/a.jsonl", "a", texts, true)); err != nil {
+		t.Fatal(err)
+	}
+	if st.texts.mapped == nil {
+		t.Skip("the text file is not mapped on this platform")
+	}
+	var cut int64
+	if err := st.ScanTextRefs([]SeqRange{{Lo: 1, Hi: 1}}, false, func(_ uint64, _ []byte, ref *TextRef) (bool, error) {
+		if ref == nil || !ref.inLog() {
+			t.Fatal("the first text is not in the text file")
+		}
+		off, n := ref.logAt()
+		cut = off + recordHeader + int64(n)
+		return false, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, textLogName), cut); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := st.Text(1); err != nil || text != texts[0] {
+		t.Fatalf("Text(1), before the cut = %.20q, %v; want it whole", text, err)
+	}
+	if text, err := st.Text(9); err == nil || !strings.Contains(err.Error(), "could not be read") {
+		t.Fatalf("Text(9), past the cut = %.20q, %v; want an error saying it could not be read", text, err)
 	}
 }

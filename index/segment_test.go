@@ -1,0 +1,105 @@
+package index
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"testing"
+)
+
+// writeKeys writes a file of n keys (every third uint32 from 5, so that
+// keys between and around them are absent) and opens it.
+func writeKeys(t *testing.T, n int) (*postingFile, []uint32) {
+	t.Helper()
+	l := postingLists{}
+	var keys []uint32
+	for k := range n {
+		key := uint32(5 + 3*k)
+		keys = append(keys, key)
+		l[key] = []uint16{uint16(k % 64)}
+	}
+	path, err := l.writeTo(t.TempDir(), 1, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := openFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.close() })
+	return f, keys
+}
+
+// TestLookupsThroughPageKeysMatchBisectingTheDirectory: for files of one
+// directory page, a page and one key, and many pages, search answers
+// every key, every absent key between, below and above them exactly as
+// bisecting the whole directory does, and through the page keys.
+func TestLookupsThroughPageKeysMatchBisectingTheDirectory(t *testing.T) {
+	for _, n := range []int{1, 2, dirPage - 1, dirPage, dirPage + 1, 5*dirPage + 17, 12 * dirPage} {
+		f, keys := writeKeys(t, n)
+		probes := []uint32{0, 4, keys[n-1] + 1, ^uint32(0)}
+		for _, k := range keys {
+			probes = append(probes, k, k+1, k-1)
+		}
+		for _, k := range probes {
+			want, err := f.searchWhole(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := f.searchPage(k)
+			if err != nil || !ok {
+				t.Fatalf("%d keys: searchPage(%d) gave no answer (ok %v, err %v) on a sound file", n, k, ok, err)
+			}
+			if got != want {
+				t.Fatalf("%d keys: searchPage(%d) = %d, bisecting the directory = %d", n, k, got, want)
+			}
+		}
+	}
+}
+
+// TestADamagedDirectoryPageIsAnErrorAndAWrongPageKeyNoAnswer: a directory
+// page whose bytes changed fails its checksum when a lookup reaches it;
+// page keys that are wrong (read from a page damaged later, say) send a
+// lookup to the wrong page, whose checked entries then do not prove an
+// answer: search still answers by bisecting, never from the wrong page.
+func TestADamagedDirectoryPageIsAnErrorAndAWrongPageKeyNoAnswer(t *testing.T) {
+	f, keys := writeKeys(t, 4*dirPage)
+	f.searchPage(0) // reads the page keys
+
+	r := rand.New(rand.NewPCG(7, 9))
+	for range 2000 {
+		p := r.IntN(len(f.pageKeys))
+		saved := f.pageKeys[p]
+		f.pageKeys[p] = []uint32{0, r.Uint32(), keys[r.IntN(len(keys))]}[r.IntN(3)]
+		for _, k := range []uint32{keys[r.IntN(len(keys))], keys[r.IntN(len(keys))] + 1, r.Uint32(), saved, saved - 1} {
+			want, _ := f.searchWhole(k)
+			got, err := f.search(k)
+			if err != nil || got != want {
+				t.Fatalf("page key %d set to %d: search(%d) = %d, %v; want %d", p, f.pageKeys[p], k, got, err, want)
+			}
+		}
+		f.pageKeys[p] = saved
+	}
+
+	// The bytes of page 2 change on disk after it was mapped.
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := headerSize + (2*dirPage+5)*dirEntrySize
+	binary.LittleEndian.PutUint32(b[at+4:], binary.LittleEndian.Uint32(b[at+4:])+1) // a count, not the key
+	if err := os.WriteFile(f.path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := openFile(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	if _, err := g.search(keys[2*dirPage+5]); err == nil {
+		t.Fatal("a lookup through a damaged directory page gave no error")
+	}
+	if i, err := g.search(keys[dirPage]); err != nil || i != dirPage {
+		t.Fatalf("a lookup in a sound page of a file with a damaged one: %d, %v; want %d", i, err, dirPage)
+	}
+}
