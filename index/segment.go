@@ -76,11 +76,24 @@ type postingFile struct {
 	checkOnce sync.Once
 	checkErr  error
 
-	// pageKeys is the first key of each directory page, read (not
-	// checked) at the first lookup: a lookup searches it, then the one
-	// page it names, instead of probing pages across the whole directory.
-	pageKeys     []uint32
+	// pageKeys holds the first key of each directory page, each read (not
+	// checked) the first time a lookup needs it, as 1<<32 | key (0: not
+	// read yet): a lookup searches them, then the one page they name,
+	// instead of probing pages across the whole directory, and the keys
+	// every lookup passes stay together in a few cache lines.
+	pageKeys     []atomic.Uint64
 	pageKeysOnce sync.Once
+}
+
+// pageKey returns the first key of directory page p, reading it into
+// pageKeys the first time.
+func (f *postingFile) pageKey(p int) uint32 {
+	v := f.pageKeys[p].Load()
+	if v == 0 {
+		v = 1<<32 | uint64(f.keyAt(p*dirPage))
+		f.pageKeys[p].Store(v)
+	}
+	return uint32(v)
 }
 
 // hi is the last seq the file covers.
@@ -220,17 +233,12 @@ func (f *postingFile) search(key uint32) (int, error) {
 // entries do not prove (the page picked starts above key, or the next
 // one below it) is not given (ok false), and searchWhole answers.
 func (f *postingFile) searchPage(key uint32) (i int, ok bool, err error) {
-	f.pageKeysOnce.Do(func() {
-		f.pageKeys = make([]uint32, (f.keys+dirPage-1)/dirPage)
-		for p := range f.pageKeys {
-			f.pageKeys[p] = f.keyAt(p * dirPage)
-		}
-	})
-	pk := f.pageKeys
-	if len(pk) == 0 {
+	f.pageKeysOnce.Do(func() { f.pageKeys = make([]atomic.Uint64, (f.keys+dirPage-1)/dirPage) })
+	npages := len(f.pageKeys)
+	if npages == 0 {
 		return 0, false, nil
 	}
-	p := max(sort.Search(len(pk), func(j int) bool { return pk[j] > key })-1, 0)
+	p := max(sort.Search(npages, func(j int) bool { return f.pageKey(j) > key })-1, 0)
 	lo, hi := p*dirPage, min((p+1)*dirPage, f.keys)
 	if err := f.checkPage(lo); err != nil {
 		return 0, false, err

@@ -69,16 +69,17 @@ func TestADamagedDirectoryPageIsAnErrorAndAWrongPageKeyNoAnswer(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
 	for range 2000 {
 		p := r.IntN(len(f.pageKeys))
-		saved := f.pageKeys[p]
-		f.pageKeys[p] = []uint32{0, r.Uint32(), keys[r.IntN(len(keys))]}[r.IntN(3)]
+		saved := f.pageKey(p)
+		wrong := []uint32{0, r.Uint32(), keys[r.IntN(len(keys))]}[r.IntN(3)]
+		f.pageKeys[p].Store(1<<32 | uint64(wrong))
 		for _, k := range []uint32{keys[r.IntN(len(keys))], keys[r.IntN(len(keys))] + 1, r.Uint32(), saved, saved - 1} {
 			want, _ := f.searchWhole(k)
 			got, err := f.search(k)
 			if err != nil || got != want {
-				t.Fatalf("page key %d set to %d: search(%d) = %d, %v; want %d", p, f.pageKeys[p], k, got, err, want)
+				t.Fatalf("page key %d set to %d: search(%d) = %d, %v; want %d", p, wrong, k, got, err, want)
 			}
 		}
-		f.pageKeys[p] = saved
+		f.pageKeys[p].Store(1<<32 | uint64(saved))
 	}
 
 	// The bytes of page 2 change on disk after it was mapped.
