@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -102,5 +103,49 @@ func TestADamagedDirectoryPageIsAnErrorAndAWrongPageKeyNoAnswer(t *testing.T) {
 	}
 	if i, err := g.search(keys[dirPage]); err != nil || i != dirPage {
 		t.Fatalf("a lookup in a sound page of a file with a damaged one: %d, %v; want %d", i, err, dirPage)
+	}
+}
+
+// TestADamagedContainerFailsEveryReadAndASoundOneIsCheckedOnce: a
+// container whose bytes changed fails its checksum whenever it is read
+// (a failed check is not remembered as a pass); a sound one is checked
+// the first time and passed after.
+func TestADamagedContainerFailsEveryReadAndASoundOneIsCheckedOnce(t *testing.T) {
+	f, keys := writeKeys(t, 3*dirPage)
+	path := f.path
+	f.close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := openFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := dirPage + 7
+	e := g.dir[damaged*dirEntrySize:]
+	at := len(b) - trailerSize - len(g.bodies) + int(binary.LittleEndian.Uint32(e[8:]))
+	g.close()
+	b[at] ^= 0x01
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if g, err = openFile(path); err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	for range 2 {
+		if _, _, err := g.find(keys[damaged]); err == nil || !strings.Contains(err.Error(), "fails its checksum") {
+			t.Fatalf("find(%d) in a damaged container: %v; want a checksum failure", keys[damaged], err)
+		}
+	}
+	sound := dirPage + 8
+	for range 2 {
+		if c, ok, err := g.find(keys[sound]); err != nil || !ok || c.count != 1 {
+			t.Fatalf("find(%d) in a sound container: %+v, %v, %v", keys[sound], c, ok, err)
+		}
+	}
+	if g.sound[sound/64].Load()&(1<<(sound%64)) == 0 || g.sound[damaged/64].Load()&(1<<(damaged%64)) != 0 {
+		t.Fatal("the sound container is not marked checked, or the damaged one is")
 	}
 }
