@@ -24,6 +24,10 @@ type Query struct {
 	per   map[*postingFile]*fileQuery
 }
 
+// maxLists is how many lists besides the smallest a file's candidates are
+// tested against (see inFile).
+const maxLists = 4
+
 // keyRange is the keys lo..hi.
 type keyRange struct{ lo, hi uint32 }
 
@@ -270,11 +274,18 @@ func (q *Query) inFile(f *postingFile, lo, hi uint64, out []store.SeqRange) (_ [
 		return appendBits(out, fq.union, f.lo, a, b), nil
 	}
 	start := len(out)
+	// The containers are sorted by size, lists before bitmaps. Every
+	// bitmap is tested (a bit each), but of the lists only the smallest
+	// maxLists after the driver: a list is decoded whole to be tested,
+	// and for a long needle, whose dozens of trigrams each have a list in
+	// every file, decoding the longer lists cost more than reading the few
+	// candidates they would have ruled out.
+	skip := func(i int) bool { return i > maxLists && !fq.conts[i].dense }
 	// Cursors into the other lists, moved forward as the driver's
 	// offsets rise.
 	curs := make([]int, len(fq.conts))
 	for i := 1; i < len(fq.conts); i++ {
-		if !fq.conts[i].dense {
+		if !fq.conts[i].dense && !skip(i) {
 			l, err := q.list(fq, i)
 			if err != nil {
 				fq.whole = true
@@ -286,6 +297,9 @@ func (q *Query) inFile(f *postingFile, lo, hi uint64, out []store.SeqRange) (_ [
 	test := func(off uint32) bool {
 		for i := 1; i < len(fq.conts); i++ {
 			c := fq.conts[i]
+			if skip(i) {
+				continue
+			}
 			if c.dense {
 				if !c.has(off) {
 					return false
