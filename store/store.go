@@ -236,7 +236,9 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	s := &Store{dir: dir, readOnly: o.ReadOnly, cacheBytes: o.CacheBytes, sharedMin: cmp.Or(o.SharedTextMin, DefaultSharedTextMin), changed: make(chan struct{}), trees: newTreeCache(treeCacheEntries), bulk: o.Bulk, flushBytes: o.FlushBytes,
 		fs: o.FS, reserve: o.ReserveBytes, probeEvery: cmp.Or(o.ProbeEvery, defaultProbeEvery), stop: make(chan struct{}),
 		faults: faults{log: o.Log, dir: dir, resumed: make(chan struct{}), restart: make(chan struct{})}}
-	texts, err := openTextLog(o.FS, filepath.Clean(dir), o.ReadOnly)
+	// A bulk store (an import) reads its texts once, to index them:
+	// mapped, every page of the file would stay in its RSS to the end.
+	texts, err := openTextLog(o.FS, filepath.Clean(dir), o.ReadOnly, o.Bulk)
 	if err != nil {
 		return nil, err
 	}

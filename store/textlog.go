@@ -94,8 +94,9 @@ func mapLength(size int64, readOnly bool) int64 {
 	return max(2*size, minMapAhead)
 }
 
-// openTextLog opens (or, unless readOnly, creates) the text file in dir.
-func openTextLog(fs vfs.FS, dir string, readOnly bool) (*textLog, error) {
+// openTextLog opens (or, unless readOnly, creates) the text file in dir,
+// mapped unless told not to (see mapped).
+func openTextLog(fs vfs.FS, dir string, readOnly, noMap bool) (*textLog, error) {
 	l := &textLog{fs: fs, path: filepath.Join(dir, textLogName)}
 	if readOnly {
 		f, err := fs.Open(l.path)
@@ -127,7 +128,9 @@ func openTextLog(fs vfs.FS, dir string, readOnly bool) (*textLog, error) {
 		return nil, fmt.Errorf("store: open %s: %w", l.path, err)
 	}
 	l.size.Store(st.Size())
-	l.mapped = mapText(l.f, mapLength(st.Size(), readOnly))
+	if !noMap {
+		l.mapped = mapText(l.f, mapLength(st.Size(), readOnly))
+	}
 	return l, nil
 }
 

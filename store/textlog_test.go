@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,33 @@ func TestATextFileCutShortWhileOpenIsAnErrorNotACrash(t *testing.T) {
 	}
 	if text, err := st.Text(9); err == nil || !strings.Contains(err.Error(), "could not be read") {
 		t.Fatalf("Text(9), past the cut = %.20q, %v; want an error saying it could not be read", text, err)
+	}
+}
+
+// TestABulkStoreReadsItsTextFileWithoutMappingIt: an import's store reads
+// every text once to index it; mapped, each page read would stay in the
+// importing process's RSS to the end, so a bulk store reads positioned.
+func TestABulkStoreReadsItsTextFileWithoutMappingIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st := openBulk(t, dir, 0)
+	if _, err := st.Apply(longTextBatch("/j/a.jsonl", "a", 0, 6, 100, true)); err != nil {
+		t.Fatal(err)
+	}
+	if st.texts.mapped != nil {
+		t.Error("a bulk store mapped its text file")
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := Open(dir); err != nil {
+		t.Fatal(err)
+	} else {
+		defer st.Close()
+		if st.texts.mapped == nil && (runtime.GOOS == "linux" || runtime.GOOS == "darwin") {
+			t.Error("a store that serves did not map its text file")
+		}
+		if _, err := st.Text(3); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
