@@ -81,9 +81,8 @@ type textLog struct {
 	mapped []byte
 }
 
-// mapAhead is how far past its length a writable text file is mapped,
-// relative to that length (at least minMapAhead), so that it is mapped
-// again only each time it doubles.
+// minMapAhead is the least length a writable text file is mapped to: it
+// is mapped to twice its length, and again each time it outgrows that.
 const minMapAhead = 64 << 20
 
 // mapLength is the length to map a text file of size bytes to.
