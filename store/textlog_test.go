@@ -2,11 +2,13 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,6 +254,89 @@ func TestABulkStoreReadsItsTextFileWithoutMappingIt(t *testing.T) {
 		}
 		if _, err := st.Text(3); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestTextsReadWhileTheMappedFileGrowsReadWhole: readers read every text
+// while a writer appends past the mapping, so that the file is mapped
+// again under them; every text reads whole throughout, and after.
+func TestTextsReadWhileTheMappedFileGrowsReadWhole(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	want := map[uint64]string{}
+	apply := func(fb *FileBatch) {
+		base := st.LastSeq()
+		if _, err := st.Apply(fb); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range fb.Entries {
+			want[base+uint64(i)+1] = e.Text
+		}
+	}
+	apply(longTextBatch("/j/a.jsonl", "a", 0, 60, 100, true))
+	l := st.texts
+	if l.mapped == nil {
+		t.Skip("the text file is not mapped on this platform")
+	}
+	// The mapping cut to the file's length: the next write maps it again.
+	l.fmu.Lock()
+	unmapText(l.mapped)
+	l.mapped = mapText(l.f, l.size.Load())
+	before := len(l.mapped)
+	l.fmu.Unlock()
+
+	texts := func(through uint64) map[uint64]string {
+		m := map[uint64]string{}
+		for seq := uint64(1); seq <= through; seq++ {
+			m[seq] = want[seq]
+		}
+		return m
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 3)
+	for range 3 {
+		wg.Add(1)
+		go func(known map[uint64]string) {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for seq, w := range known {
+					if got, err := st.Text(seq); err != nil || got != w {
+						errs <- fmt.Errorf("Text(%d) = %.30q, %v; want %.30q", seq, got, err, w)
+						return
+					}
+				}
+			}
+		}(texts(60))
+	}
+	for b := 1; b <= 20; b++ {
+		apply(longTextBatch("/j/a.jsonl", "a", 60*b, 60, int64(b+1)*100, false))
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	l.fmu.RLock()
+	after := len(l.mapped)
+	l.fmu.RUnlock()
+	if after <= before {
+		t.Fatalf("the mapping is %d bytes after the writes, %d before: it was not mapped again", after, before)
+	}
+	for seq, w := range want {
+		if got, err := st.Text(seq); err != nil || got != w {
+			t.Fatalf("after the writes, Text(%d) = %.30q, %v; want %.30q", seq, got, err, w)
 		}
 	}
 }
