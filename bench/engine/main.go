@@ -56,7 +56,7 @@ func parseFlags() config {
 	flag.StringVar(&c.fallbackFlags, "fallback-flags", "--cache-mb {HALF} --sketch-mb {HALF}", "the flags used when serve refuses -serve-flags as unknown")
 	flag.IntVar(&c.n, "n", 200, "needles per first-page and branch group")
 	flag.IntVar(&c.countN, "count-n", 50, "20-character needles counted")
-	flag.IntVar(&c.rgN, "rg", 20, "needles per group also run through ripgrep, spread evenly through the group")
+	flag.IntVar(&c.rgN, "rg", 200, "needles per group also run through ripgrep, spread evenly through the group (the ratio is the median over them: fewer is quicker and rougher)")
 	flag.StringVar(&c.needles, "needles", "", "JSON file of the needle sets: written when missing, else read instead of the sampled ones (to run two builds or data directories on the same needles)")
 	flag.IntVar(&c.slowN, "slow", 0, "print each group's N slowest queries with the server's stats (candidates, entries read, bytes compared, plan)")
 	flag.IntVar(&c.cliN, "cli-n", 20, "needles for the one-shot CLI (and ripgrep beside it)")
