@@ -145,8 +145,10 @@ func holdsAtLeast(t *testing.T, st *store.Store, needle []byte, lo, hi, through 
 	return out
 }
 
-// checkMayHold checks MayHold against holdsTrigrams: equal, or when
-// exact is false (files found damaged meanwhile are read whole) holding it.
+// checkMayHold checks MayHold against holdsTrigrams: equal (for a needle
+// of more trigrams than a file's candidates are tested against, holding
+// it and within holdsAtLeast of that many), or when exact is false (files
+// found damaged meanwhile are read whole) holding it.
 func checkMayHold(t *testing.T, x *Index, st *store.Store, needles [][]byte, r *rand.Rand, exact bool) {
 	t.Helper()
 	last := st.LastSeq()
@@ -215,7 +217,9 @@ func needlesOf(r *rand.Rand, st *store.Store, n int) [][]byte {
 // TestMayHoldIsExactlyTheEntriesHoldingEveryTrigram: over a history of
 // dozens of runs and several segments, with entries past the mark, the
 // candidates of any needle in any range are the entries whose text holds
-// each of its trigrams, and every entry the index has not taken in.
+// each of its trigrams (for a long needle, those and only entries holding
+// as many as are tested: see checkMayHold), and every entry the index has
+// not taken in.
 func TestMayHoldIsExactlyTheEntriesHoldingEveryTrigram(t *testing.T) {
 	dir, st := newStore(t)
 	r := rand.New(rand.NewPCG(1, 2))

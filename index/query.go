@@ -84,8 +84,9 @@ func (q *Query) Narrows() bool { return q.keys != nil || q.short != nil }
 // MayHold returns the entries of ranges (ascending, disjoint) that may
 // hold the needle, as ascending, disjoint ranges appended to out: those
 // whose postings hold every trigram of it (or for a short needle, a key
-// it may start at), and every entry past the index's mark, which the
-// postings do not cover yet. skipped is how many seqs of ranges were
+// it may start at; for a needle of more trigrams than a file's candidates
+// are tested against, a superset of those, see inFile), and every entry
+// past the index's mark, which the postings do not cover yet. skipped is how many seqs of ranges were
 // ruled out.
 func (q *Query) MayHold(ranges []store.SeqRange, out []store.SeqRange) ([]store.SeqRange, int, error) {
 	if !q.Narrows() {

@@ -30,9 +30,11 @@ import (
 //	trailer length of the bodies u32, crc of header and pages u32, magic "GEND"
 //
 // Checksums are Castagnoli CRCs. A container's and a directory page's are
-// checked the first time a lookup in this process reads them (a lookup
-// reads a few pages, and a one-shot search should not read every
-// directory whole); the header's when the file is first used. A file that
+// checked the first time a lookup in this process answers from them (a
+// lookup reads a few pages, and a one-shot search should not read every
+// directory whole; the first key of each page, which a lookup may read
+// to pick a page, is not an answer); the header's when the file is first
+// used. A file that
 // fails one is read around, then rebuilt from the store.
 const (
 	fileMagic    = "PIHGRAMS"
@@ -224,7 +226,8 @@ func (f *postingFile) find(key uint32) (container, bool, error) {
 }
 
 // search returns the index of the first directory entry whose key is key
-// or more (f.keys when none is), checking each page it reads.
+// or more (f.keys when none is), answering only from pages it checked
+// (the page keys it may read first are not checked).
 func (f *postingFile) search(key uint32) (int, error) {
 	if i, ok, err := f.searchPage(key); ok || err != nil {
 		return i, err

@@ -65,7 +65,7 @@ func TestLookupsThroughPageKeysMatchBisectingTheDirectory(t *testing.T) {
 // answer: search still answers by bisecting, never from the wrong page.
 func TestADamagedDirectoryPageIsAnErrorAndAWrongPageKeyNoAnswer(t *testing.T) {
 	f, keys := writeKeys(t, 4*dirPage)
-	f.searchPage(0) // reads the page keys
+	f.searchPage(0) // makes pageKeys (pageKey reads each below before it is set wrong)
 
 	r := rand.New(rand.NewPCG(7, 9))
 	for range 2000 {
@@ -83,7 +83,8 @@ func TestADamagedDirectoryPageIsAnErrorAndAWrongPageKeyNoAnswer(t *testing.T) {
 		f.pageKeys[p].Store(1<<32 | uint64(saved))
 	}
 
-	// The bytes of page 2 change on disk after it was mapped.
+	// The bytes of page 2 change on disk; a file opened after reads them
+	// (f, mapped before, is not used again: the write truncates first).
 	b, err := os.ReadFile(f.path)
 	if err != nil {
 		t.Fatal(err)

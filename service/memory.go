@@ -52,8 +52,9 @@ type Memory struct {
 // SplitMemory divides total bytes among a server's parts. What is left
 // (three quarters, less the memtables) is for the Go heap: each session's
 // current branch, the index's open segment and readers, requests in
-// flight and the collector's headroom. (The index's segment files are
-// mapped: their pages are the kernel's page cache, not the budget's.)
+// flight and the collector's headroom. (The index's segment files and
+// the store's text file are mapped: their pages are the kernel's page
+// cache, not the budget's.)
 func SplitMemory(total int64) Memory {
 	m := Memory{Total: total, Cache: total / 4, MemTable: min(max(total/64, 2<<20), 32<<20)}
 	m.GoLimit = total

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -182,10 +184,14 @@ func (l *textLog) write(sync bool) error {
 		l.pending = l.pending[:0]
 		l.dirty = true
 		if l.mapped != nil && size > int64(len(l.mapped)) {
-			l.fmu.Lock()
-			unmapText(l.mapped)
-			l.mapped = mapText(l.f, mapLength(size, false))
-			l.fmu.Unlock()
+			// Mapped again, or, where that fails (address space), the
+			// old mapping kept: records past it are read positioned.
+			if m := mapText(l.f, mapLength(size, false)); m != nil {
+				l.fmu.Lock()
+				unmapText(l.mapped)
+				l.mapped = m
+				l.fmu.Unlock()
+			}
 		}
 	}
 	if sync {
@@ -239,7 +245,7 @@ func (l *textLog) read(ref *TextRef, raw, buf *[]byte) ([]byte, error) {
 	if l.f == nil {
 		return nil, fmt.Errorf("store: a text at offset %d of %s, which does not exist or is closed: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
 	}
-	if off+int64(recordHeader+n) > l.size.Load() {
+	if n < 0 || n > math.MaxInt-recordHeader || off+int64(recordHeader+n) > l.size.Load() {
 		return nil, fmt.Errorf("store: the text at offset %d of %s lies past its end: the store is damaged (rebuild it with 'pi-history import')", off, l.path)
 	}
 	if end := off + int64(recordHeader+n); end <= int64(len(l.mapped)) {
@@ -267,10 +273,14 @@ func (l *textLog) readMapped(rec []byte, off int64, buf *[]byte) (t []byte, err 
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			// Only a fault in the record itself is the file's: any other
+			// panic is a bug, and goes on.
+			f, fault := r.(interface{ Addr() uintptr })
+			start := uintptr(unsafe.Pointer(unsafe.SliceData(rec)))
+			if !fault || f.Addr() < start || f.Addr()-start >= uintptr(len(rec)) {
 				panic(r)
 			}
-			t, err = nil, fmt.Errorf("store: read the text at offset %d of %s: the file could not be read where it is mapped (%v): the store is damaged, or its disk failing (rebuild it with 'pi-history import')", off, l.path, r)
+			t, err = nil, fmt.Errorf("store: read the text at offset %d of %s: the file could not be read where it is mapped (a fault at byte %d of the record): the store is damaged, or its disk failing (rebuild it with 'pi-history import')", off, l.path, f.Addr()-start)
 		}
 	}()
 	if t, err = l.unpackRecord(rec, off, buf); err != nil || len(t) == 0 {

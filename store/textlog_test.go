@@ -259,8 +259,9 @@ func TestABulkStoreReadsItsTextFileWithoutMappingIt(t *testing.T) {
 }
 
 // TestTextsReadWhileTheMappedFileGrowsReadWhole: readers read every text
-// while a writer appends past the mapping, so that the file is mapped
-// again under them; every text reads whole throughout, and after.
+// (packed ones and ones stored as they are) while a writer appends past
+// the mapping twenty times, so that the file is mapped again under them
+// each time; every text reads whole throughout, and after.
 func TestTextsReadWhileTheMappedFileGrowsReadWhole(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	st, err := Open(dir)
@@ -269,7 +270,19 @@ func TestTextsReadWhileTheMappedFileGrowsReadWhole(t *testing.T) {
 	}
 	defer st.Close()
 	want := map[uint64]string{}
+	r := rand.New(rand.NewPCG(11, 13))
 	apply := func(fb *FileBatch) {
+		// Every fifth text does not pack smaller: it is stored as it is,
+		// and read out of the mapping by a copy.
+		for i, e := range fb.Entries {
+			if i%5 == 1 {
+				b := make([]byte, 1500)
+				for k := range b {
+					b[k] = byte('a' + r.IntN(26))
+				}
+				e.Text = string(b)
+			}
+		}
 		base := st.LastSeq()
 		if _, err := st.Apply(fb); err != nil {
 			t.Fatal(err)
@@ -284,11 +297,14 @@ func TestTextsReadWhileTheMappedFileGrowsReadWhole(t *testing.T) {
 		t.Skip("the text file is not mapped on this platform")
 	}
 	// The mapping cut to the file's length: the next write maps it again.
-	l.fmu.Lock()
-	unmapText(l.mapped)
-	l.mapped = mapText(l.f, l.size.Load())
-	before := len(l.mapped)
-	l.fmu.Unlock()
+	cut := func() int {
+		l.fmu.Lock()
+		defer l.fmu.Unlock()
+		unmapText(l.mapped)
+		l.mapped = mapText(l.f, l.size.Load())
+		return len(l.mapped)
+	}
+	before := cut()
 
 	texts := func(through uint64) map[uint64]string {
 		m := map[uint64]string{}
@@ -320,6 +336,9 @@ func TestTextsReadWhileTheMappedFileGrowsReadWhole(t *testing.T) {
 		}(texts(60))
 	}
 	for b := 1; b <= 20; b++ {
+		if b > 1 {
+			before = cut() // mapped again at every write
+		}
 		apply(longTextBatch("/j/a.jsonl", "a", 60*b, 60, int64(b+1)*100, false))
 	}
 	close(stop)
