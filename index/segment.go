@@ -72,14 +72,10 @@ type postingFile struct {
 	dir     []byte
 	pages   []byte // a crc per page of the directory
 	bodies  []byte
-	// checked: a bit per directory page whose crc was found right.
-	checked []atomic.Uint64
-	// sound: a bit per directory entry whose container was found right,
-	// made at the first container read (a lookup of a long needle reads
-	// dozens of containers in every file, and checking each again at
-	// every search was a third of such a search).
-	sound     []atomic.Uint64
-	soundOnce sync.Once
+	// checked: a bit per directory page whose crc was found right;
+	// sound: a bit per directory entry whose container's was (decision
+	// 450).
+	checked, sound bitset
 
 	checkOnce sync.Once
 	checkErr  error
@@ -89,9 +85,15 @@ type postingFile struct {
 	// read yet): a lookup searches them, then the one page they name,
 	// instead of probing pages across the whole directory, and the keys
 	// every lookup passes stay together in a few cache lines.
-	pageKeys     []atomic.Uint64
-	pageKeysOnce sync.Once
+	pageKeys []atomic.Uint64
 }
+
+// bitset is a set of small numbers that goroutines add to at once.
+type bitset []atomic.Uint64
+
+func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
+func (b bitset) has(i int) bool { return b[i/64].Load()&(1<<(i%64)) != 0 }
+func (b bitset) add(i int)      { b[i/64].Or(1 << (i % 64)) }
 
 // pageKey returns the first key of directory page p, reading it into
 // pageKeys the first time.
@@ -159,7 +161,8 @@ func (f *postingFile) parse() error {
 	f.dir = d[headerSize:dirEnd]
 	f.pages = d[dirEnd:pagesEnd]
 	f.bodies = d[pagesEnd : pagesEnd+nb]
-	f.checked = make([]atomic.Uint64, (npages+63)/64)
+	f.checked, f.sound = newBitset(npages), newBitset(f.keys)
+	f.pageKeys = make([]atomic.Uint64, npages)
 	return nil
 }
 
@@ -180,8 +183,7 @@ func (f *postingFile) check() error {
 // first time it is read.
 func (f *postingFile) checkPage(i int) error {
 	p := i / dirPage
-	w, bit := &f.checked[p/64], uint64(1)<<(p%64)
-	if w.Load()&bit != 0 {
+	if f.checked.has(p) {
 		return nil
 	}
 	if err := f.check(); err != nil {
@@ -191,7 +193,7 @@ func (f *postingFile) checkPage(i int) error {
 	if crc32.Checksum(f.dir[p*dirPage*dirEntrySize:end], castagnoli) != binary.LittleEndian.Uint32(f.pages[4*p:]) {
 		return fmt.Errorf("index: %s: %w: page %d of its directory fails its checksum", filepath.Base(f.path), errCorrupt, p)
 	}
-	w.Or(bit)
+	f.checked.add(p)
 	return nil
 }
 
@@ -242,7 +244,6 @@ func (f *postingFile) search(key uint32) (int, error) {
 // entries do not prove (the page picked starts above key, or the next
 // one below it) is not given (ok false), and searchWhole answers.
 func (f *postingFile) searchPage(key uint32) (i int, ok bool, err error) {
-	f.pageKeysOnce.Do(func() { f.pageKeys = make([]atomic.Uint64, (f.keys+dirPage-1)/dirPage) })
 	npages := len(f.pageKeys)
 	if npages == 0 {
 		return 0, false, nil
@@ -320,13 +321,11 @@ func (f *postingFile) entry(i int) (container, error) {
 		return container{}, fmt.Errorf("index: %s: %w: the directory is out of order at key %x", filepath.Base(f.path), errCorrupt, key)
 	}
 	body := f.bodies[off:end]
-	f.soundOnce.Do(func() { f.sound = make([]atomic.Uint64, (f.keys+63)/64) })
-	w, bit := &f.sound[i/64], uint64(1)<<(i%64)
-	if w.Load()&bit == 0 {
+	if !f.sound.has(i) {
 		if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(e[12:]) {
 			return container{}, fmt.Errorf("index: %s: %w: the container of key %x fails its checksum", filepath.Base(f.path), errCorrupt, key)
 		}
-		w.Or(bit)
+		f.sound.add(i)
 	}
 	dense := isDense(count, f.span)
 	if dense && len(body) != int(f.span/8) {
