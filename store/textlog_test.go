@@ -185,12 +185,7 @@ func TestAFailedTextSyncStopsWritesUntilARestart(t *testing.T) {
 // store, reading a text that was in it is an error, as a positioned read's
 // would be, and a text before the cut still reads whole.
 func TestATextFileCutShortWhileOpenIsAnErrorNotACrash(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, dir := openFresh(t)
 	// Texts that do not pack smaller, so that the last lies pages past
 	// the end of the first.
 	r := rand.New(rand.NewPCG(3, 5))
@@ -263,12 +258,7 @@ func TestABulkStoreReadsItsTextFileWithoutMappingIt(t *testing.T) {
 // the mapping twenty times, so that the file is mapped again under them
 // each time; every text reads whole throughout, and after.
 func TestTextsReadWhileTheMappedFileGrowsReadWhole(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "store")
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := openFresh(t)
 	want := map[uint64]string{}
 	r := rand.New(rand.NewPCG(11, 13))
 	apply := func(fb *FileBatch) {
@@ -358,4 +348,17 @@ func TestTextsReadWhileTheMappedFileGrowsReadWhole(t *testing.T) {
 			t.Fatalf("after the writes, Text(%d) = %.30q, %v; want %.30q", seq, got, err, w)
 		}
 	}
+}
+
+// openFresh opens a new store in a temporary directory, closed when the
+// test ends.
+func openFresh(t *testing.T) (*Store, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, dir
 }
