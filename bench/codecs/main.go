@@ -12,11 +12,10 @@
 package main
 
 import (
-	"encoding/binary"
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/pi-history/pi-history/bench/internal/benchkit"
+	"github.com/pi-history/pi-history/store"
 )
 
 // codec compresses a block into a new slice, and decompresses one into
@@ -88,7 +88,7 @@ func main() {
 		compare(fmt.Sprintf("kind %c in blocks of %d bytes", tag, *block), blocks)
 	}
 	db.Close()
-	texts, err := storedTexts(filepath.Join(*dir, "texts.pack"))
+	texts, err := storedTexts(*dir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "codecs: %v\n", err)
 		os.Exit(1)
@@ -123,43 +123,32 @@ func kindBlocks(db *pebble.DB, tag byte, size int) ([][]byte, error) {
 	return blocks, it.Error()
 }
 
-// storedTexts reads every record of a text file (length, checksum, packed
-// text: see store/textlog.go) and returns the texts unpacked. Only S2 and
-// LZ4 packings are read (what builds have written); a damaged file ends
-// the list.
-func storedTexts(path string) ([][]byte, error) {
-	d, err := os.ReadFile(path)
+// storedTexts returns every text the store at dir holds once (in
+// store/texts.pack, or under X in an older store), each once, unpacked by
+// the store's own reader.
+func storedTexts(dir string) ([][]byte, error) {
+	st, err := store.OpenWith(dir, store.Options{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("read the stored texts: %w", err)
+		return nil, fmt.Errorf("open the store: %w", err)
 	}
+	defer st.Close()
+	r := st.NewSharedReader()
+	defer r.Close()
+	seen := map[store.TextRef]bool{}
 	var texts [][]byte
-	for off := 0; off+8 <= len(d); {
-		n := int(binary.LittleEndian.Uint32(d[off:]))
-		if off+8+n > len(d) || n < 2 {
-			break
+	err = st.ScanTextRefs([]store.SeqRange{{Lo: 1, Hi: max(st.LastSeq(), 1)}}, false, func(_ uint64, _ []byte, ref *store.TextRef) (bool, error) {
+		if ref == nil || seen[*ref] {
+			return true, nil
 		}
-		rec := d[off+8 : off+8+n]
-		off += 8 + n
-		var t []byte
-		switch rec[1] {
-		case 0:
-			t = rec[2:]
-		case 1:
-			t, err = s2.Decode(nil, rec[2:])
-		case 2:
-			l, k := binary.Uvarint(rec[2:])
-			if k <= 0 || l > 1<<30 {
-				return texts, fmt.Errorf("a damaged record at %d", off)
-			}
-			t = make([]byte, l)
-			_, err = lz4.UncompressBlock(rec[2+k:], t)
-		}
+		seen[*ref] = true
+		t, err := r.Text(ref)
 		if err != nil {
-			return texts, fmt.Errorf("unpack the record before offset %d: %w", off, err)
+			return false, err
 		}
-		texts = append(texts, t)
-	}
-	return texts, nil
+		texts = append(texts, bytes.Clone(t))
+		return true, nil
+	})
+	return texts, err
 }
 
 // compare prints, for each codec, what it makes of the blocks.
