@@ -78,8 +78,8 @@ type textLog struct {
 	f   vfs.File     // nil in a read-only store without the file
 	// mapped maps the file from its start (past its end too, for the
 	// records to come, in a store that writes), nil where it cannot be
-	// mapped. A record within it is read in place: a positioned read
-	// costs a system call and a copy, about what unpacking the text costs.
+	// mapped. A record within it is read in place, without a system call
+	// and a copy (decision 430).
 	mapped []byte
 }
 
