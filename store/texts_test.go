@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -15,12 +14,7 @@ import (
 // an entry with no searchable text) and returns the store.
 func pushTexts(t *testing.T, texts []string) *Store {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "store")
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, _ := openFresh(t)
 	pushMore(t, st, "", "e%03d", texts)
 	return st
 }
