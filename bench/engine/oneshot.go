@@ -8,38 +8,53 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pi-history/pi-history/bench/internal/benchkit"
 )
 
 // oneShot is the CLI with no server: each needle's time for a first page
-// and for every hit, beside ripgrep's on the same needles.
+// and for every hit, beside ripgrep's on the same needles, and the
+// memory each run held (measured in a second, untimed pass).
 type oneShot struct {
 	page, all     []float64 // ms
 	rgPage, rgAll []float64
-	errs          int
-	firstErr      string
-	names         []string // the needles, parallel to page and all
+	// pageMem and allMem are each run's highest anonymous memory and
+	// peak RSS, sampled (see sampleMemory); none when sampling failed.
+	pageMem, allMem []benchkit.Memory
+	errs            int
+	firstErr        string
+	names           []string // the needles, parallel to page and all
 }
 
 // measureOneShot runs 'bin search' once per needle (a first page of 50,
-// then --all) with no server running, then ripgrep on the same needles.
+// then --all) with no server running, then ripgrep on the same needles,
+// then every run of 'bin search' again with its memory sampled.
 func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 	o := oneShot{names: needles}
-	run := func(nd string, args ...string) float64 {
+	command := func(nd string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 		var errb bytes.Buffer
 		cmd := exec.Command(bin, append(append([]string{"search", "--data", data, "--color", "never"}, args...), "--", nd)...)
 		cmd.Stdout, cmd.Stderr = io.Discard, &errb
-		t0 := time.Now()
-		err := cmd.Run()
-		el := float64(time.Since(t0).Microseconds()) / 1000
+		return cmd, &errb
+	}
+	failed := func(nd string, err error, errb *bytes.Buffer) bool {
 		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) { // 1: nothing matched
 			if o.errs == 0 {
 				o.firstErr = fmt.Sprintf("%q: %v: %s", nd, err, strings.TrimSpace(errb.String()))
 			}
 			o.errs++
+			return true
 		}
+		return false
+	}
+	run := func(nd string, args ...string) float64 {
+		cmd, errb := command(nd, args...)
+		t0 := time.Now()
+		err := cmd.Run()
+		el := float64(time.Since(t0).Microseconds()) / 1000
+		failed(nd, err, errb)
 		return el
 	}
 	for _, nd := range needles {
@@ -48,8 +63,62 @@ func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 	}
 	o.rgPage = benchkit.RgTimes(corpus, needles, 50)
 	o.rgAll = benchkit.RgAll(corpus, needles)
+	sample := func(nd string, args ...string) (benchkit.Memory, bool) {
+		cmd, errb := command(nd, args...)
+		m, err := sampleMemory(cmd)
+		return m, !failed(nd, err, errb)
+	}
+	for _, nd := range needles {
+		pm, ok1 := sample(nd, "--limit", "50")
+		am, ok2 := sample(nd, "--all")
+		if !ok1 || !ok2 {
+			o.pageMem, o.allMem = nil, nil
+			break
+		}
+		o.pageMem, o.allMem = append(o.pageMem, pm), append(o.allMem, am)
+	}
 	return o
 }
+
+// sampleMemory runs cmd and reads its /proc status every 2 ms until it
+// ends: the highest anonymous memory seen, and the process's own peak RSS
+// (VmHWM, which the kernel keeps) as last read. The sampling takes CPU
+// from the run, which is why it is not timed. (The peak RSS wait4 reports
+// is no use here: on Linux a child started with vfork, as Go starts
+// commands, inherits the parent's peak.)
+func sampleMemory(cmd *exec.Cmd) (benchkit.Memory, error) {
+	if err := cmd.Start(); err != nil {
+		return benchkit.Memory{}, err
+	}
+	var peak benchkit.Memory
+	var done atomic.Bool
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for !done.Load() {
+			if m, err := benchkit.ReadMemory(cmd.Process.Pid); err == nil {
+				peak.Anon, peak.File, peak.Peak = max(peak.Anon, m.Anon), max(peak.File, m.File), max(peak.Peak, m.Peak)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	err := cmd.Wait()
+	done.Store(true)
+	<-sampled
+	return peak, err
+}
+
+// memPct is the p-th percentile of one figure of ms, in MB.
+func memPct(ms []benchkit.Memory, p float64, of func(benchkit.Memory) int64) float64 {
+	xs := make([]float64, len(ms))
+	for i, m := range ms {
+		xs[i] = float64(of(m)) / (1 << 20)
+	}
+	return benchkit.Pct(xs, p)
+}
+
+func anonOf(m benchkit.Memory) int64 { return m.Anon }
+func peakOf(m benchkit.Memory) int64 { return m.Peak }
 
 func (o oneShot) print(slowN int) {
 	fmt.Printf("\none-shot CLI, no server ('pi-history search --data DIR', %d needles of the 3+ character group; rg over the same JSONL):\n", len(o.names))
@@ -60,6 +129,12 @@ func (o oneShot) print(slowN int) {
 	}
 	line("first page (--limit 50)", o.page, o.rgPage, "rg stopped at 50 lines")
 	line("every hit (--all)", o.all, o.rgAll, "rg printing every line")
+	if len(o.allMem) > 0 {
+		fmt.Printf("  memory (each run again, untimed, /proc sampled every 2 ms), anonymous p50 / max, peak RSS with file-backed pages p50 / max:\n")
+		fmt.Printf("    first page %.0f / %.0f MB, %.0f / %.0f MB; --all %.0f / %.0f MB, %.0f / %.0f MB\n",
+			memPct(o.pageMem, 0.5, anonOf), memPct(o.pageMem, 1, anonOf), memPct(o.pageMem, 0.5, peakOf), memPct(o.pageMem, 1, peakOf),
+			memPct(o.allMem, 0.5, anonOf), memPct(o.allMem, 1, anonOf), memPct(o.allMem, 0.5, peakOf), memPct(o.allMem, 1, peakOf))
+	}
 	if len(o.all) > 0 {
 		fmt.Printf("  slowest --all: %q\n", o.names[slices.Index(o.all, slices.Max(o.all))])
 	}
