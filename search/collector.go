@@ -97,9 +97,6 @@ type collector struct {
 	// arena is where this goroutine's hits keep their parts (see
 	// prepared.keep).
 	arena arena
-	// slab holds the records of the page's hits, decoded into room
-	// allocated for many at once (see collector.record).
-	slab []store.Meta
 	// readers are the text readers of the search's goroutine and its
 	// helper (scanShared, scanInOrder, scanHalves; stored texts through
 	// TextReader.Shared), opened at first use and kept for the whole search:
@@ -110,8 +107,10 @@ type collector struct {
 	// seenTexts), kept for the whole search; each reads them through its
 	// text reader (readers).
 	seen [2]seenTexts
-	// metas reads the hits' records (see record), made at the first.
-	metas *store.MetaReader
+	// recs read the hits' records: 0 for this goroutine, 1 for its
+	// helper, which reads the records of the hits it finds (scanHalves,
+	// scanShared) so that both cores share that work too.
+	recs [2]recorder
 }
 
 // seenTexts returns goroutine k's seenTexts, made at first use.
@@ -133,8 +132,8 @@ func (c *collector) reader(k int) *store.TextReader {
 
 // close releases the collector's readers.
 func (c *collector) close() {
-	if c.metas != nil {
-		c.metas.Close()
+	for k := range c.recs {
+		c.recs[k].close()
 	}
 	for _, r := range c.readers {
 		if r != nil {
@@ -191,56 +190,97 @@ var countedHit = &store.Meta{}
 // passes the filters (and counts as confirmed), m when the page still has
 // room for it.
 func (c *collector) admit(seq uint64) (m *store.Meta, ok bool, err error) {
-	m, err = c.record(seq)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, false, nil // dropped since the index saw it
-		}
-		return nil, false, err
+	rc := &c.recs[0]
+	m, err = rc.read(c.e.st, seq, c.slabSize())
+	if err != nil || m == nil {
+		return nil, false, err // m nil: dropped since the index saw it
 	}
+	if m, ok = c.judge(m); m == nil {
+		rc.unread()
+	}
+	return m, ok, nil
+}
+
+// judge decides on a hit whose record m is read: ok when it passes the
+// filters (and counts as confirmed), m when the page still has room for
+// it, else nil.
+func (c *collector) judge(m *store.Meta) (*store.Meta, bool) {
 	if !c.p.filter.match(m) {
-		c.unrecord()
-		return nil, false, nil
+		return nil, false
 	}
 	c.st.Confirmed++
 	if c.full() {
 		c.more = true
-		c.unrecord()
-		return nil, true, nil
+		return nil, true
 	}
-	return m, true, nil
+	return m, true
 }
 
-// record decodes the record of seq into the next place of the collector's
-// slab, allocated for a page's hits at once instead of one allocation a
-// hit. unrecord gives the place back, for a record that does not go on
-// the page; nothing else ever takes one back, so every hit's record stays
-// as it was decoded.
-func (c *collector) record(seq uint64) (*store.Meta, error) {
-	if len(c.slab) == cap(c.slab) {
-		n := slabMetas
-		if c.p.limit > 0 {
-			n = min(n, c.p.limit+1)
+// acceptRecorded is accept for a hit whose text was kept and whose
+// record was read already, by a helper goroutine (m nil: the entry was
+// dropped since the index saw it).
+func (c *collector) acceptRecorded(seq uint64, text hitText, m *store.Meta) bool {
+	if m == nil {
+		return false
+	}
+	m, ok := c.judge(m)
+	if m != nil {
+		c.add(seq, m, text)
+	}
+	return ok
+}
+
+// slabSize is how many records a recorder's slab takes at once: a page's
+// at most.
+func (c *collector) slabSize() int {
+	if c.p.limit > 0 {
+		return min(slabMetas, c.p.limit+1)
+	}
+	return slabMetas
+}
+
+// slabMetas is the most records a slab holds (see recorder).
+const slabMetas = 64
+
+// recorder reads the records of one goroutine's hits, decoded into a
+// slab allocated for many at once instead of one allocation a hit.
+// unread gives back the place read took last, for a record that does not
+// go on the page; nothing else ever takes one back, so every hit's record
+// stays as it was decoded.
+type recorder struct {
+	r    *store.MetaReader // made at the first read
+	slab []store.Meta
+}
+
+// read returns the record of seq, nil when the entry is gone.
+func (rc *recorder) read(st *store.Store, seq uint64, slab int) (*store.Meta, error) {
+	if len(rc.slab) == cap(rc.slab) {
+		rc.slab = make([]store.Meta, 0, slab)
+	}
+	if rc.r == nil {
+		rc.r = st.NewMetaReader()
+	}
+	rc.slab = rc.slab[:len(rc.slab)+1]
+	m := &rc.slab[len(rc.slab)-1]
+	if err := rc.r.MetaInto(seq, m); err != nil {
+		rc.unread()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
 		}
-		c.slab = make([]store.Meta, 0, n)
-	}
-	c.slab = c.slab[:len(c.slab)+1]
-	m := &c.slab[len(c.slab)-1]
-	if c.metas == nil {
-		c.metas = c.e.st.NewMetaReader()
-	}
-	if err := c.metas.MetaInto(seq, m); err != nil {
-		c.unrecord()
 		return nil, err
 	}
 	return m, nil
 }
 
-// unrecord gives back the place record took last.
-func (c *collector) unrecord() { c.slab = c.slab[:len(c.slab)-1] }
+// unread gives back the place read took last.
+func (rc *recorder) unread() { rc.slab = rc.slab[:len(rc.slab)-1] }
 
-// slabMetas is the most records a slab holds (see collector.record).
-const slabMetas = 64
+func (rc *recorder) close() {
+	if rc.r != nil {
+		rc.r.Close()
+		rc.r = nil
+	}
+}
 
 // add puts the admitted hit seq on the page.
 func (c *collector) add(seq uint64, m *store.Meta, text hitText) {
@@ -372,14 +412,17 @@ func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) er
 // scanHalves reads first (in request order, on this goroutine) and second
 // (on another) at once: texts are decompressed by Pebble one block each,
 // the larger part of a long scan, and a second core halves it. The other
-// goroutine only finds the texts that hold the needle; they are offered
-// after first, in order, so hits, order, cursor and counts are exactly
-// those of one scan. When first fills the page, second is stopped and its
-// finds dropped: its work then was the price of asking it.
+// goroutine only finds the texts that hold the needle and reads their
+// records (those a page can still take); they are offered after first, in
+// order, so hits, order, cursor and counts are exactly those of one scan.
+// When first fills the page, second is stopped and its finds dropped: its
+// work then was the price of asking it.
 func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRange) error {
 	type find struct {
-		seq  uint64
-		text hitText
+		seq      uint64
+		text     hitText
+		m        *store.Meta // its record, when recorded
+		recorded bool
 	}
 	var (
 		stop    atomic.Bool
@@ -390,10 +433,29 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	)
 	// The helper's own: the collector's goroutine never touches them,
 	// and the helper is waited for before scanHalves returns.
-	seen, shared := c.seenTexts(1), c.reader(1)
+	seen, shared, rc := c.seenTexts(1), c.reader(1), &c.recs[1]
+	slab := c.slabSize()
+	// A page takes at most limit hits: records past as many finds are
+	// left to this goroutine, which reads at most one of them.
+	recordMax := math.MaxInt
+	if c.p.limit > 0 {
+		recordMax = c.p.limit
+	}
 	go func() {
 		var ar arena // this goroutine's, for what its finds keep
 		n := 0
+		found := func(seq uint64, text hitText) error {
+			f := find{seq: seq, text: text}
+			if len(finds) < recordMax {
+				m, err := rc.read(c.e.st, seq, slab)
+				if err != nil {
+					return err
+				}
+				f.m, f.recorded = m, true
+			}
+			finds = append(finds, f)
+			return nil
+		}
 		err := c.e.st.ScanTextRefs(second, c.p.req.NewestFirst, func(seq uint64, text []byte, ref *store.TextRef) (bool, error) {
 			if n++; n%256 == 0 && (stop.Load() || ctx.Err() != nil) {
 				return false, nil
@@ -402,7 +464,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 				scanned++
 				nbytes += int64(len(text))
 				if at := c.p.find.index(text); at >= 0 {
-					finds = append(finds, find{seq, c.p.keep(&ar, text, at)})
+					return true, found(seq, c.p.keep(&ar, text, at))
 				}
 				return true, nil
 			}
@@ -415,7 +477,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 				nbytes += int64(st.size)
 			}
 			if st.isHit {
-				finds = append(finds, find{seq, st.hit})
+				return true, found(seq, st.hit)
 			}
 			return true, nil
 		})
@@ -436,7 +498,9 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	c.st.Scanned += scanned
 	c.st.BytesScanned += nbytes
 	for _, f := range finds {
-		if _, err := c.acceptKept(f.seq, f.text); err != nil {
+		if f.recorded {
+			c.acceptRecorded(f.seq, f.text, f.m)
+		} else if _, err := c.acceptKept(f.seq, f.text); err != nil {
 			return err
 		}
 		if c.full() {

@@ -36,7 +36,8 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 	var stop atomic.Bool
 	// take reads the next seq not taken yet into its slot, and reports
 	// false once none is left or the scan was stopped.
-	take := func(r *store.TextReader, ar *arena, seen seenTexts) (bool, error) {
+	slab := c.slabSize()
+	take := func(r *store.TextReader, ar *arena, seen seenTexts, rc *recorder) (bool, error) {
 		if stop.Load() {
 			return false, nil
 		}
@@ -44,7 +45,11 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		if j >= len(seqs) {
 			return false, nil
 		}
-		return true, slots[j].read(c.p, r, seqs[j], ar, seen)
+		s := &slots[j]
+		return true, s.read(c.p, r, seqs[j], ar, seen, func() (err error) {
+			s.m, err = rc.read(c.e.st, seqs[j], slab)
+			return err
+		})
 	}
 
 	done := make(chan error, 1)
@@ -55,7 +60,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		var ar arena           // the helper's own
 		seen := c.seenTexts(1) // the helper's own (see scanHalves)
 		for {
-			more, err := take(helper, &ar, seen)
+			more, err := take(helper, &ar, seen, &c.recs[1])
 			if err != nil || !more {
 				done <- err
 				return
@@ -90,9 +95,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 			if !s.isHit {
 				continue
 			}
-			if _, err := c.acceptKept(seqs[k], s.hit); err != nil {
-				return false, err
-			}
+			c.acceptRecorded(seqs[k], s.hit, s.m)
 			if c.full() {
 				return false, nil
 			}
@@ -100,7 +103,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		return true, nil
 	}
 	for {
-		more, err := take(r, &c.arena, c.seenTexts(0))
+		more, err := take(r, &c.arena, c.seenTexts(0), &c.recs[0])
 		if err != nil {
 			return finish(err)
 		}
@@ -123,17 +126,18 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 // once the rest is written.
 type sharedSlot struct {
 	ready  atomic.Bool
-	has    bool    // the seq has a text
-	unread bool    // what it holds was known (see seenTexts)
-	size   int     // its length
-	isHit  bool    // it holds the needle
-	hit    hitText // what the hit keeps of it
+	has    bool        // the seq has a text
+	unread bool        // what it holds was known (see seenTexts)
+	size   int         // its length
+	isHit  bool        // it holds the needle
+	hit    hitText     // what the hit keeps of it
+	m      *store.Meta // a hit's record (nil: the entry is gone)
 }
 
 // read fills s with what the text of seq holds for p, read with r (a text
 // stored once is taken from seen when known there), keeping a hit's parts
-// in ar.
-func (s *sharedSlot) read(p *prepared, r *store.TextReader, seq uint64, ar *arena, seen seenTexts) error {
+// in ar; for a hit, record reads its record into s.m.
+func (s *sharedSlot) read(p *prepared, r *store.TextReader, seq uint64, ar *arena, seen seenTexts, record func() error) error {
 	text, ref, ok, err := r.Lookup(seq)
 	if err != nil {
 		return err
@@ -148,6 +152,11 @@ func (s *sharedSlot) read(p *prepared, r *store.TextReader, seq uint64, ar *aren
 		s.has, s.size = true, len(text)
 		if at := p.find.index(text); at >= 0 {
 			s.isHit, s.hit = true, p.keep(ar, text, at)
+		}
+	}
+	if s.isHit {
+		if err := record(); err != nil {
+			return err
 		}
 	}
 	s.ready.Store(true)
