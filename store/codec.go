@@ -49,6 +49,9 @@ const (
 // Searchable reports whether the entry has searchable text.
 func (m *Meta) Searchable() bool { return m.Flags&FlagSearchable != 0 }
 
+// isUserMessage says whether m is a message the user wrote.
+func (m *Meta) isUserMessage() bool { return m.Type == "message" && m.Role == "user" }
+
 // Entry converts the meta to a journal.Entry without Raw and Text, for trees.
 func (m *Meta) Entry() *journal.Entry {
 	return &journal.Entry{Type: m.Type, ID: m.ID, ParentID: m.ParentID, Timestamp: m.Timestamp, Line: m.Line,

@@ -256,6 +256,26 @@ func (s *Store) WalkSessionMetas(sid string, fn func(*Meta) bool) error {
 	return err
 }
 
+// FirstUser returns the seq of the first user message among the first
+// TitleScan entries of session si, 0 when there is none: from its record
+// when it knows it, else by walking the session's records.
+func (s *Store) FirstUser(si *SessionInfo) (uint64, error) {
+	if si.FirstUserKnown {
+		return si.FirstUser, nil
+	}
+	var first uint64
+	n := 0
+	err := s.WalkSessionMetas(si.ID, func(m *Meta) bool {
+		n++
+		if m.isUserMessage() {
+			first = m.Seq
+			return false
+		}
+		return n < TitleScan
+	})
+	return first, err
+}
+
 // walkSessionRecords calls fn with the encoded record of each of sid's
 // entries in session order, valid only during the call, until fn returns
 // false.

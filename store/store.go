@@ -59,7 +59,20 @@ type SessionInfo struct {
 	LeafSeq       uint64 `json:"leafSeq"`
 	LeafWindow    int    `json:"leafWindow"` // windows on the current branch
 	Header        string `json:"header"`     // the header line exactly as written
+	// FirstUser is the seq of the session's first user message among its
+	// first TitleScan entries (0: none), when FirstUserKnown: the store
+	// keeps it from a session's first entry on, so that a title costs one
+	// text instead of a walk of the session's records. A record written
+	// before it was kept, or whose session had an entry replaced by one
+	// of another kind, does not know it (see Store.FirstUser).
+	FirstUser      uint64 `json:"firstUser,omitempty"`
+	FirstUserKnown bool   `json:"firstUserKnown,omitempty"`
 }
+
+// TitleScan is how many entries from a session's start are looked at for
+// its first user message (a session's first entries are its model and
+// thinking level; a session that begins with more is rare).
+const TitleScan = 64
 
 // FileState records how far a journal file has been read.
 type FileState struct {

@@ -145,7 +145,7 @@ func (s *Store) Apply(fb *FileBatch) (Result, error) {
 		} else {
 			// A new session has nothing stored: its entries need no
 			// lookup (one Pebble read each).
-			si = &SessionInfo{ID: sid, File: fb.Path}
+			si = &SessionInfo{ID: sid, File: fb.Path, FirstUserKnown: true}
 			si.applyHeader(fb.Header)
 			fresh = true
 		}
@@ -191,7 +191,7 @@ func (s *Store) Push(sid string, header *journal.Header, entries []*journal.Entr
 		if header.ID != sid {
 			return Result{}, fmt.Errorf("header names session %q, not %q", header.ID, sid)
 		}
-		si = &SessionInfo{ID: sid}
+		si = &SessionInfo{ID: sid, FirstUserKnown: true}
 		si.applyHeader(header)
 	} else if err != nil {
 		return Result{}, err
@@ -396,6 +396,9 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 			m.Line = 0
 		}
 		if old != nil {
+			if old.isUserMessage() != m.isUserMessage() {
+				si.FirstUserKnown = false // replaced by an entry of another kind: walk
+			}
 			oldRaw, ok := batchRaw[old.Seq]
 			if !ok {
 				oldRaw, _ = s.Raw(old.Seq)
@@ -458,6 +461,9 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 		batchIDs[e.ID] = m
 		batchRaw[m.Seq] = e.Raw
 		res.Added++
+		if si.FirstUserKnown && si.FirstUser == 0 && si.Entries < TitleScan && m.isUserMessage() {
+			si.FirstUser = m.Seq
+		}
 		si.Entries++
 		if m.Searchable() {
 			si.Searchable++
