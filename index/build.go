@@ -120,6 +120,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 			}
 		}
 		keys := g.keys(text)
+		x.changeOpen()
 		x.bmu.Lock()
 		x.open.lists.add(keys, uint16(seq-x.open.lo))
 		x.through.Store(seq)
@@ -152,6 +153,7 @@ func (x *Index) CatchUp(ctx context.Context, progress func(through uint64)) (int
 // flush writes the open run, covered through through (its last seq), as
 // a run file, and merges the runs of a segment it completes.
 func (x *Index) flush(ctx context.Context, through uint64) error {
+	x.changeOpen()
 	lo, run, seg := x.open.lo, uint64(x.runSpan), uint64(x.segSpan)
 	path, err := x.open.lists.writeTo(x.dir, lo, x.runSpan)
 	if err != nil {
@@ -349,6 +351,7 @@ func (x *Index) applyChanged(ctx context.Context) error {
 
 // rebuildOpen gathers the open run again from the store.
 func (x *Index) rebuildOpen() error {
+	x.changeOpen()
 	g := x.gatherer()
 	x.bmu.Lock()
 	defer x.bmu.Unlock()

@@ -54,6 +54,10 @@ type Index struct {
 	// bmu guards open, the run being gathered in memory.
 	bmu  sync.RWMutex
 	open openRun
+	// openSaved says the saved open run (openName) holds the open run as
+	// it is: loaded by Open and not changed since, so Close need not
+	// write it again (see changeOpen).
+	openSaved atomic.Bool
 
 	through atomic.Uint64
 	wmu     sync.Mutex // one writer at a time
@@ -275,9 +279,10 @@ func (x *Index) Close() error {
 // after a server would otherwise rebuild up to a run's worth of postings
 // before its first search. Nothing depends on it: a crash leaves none (or
 // a stale one, which loadOpen refuses), and the entries are read again.
+// A run loaded from the file and not changed since is there already.
 func (x *Index) saveOpen() error {
 	through := x.through.Load()
-	if through < x.open.lo {
+	if through < x.open.lo || x.openSaved.Load() {
 		return nil
 	}
 	_, err := x.open.lists.writeCovering(x.dir, x.open.lo, x.runSpan, uint32(through-x.open.lo+1))
@@ -286,13 +291,19 @@ func (x *Index) saveOpen() error {
 
 // loadOpen takes the open run saved by the last Close, when it continues
 // the files and the store still holds all it covers, and deletes it
-// either way (the open run is in memory from here on).
+// otherwise. A file it takes stays until the open run first changes (see
+// changeOpen): a command that only reads leaves it as it found it.
 func (x *Index) loadOpen(last uint64) {
 	path := filepath.Join(x.dir, openName)
 	if _, err := os.Stat(path); err != nil {
 		return
 	}
-	defer x.drop(path, nil)
+	loaded := false
+	defer func() {
+		if !loaded {
+			x.drop(path, nil)
+		}
+	}()
 	f, err := openFile(path)
 	if err != nil {
 		x.log.Warn("index: the saved open run cannot be read; its entries are read again from the store", "err", err)
@@ -321,6 +332,20 @@ func (x *Index) loadOpen(last uint64) {
 	}
 	x.open.lists = lists
 	x.through.Store(through)
+	loaded = true
+	x.openSaved.Store(!x.readOnly)
+}
+
+// changeOpen is called before the open run changes (an entry taken in,
+// the run written as a file, gathered again): the saved copy of it that
+// Open loaded goes first, so that a crash from here on leaves none, as it
+// did when Open deleted it (a stale copy could miss a replaced text's
+// trigrams).
+func (x *Index) changeOpen() {
+	if x.openSaved.Load() {
+		x.drop(filepath.Join(x.dir, openName), nil)
+		x.openSaved.Store(false)
+	}
 }
 
 // Failure is why indexing has failed since a time.

@@ -276,8 +276,8 @@ func TestReopeningKeepsTheFilesAndTheOpenRun(t *testing.T) {
 			if y.IndexedThrough() != want {
 				t.Fatalf("reopened at mark %d, want %d", y.IndexedThrough(), want)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "index", openName)); err == nil {
-				t.Errorf("the saved open run is still there after Open")
+			if _, err := os.Stat(filepath.Join(dir, "index", openName)); (err == nil) != !c.whole {
+				t.Errorf("after Open, the saved open run is there: %v; want it kept only when Open took it", err == nil)
 			}
 			checkMayHold(t, y, st, needlesOf(r, st, 20), r, true)
 			catchUp(t, y)
@@ -475,4 +475,69 @@ func inRanges(rs []store.SeqRange, seq uint64) bool {
 func hasText(st *store.Store, seq uint64) bool {
 	ok, _ := st.TextBytes(seq, func([]byte) {})
 	return ok
+}
+
+// TestASavedOpenRunStaysUntilTheRunChanges: an Open that takes the saved
+// open run leaves the file as it is while the run does not change, and a
+// Close then does not write it again; the first change (an entry taken in,
+// a replaced text gathered again) deletes it before the change, so that a
+// crash afterwards leaves no copy that misses the change, and the next
+// Open reads the entries again from the store.
+func TestASavedOpenRunStaysUntilTheRunChanges(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, st *store.Store) []byte // returns a needle only the change brings
+	}{
+		{"entries taken in", func(t *testing.T, st *store.Store) []byte {
+			pushTexts(t, st, "s1", []string{"qqq-taken-in-later"})
+			return []byte("taken-in-later")
+		}},
+		{"a text in the open run replaced", func(t *testing.T, st *store.Store) []byte {
+			h := &journal.Header{ID: "s1", Version: 3, Raw: []byte(`{"type":"session","id":"s1"}`)}
+			e := &journal.Entry{Type: "message", Role: "user", ID: "s1-01090", Searchable: true, Text: "zzz-replaced-text",
+				Raw: []byte(`{"id":"s1-01090","edited":true}`)}
+			if _, err := st.Apply(&store.FileBatch{Path: "/x/s1.jsonl", Header: h, Entries: []*journal.Entry{e}, State: store.FileState{Offset: 10}}); err != nil {
+				t.Fatal(err)
+			}
+			return []byte("replaced-text")
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, st := newStore(t)
+			r := rand.New(rand.NewPCG(5, 6))
+			pushTexts(t, st, "s1", randTexts(r, 1100))
+			path := filepath.Join(dir, "index", openName)
+			x := openIndex(t, dir, st, small)
+			catchUp(t, x)
+			x.Close()
+			saved, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("Close saved no open run: %v", err)
+			}
+			info, _ := os.Stat(path)
+			y := openIndex(t, dir, st, small)
+			catchUp(t, y) // nothing new
+			checkMayHold(t, y, st, needlesOf(r, st, 10), r, true)
+			y.Close()
+			again, err := os.ReadFile(path)
+			if info2, _ := os.Stat(path); err != nil || !bytes.Equal(again, saved) || !info2.ModTime().Equal(info.ModTime()) {
+				t.Fatalf("a run that did not change was written again (or lost) by Close: %v", err)
+			}
+
+			z := openIndex(t, dir, st, small)
+			needle := c.change(t, st)
+			catchUp(t, z)
+			if _, err := os.Stat(path); err == nil {
+				t.Fatalf("the saved open run is still there after the run changed")
+			}
+			// z is not closed: a crash. The next Open reads the open
+			// run's entries from the store, the change included.
+			w := openIndex(t, dir, st, small)
+			catchUp(t, w)
+			checkMayHold(t, w, st, append(needlesOf(r, st, 10), needle), r, true)
+			if got := w.NewQuery(needle).Nowhere(); got {
+				t.Fatalf("after the crash, %q is nowhere in the index", needle)
+			}
+		})
+	}
 }
