@@ -318,12 +318,20 @@ func (x *Index) loadOpen(last uint64) {
 	if err := f.checkAll(); err != nil {
 		return
 	}
+	// The offsets of every list go into a few large arrays, not one
+	// allocation a list: a run holds tens of thousands of keys. Each
+	// list's capacity ends where it does, so that adding to it later
+	// moves it out rather than over the next.
+	var buf []uint16
 	for i := 0; i < f.keys; i++ {
 		c, err := f.entry(i)
 		if err == nil {
-			var offs []uint16
-			if offs, err = c.decode(nil); err == nil {
-				lists[f.keyAt(i)] = offs
+			if cap(buf)-len(buf) < 1<<12 {
+				buf = make([]uint16, 0, 1<<16)
+			}
+			start := len(buf)
+			if buf, err = c.decode(buf); err == nil {
+				lists[f.keyAt(i)] = buf[start:len(buf):len(buf)]
 				continue
 			}
 		}
