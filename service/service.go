@@ -129,6 +129,12 @@ func Open(o Options) (*Service, error) {
 		s.swDone.Add(1)
 		go func() {
 			defer s.swDone.Done()
+			// Titles first: the session word index takes them.
+			if n, err := st.KnowFirstUsers(ctx); err != nil && ctx.Err() == nil {
+				s.Log.Warn("sessions: cannot keep their first user messages; titles walk their records instead", "err", err)
+			} else if n > 0 {
+				s.Log.Info("sessions: kept the first user message of sessions stored by an older version", "sessions", n)
+			}
 			s.followSessionWords(ctx)
 		}()
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -156,5 +157,59 @@ func TestAnOlderSessionRecordIsWalked(t *testing.T) {
 	}
 	if got, err := st.FirstUser(&si); err != nil || got != 3 {
 		t.Fatalf("FirstUser of a record that does not know = %d, %v; want 3 (walked)", got, err)
+	}
+}
+
+// TestSessionRecordsThatDoNotKnowAreCompletedOnce: KnowFirstUsers gives
+// records written before sessions kept their first user message the seq
+// the walk finds (a user message, none), leaves records that know alone,
+// and has nothing left to do when called again.
+func TestSessionRecordsThatDoNotKnowAreCompletedOnce(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	want := map[string]uint64{}
+	for i, kinds := range [][]string{{"m", "a", "u"}, {"m", "a"}, {"u"}} {
+		sid := fmt.Sprintf("s%d", i)
+		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
+		var es []*journal.Entry
+		for j, k := range kinds {
+			es = append(es, firstUserEntry(k, fmt.Sprintf("%s-e%d", sid, j)))
+		}
+		if _, err := st.Apply(&FileBatch{Path: "/x/" + sid + ".jsonl", Header: h, Entries: es, State: FileState{Offset: 10}}); err != nil {
+			t.Fatal(err)
+		}
+		si, err := st.Session(sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[sid] = si.FirstUser
+		if sid == "s2" {
+			continue // stays a record that knows
+		}
+		// What an older version wrote: no first user message.
+		si.FirstUser, si.FirstUserKnown = 0, false
+		b, _ := json.Marshal(si)
+		if err := st.db.Set(sessionKey(tagSession, sid), b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want["s0"] == 0 || want["s1"] != 0 || want["s2"] == 0 {
+		t.Fatalf("the sessions' first user messages as kept = %v; the test expects s0 and s2 to have one", want)
+	}
+	n, err := st.KnowFirstUsers(context.Background())
+	if err != nil || n != 2 {
+		t.Fatalf("KnowFirstUsers = %d, %v; want the 2 records that did not know completed", n, err)
+	}
+	for sid, seq := range want {
+		si, err := st.Session(sid)
+		if err != nil || !si.FirstUserKnown || si.FirstUser != seq {
+			t.Fatalf("session %s after KnowFirstUsers: %+v, %v; want it to know seq %d", sid, si, err, seq)
+		}
+	}
+	if n, err := st.KnowFirstUsers(context.Background()); err != nil || n != 0 {
+		t.Fatalf("KnowFirstUsers again = %d, %v; want nothing left to do", n, err)
 	}
 }

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// KnowFirstUsers gives every session record that does not know the seq
+// of its first user message (one written before sessions kept it,
+// decision 460) the seq the walk of its records finds, so that its title
+// stops walking them. Each session is read, walked and written under the
+// write lock, so that entries added meanwhile are not lost or missed. A
+// server calls it once at start; it returns how many records it
+// completed. The writes are not synced: a crash loses only work the next
+// call does again.
+func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
+	if s.readOnly {
+		return 0, nil
+	}
+	infos, err := s.Sessions()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, si := range infos {
+		if si.FirstUserKnown {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		done, err := s.knowFirstUser(si.ID)
+		if err != nil {
+			return n, fmt.Errorf("store: keep the first user message of session %s: %w", si.ID, err)
+		}
+		if done {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// knowFirstUser is KnowFirstUsers for one session: false when it is gone
+// or knows already.
+func (s *Store) knowFirstUser(sid string) (bool, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return false, err
+	}
+	si, err := s.Session(sid)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil || si.FirstUserKnown {
+		return false, err
+	}
+	first, err := s.FirstUser(si)
+	if err != nil {
+		return false, err
+	}
+	si.FirstUser, si.FirstUserKnown = first, true
+	sib, err := json.Marshal(si)
+	if err != nil {
+		return false, err
+	}
+	return true, s.db.Set(sessionKey(tagSession, sid), sib, pebble.NoSync)
+}
