@@ -3,9 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	pihistory "github.com/pi-history/pi-history"
 
+	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
@@ -66,13 +72,62 @@ func sessionArg(ctx context.Context, b backend, arg string) (string, error) {
 	return id, err
 }
 
+// backend opens the data directory for a command that reads, or answers
+// through the server that owns it; while another command holds it and no
+// server answers, it waits (see lockWait).
 func (g *globals) backend() (backend, error) {
-	svc, err := g.openExisting()
-	if err != nil {
-		if rb, rerr := g.remoteBackend(err); rerr == nil {
+	start := time.Now()
+	told := false
+	for {
+		svc, err := g.openExisting()
+		if err == nil {
+			return &localBackend{Engine: search.New(svc.Store, svc.Index), svc: svc}, nil
+		}
+		rb, rerr := g.remoteBackend(err)
+		if rerr == nil {
 			return rb, nil
 		}
-		return nil, err
+		// Another command holds the data directory and no server
+		// answers for it: most often a one-shot command just as short,
+		// which is waited for rather than refused.
+		var locked *datadir.LockedError
+		if rerr != err || !errors.As(err, &locked) || time.Since(start) >= lockWait {
+			return nil, err
+		}
+		if !told && time.Since(start) >= lockTell {
+			fmt.Fprintf(g.stderr, "pi-history: waiting for %s, which holds %s (up to %s)\n", holder(locked.PID), locked.Dir, lockWait)
+			told = true
+		}
+		time.Sleep(lockPoll)
 	}
-	return &localBackend{Engine: search.New(svc.Store, svc.Index), svc: svc}, nil
+}
+
+// A command that reads waits up to lockWait for another process holding
+// the data directory (when no server answers for it), trying every
+// lockPoll, and says so after lockTell. Tests shorten them.
+var (
+	lockWait = 10 * time.Second
+	lockTell = 500 * time.Millisecond
+	lockPoll = 20 * time.Millisecond
+)
+
+// holder names the process pid for people: its command line where the
+// system shows it ("pi-history import ..." says what is waited for).
+func holder(pid int) string {
+	if pid <= 0 {
+		return "another process"
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return fmt.Sprintf("process %d", pid)
+	}
+	args := strings.Fields(strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " "))
+	if len(args) > 0 {
+		args[0] = filepath.Base(args[0])
+	}
+	line := strings.Join(args, " ")
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:60]) + "…"
+	}
+	return fmt.Sprintf("process %d (%s)", pid, line)
 }

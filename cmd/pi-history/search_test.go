@@ -10,6 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pi-history/pi-history/datadir"
 )
 
 // searchJournal: one session whose first branch (b1) was abandoned, a text
@@ -471,5 +474,48 @@ func TestShowSaysTheSessionHasOtherBranches(t *testing.T) {
 	}
 	if _, stderr, _ := e.cli("show", "--all-branches", "s1"); stderr != "" {
 		t.Errorf("show --all-branches: stderr %q; want nothing", stderr)
+	}
+}
+
+// TestASearchWaitsForAnotherCommandHoldingTheDataDirectory: with no
+// server, a search started while another command holds the data
+// directory waits for it, says so when it takes a while, and answers once
+// it is free; one that waits past lockWait fails with the holder named.
+func TestASearchWaitsForAnotherCommandHoldingTheDataDirectory(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("p", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}`,
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"find the waiting needle"}}`)
+	e.importAll(false)
+	defer func(w, tell, poll time.Duration) { lockWait, lockTell, lockPoll = w, tell, poll }(lockWait, lockTell, lockPoll)
+	lockWait, lockTell, lockPoll = 5*time.Second, 50*time.Millisecond, 5*time.Millisecond
+
+	lock, err := datadir.Acquire(e.data) // another one-shot command
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		lock.Release()
+		close(released)
+	}()
+	out, errOut, code := e.cli("search", "--color", "never", "waiting needle")
+	<-released
+	if code != 0 || !strings.Contains(out, "«waiting needle»") {
+		t.Fatalf("search while another command held the data directory: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "waiting for process") {
+		t.Errorf("a search that waited 300 ms said nothing of it: %q", errOut)
+	}
+
+	lockWait = 100 * time.Millisecond
+	lock, err = datadir.Acquire(e.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	_, errOut, code = e.cli("search", "--color", "never", "waiting needle")
+	if code != 2 || !strings.Contains(errOut, "is in use by process") {
+		t.Fatalf("search that waited past lockWait: exit %d, stderr %q; want exit 2 naming the holder", code, errOut)
 	}
 }
