@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	pihistory "github.com/pi-history/pi-history"
 
-	"github.com/pi-history/pi-history/datadir"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
 	"github.com/pi-history/pi-history/store"
@@ -73,43 +71,17 @@ func sessionArg(ctx context.Context, b backend, arg string) (string, error) {
 }
 
 // backend opens the data directory for a command that reads, or answers
-// through the server that owns it; while another command holds it and no
-// server answers, it waits (see lockWait).
+// through the server that owns it (see orRemote).
 func (g *globals) backend() (backend, error) {
-	start := time.Now()
-	told := false
-	for {
-		svc, err := g.openExisting()
-		if err == nil {
-			return &localBackend{Engine: search.New(svc.Store, svc.Index), svc: svc}, nil
-		}
-		rb, rerr := g.remoteBackend(err)
-		if rerr == nil {
-			return rb, nil
-		}
-		// Another command holds the data directory and no server
-		// answers for it: most often a one-shot command just as short,
-		// which is waited for rather than refused.
-		var locked *datadir.LockedError
-		if rerr != err || !errors.As(err, &locked) || time.Since(start) >= lockWait {
-			return nil, err
-		}
-		if !told && time.Since(start) >= lockTell {
-			fmt.Fprintf(g.stderr, "pi-history: waiting for %s, which holds %s (up to %s)\n", holder(locked.PID), locked.Dir, lockWait)
-			told = true
-		}
-		time.Sleep(lockPoll)
+	svc, c, err := g.existingOrRemote()
+	if err != nil {
+		return nil, err
 	}
+	if c != nil {
+		return &remoteBackend{History: c.History(), c: c}, nil
+	}
+	return &localBackend{Engine: search.New(svc.Store, svc.Index), svc: svc}, nil
 }
-
-// A command that reads waits up to lockWait for another process holding
-// the data directory (when no server answers for it), trying every
-// lockPoll, and says so after lockTell. Tests shorten them.
-var (
-	lockWait = 10 * time.Second
-	lockTell = 500 * time.Millisecond
-	lockPoll = 20 * time.Millisecond
-)
 
 // holder names the process pid for people: its command line where the
 // system shows it ("pi-history import ..." says what is waited for).

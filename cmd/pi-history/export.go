@@ -136,13 +136,12 @@ func runExport(g *globals, args []string) error {
 	if f.out == "" && f.zstd && isTerminal(g.stdout) {
 		return usagef("refusing to write compressed data to a terminal; use -o FILE or redirect stdout")
 	}
-	svc, err := g.openExisting()
+	svc, c, err := g.existingOrRemote()
 	if err != nil {
+		return err
+	}
+	if c != nil {
 		// While 'serve' owns the data directory, its API streams the export.
-		c, rerr := g.remoteClient(err)
-		if rerr != nil {
-			return rerr
-		}
 		return exportRemote(g, c, args[0], format)
 	}
 	defer svc.Close()
@@ -208,12 +207,12 @@ func exportArchive(g *globals) error {
 	var partial partialFile
 	ctx, stop := interruptible(partial.remove)
 	defer stop()
-	svc, err := g.openExisting()
+	svc, c, err := g.existingOrRemote()
 	if err != nil {
-		if c, rerr := g.remoteClient(err); rerr == nil {
-			return exportArchiveRemote(ctx, g, c, sel, &partial)
-		}
 		return err
+	}
+	if c != nil {
+		return exportArchiveRemote(ctx, g, c, sel, &partial)
 	}
 	defer svc.Close()
 	sessions, err := export.Select(svc.Store, sel)

@@ -60,28 +60,41 @@ func (g *globals) existingOrRemote() (svc *service.Service, c *client.Client, er
 }
 
 // orRemote opens the data directory with open, or when a server owns it
-// returns a client for that server.
+// returns a client for that server. While another command holds the
+// directory and no server answers for it (most often a one-shot command
+// just as short), it waits up to lockWait, saying so after lockTell,
+// rather than failing at once.
 func (g *globals) orRemote(open func() (*service.Service, error)) (*service.Service, *client.Client, error) {
-	svc, err := open()
-	if err == nil {
-		return svc, nil, nil
+	start, told := time.Now(), false
+	for {
+		svc, err := open()
+		if err == nil {
+			return svc, nil, nil
+		}
+		c, rerr := g.remoteClient(err)
+		if rerr == nil {
+			return nil, c, nil
+		}
+		var locked *datadir.LockedError
+		if rerr != err || !errors.As(err, &locked) || time.Since(start) >= lockWait {
+			return nil, nil, rerr
+		}
+		if !told && time.Since(start) >= lockTell {
+			fmt.Fprintf(g.stderr, "pi-history: waiting for %s, which holds %s (up to %s)\n", holder(locked.PID), locked.Dir, lockWait)
+			told = true
+		}
+		time.Sleep(lockPoll)
 	}
-	c, err := g.remoteClient(err)
-	if err != nil {
-		return nil, nil, err
-	}
-	return nil, c, nil
 }
 
-// remoteBackend is the backend of read-only commands when a server owns
-// the data directory.
-func (g *globals) remoteBackend(openErr error) (backend, error) {
-	c, err := g.remoteClient(openErr)
-	if err != nil {
-		return nil, err
-	}
-	return &remoteBackend{History: c.History(), c: c}, nil
-}
+// A command waits up to lockWait for another process holding the data
+// directory (when no server answers for it), trying every lockPoll, and
+// says so after lockTell. Tests shorten them.
+var (
+	lockWait = 10 * time.Second
+	lockTell = 500 * time.Millisecond
+	lockPoll = 20 * time.Millisecond
+)
 
 // remoteBackend answers through the API, as client.History does: a bad or
 // unknown parameter comes back as the *pihistory.Error the engine returns

@@ -477,11 +477,11 @@ func TestShowSaysTheSessionHasOtherBranches(t *testing.T) {
 	}
 }
 
-// TestASearchWaitsForAnotherCommandHoldingTheDataDirectory: with no
-// server, a search started while another command holds the data
-// directory waits for it, says so when it takes a while, and answers once
-// it is free; one that waits past lockWait fails with the holder named.
-func TestASearchWaitsForAnotherCommandHoldingTheDataDirectory(t *testing.T) {
+// TestACommandWaitsForAnotherHoldingTheDataDirectory: with no server, a
+// command started while another holds the data directory (a search, an
+// export, an import) waits for it, says so when it takes a while, and runs
+// once it is free; one that waits past lockWait fails with the holder named.
+func TestACommandWaitsForAnotherHoldingTheDataDirectory(t *testing.T) {
 	e := newTestEnv(t)
 	e.journal("p", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}`,
 		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"find the waiting needle"}}`)
@@ -489,32 +489,43 @@ func TestASearchWaitsForAnotherCommandHoldingTheDataDirectory(t *testing.T) {
 	defer func(w, tell, poll time.Duration) { lockWait, lockTell, lockPoll = w, tell, poll }(lockWait, lockTell, lockPoll)
 	lockWait, lockTell, lockPoll = 5*time.Second, 50*time.Millisecond, 5*time.Millisecond
 
-	lock, err := datadir.Acquire(e.data) // another one-shot command
-	if err != nil {
-		t.Fatal(err)
-	}
-	released := make(chan struct{})
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		lock.Release()
-		close(released)
-	}()
-	out, errOut, code := e.cli("search", "--color", "never", "waiting needle")
-	<-released
-	if code != 0 || !strings.Contains(out, "«waiting needle»") {
-		t.Fatalf("search while another command held the data directory: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
-	}
-	if !strings.Contains(errOut, "waiting for process") {
-		t.Errorf("a search that waited 300 ms said nothing of it: %q", errOut)
+	for _, c := range []struct {
+		args []string
+		want string // in stdout
+	}{
+		{[]string{"search", "--color", "never", "waiting needle"}, "«waiting needle»"},
+		{[]string{"export", "--format", "md", "s1"}, "find the waiting needle"},
+		{[]string{"import", e.sessions}, ""},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			lock, err := datadir.Acquire(e.data) // another one-shot command
+			if err != nil {
+				t.Fatal(err)
+			}
+			released := make(chan struct{})
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				lock.Release()
+				close(released)
+			}()
+			out, errOut, code := e.cli(c.args...)
+			<-released
+			if code != 0 || !strings.Contains(out, c.want) {
+				t.Fatalf("%s while another command held the data directory: exit %d\nstdout: %s\nstderr: %s", c.args[0], code, out, errOut)
+			}
+			if !strings.Contains(errOut, "waiting for process") {
+				t.Errorf("%s waited 300 ms and said nothing of it: %q", c.args[0], errOut)
+			}
+		})
 	}
 
 	lockWait = 100 * time.Millisecond
-	lock, err = datadir.Acquire(e.data)
+	lock, err := datadir.Acquire(e.data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	_, errOut, code = e.cli("search", "--color", "never", "waiting needle")
+	_, errOut, code := e.cli("search", "--color", "never", "waiting needle")
 	if code != 2 || !strings.Contains(errOut, "is in use by process") {
 		t.Fatalf("search that waited past lockWait: exit %d, stderr %q; want exit 2 naming the holder", code, errOut)
 	}
