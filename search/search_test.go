@@ -861,6 +861,66 @@ func TestListAllGivesEachPageItsOwnBudget(t *testing.T) {
 	}
 }
 
+// TestListAllFillsPagesAsSearchPagesDoes: ListAll fills each page while
+// the next is searched; in every scope, each hit comes out in the same
+// order and described the same (title, project, branch, leaves, matches)
+// as the pages SearchPages fills one after the other.
+func TestListAllFillsPagesAsSearchPagesDoes(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	dir := t.TempDir()
+	root := writeJournal(t, dir, "aaaa-root", r, 300, "")
+	e.importFile(t, root)
+	e.importFile(t, writeJournal(t, dir, "bbbb-fork", r, 200, root))
+	e.importFile(t, writeJournal(t, dir, "cccc-other", r, 200, ""))
+	e.catchUp(t)
+	e.eng.opts.PageHits = 7
+	type described struct {
+		Seq                  uint64
+		Title, Cwd           string
+		OnCurrentBranch      bool
+		Leaves               string
+		Matches              int
+		Session, Entry, Role string
+	}
+	describe := func(hits []Hit) []described {
+		var out []described
+		for _, h := range hits {
+			out = append(out, described{h.Seq, h.Title, h.Cwd, h.OnCurrentBranch, strings.Join(h.Leaves, ","), h.Matches, h.Session, h.Entry, h.Role})
+		}
+		return out
+	}
+	for _, scope := range []Scope{ScopeAll, ScopeSession, ScopeLineage, ScopeBranch} {
+		t.Run(string(scope), func(t *testing.T) {
+			req := Request{Needle: "a", Scope: scope, All: true}
+			if scope != ScopeAll {
+				req.Session = "aaaa-root"
+			}
+			var want, got []described
+			if err := e.eng.SearchPages(context.Background(), &req, func(page *Response) error {
+				want = append(want, describe(page.Hits)...)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			pages := 0
+			if err := e.eng.ListAll(context.Background(), &req, func(page *Response) error {
+				pages++
+				got = append(got, describe(page.Hits)...)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if pages < 5 {
+				t.Fatalf("%d pages; the test needs several", pages)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("ListAll's %d hits differ from SearchPages' %d", len(got), len(want))
+			}
+		})
+	}
+}
+
 // TestTheBudgetGoesToTheFirstHits: with more hits than the snippet budget
 // can serve, the first hits get snippets (the budget used to go to the
 // last ones).
