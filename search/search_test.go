@@ -288,6 +288,19 @@ func hitSeqs(hits []Hit) []uint64 {
 	return out
 }
 
+// importFamily imports three sessions of random entries and indexes them:
+// NAME-root (nRoot entries), NAME-fork forked from it and NAME-other, of n
+// entries each.
+func importFamily(t *testing.T, e *env, r *rand.Rand, name string, nRoot, n int) {
+	t.Helper()
+	dir := t.TempDir()
+	root := writeJournal(t, dir, name+"-root", r, nRoot, "")
+	e.importFile(t, root)
+	e.importFile(t, writeJournal(t, dir, name+"-fork", r, n, root))
+	e.importFile(t, writeJournal(t, dir, name+"-other", r, n, ""))
+	e.catchUp(t)
+}
+
 // searchOnce runs req and returns its answer and the seqs of its hits.
 func searchOnce(t *testing.T, e *env, req *Request) (*Response, []uint64) {
 	t.Helper()
@@ -867,13 +880,7 @@ func TestListAllGivesEachPageItsOwnBudget(t *testing.T) {
 // as the pages SearchPages fills one after the other.
 func TestListAllFillsPagesAsSearchPagesDoes(t *testing.T) {
 	e := newEnv(t)
-	r := rand.New(rand.NewPCG(7, 8))
-	dir := t.TempDir()
-	root := writeJournal(t, dir, "aaaa-root", r, 300, "")
-	e.importFile(t, root)
-	e.importFile(t, writeJournal(t, dir, "bbbb-fork", r, 200, root))
-	e.importFile(t, writeJournal(t, dir, "cccc-other", r, 200, ""))
-	e.catchUp(t)
+	importFamily(t, e, rand.New(rand.NewPCG(7, 8)), "list", 300, 200)
 	e.eng.opts.PageHits = 7
 	type described struct {
 		Seq                  uint64
@@ -894,7 +901,7 @@ func TestListAllFillsPagesAsSearchPagesDoes(t *testing.T) {
 		t.Run(string(scope), func(t *testing.T) {
 			req := Request{Needle: "a", Scope: scope, All: true}
 			if scope != ScopeAll {
-				req.Session = "aaaa-root"
+				req.Session = "list-root"
 			}
 			var want, got []described
 			if err := e.eng.SearchPages(context.Background(), &req, func(page *Response) error {
@@ -1083,13 +1090,7 @@ func TestSearchPagesKeepTheBranchTheyStartedOn(t *testing.T) {
 // the current branch exactly when its session's current branch holds it.
 func TestHitsCiteTheirEntriesAndKnowTheirBranch(t *testing.T) {
 	e := newEnv(t)
-	r := rand.New(rand.NewPCG(13, 14))
-	dir := t.TempDir()
-	root := writeJournal(t, dir, "cite-root", r, 120, "")
-	e.importFile(t, root)
-	e.importFile(t, writeJournal(t, dir, "cite-fork", r, 120, root))
-	e.importFile(t, writeJournal(t, dir, "cite-other", r, 120, ""))
-	e.catchUp(t)
+	importFamily(t, e, rand.New(rand.NewPCG(13, 14)), "cite", 120, 120)
 	resp, err := e.eng.Search(context.Background(), &Request{Needle: "e", Scope: ScopeAll, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
