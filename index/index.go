@@ -326,8 +326,8 @@ func (x *Index) loadOpen(last uint64) {
 	for i := 0; i < f.keys; i++ {
 		c, err := f.entry(i)
 		if err == nil {
-			if cap(buf)-len(buf) < 1<<12 {
-				buf = make([]uint16, 0, 1<<16)
+			if cap(buf)-len(buf) < int(x.runSpan) { // a list holds at most a run's offsets
+				buf = make([]uint16, 0, max(1<<16, int(x.runSpan)))
 			}
 			start := len(buf)
 			if buf, err = c.decode(buf); err == nil {

@@ -276,7 +276,7 @@ func TestReopeningKeepsTheFilesAndTheOpenRun(t *testing.T) {
 			if y.IndexedThrough() != want {
 				t.Fatalf("reopened at mark %d, want %d", y.IndexedThrough(), want)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "index", openName)); (err == nil) != !c.whole {
+			if _, err := os.Stat(filepath.Join(dir, "index", openName)); (err == nil) == c.whole {
 				t.Errorf("after Open, the saved open run is there: %v; want it kept only when Open took it", err == nil)
 			}
 			checkMayHold(t, y, st, needlesOf(r, st, 20), r, true)

@@ -435,8 +435,9 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	// and the helper is waited for before scanHalves returns.
 	seen, shared, rc := c.seenTexts(1), c.reader(1), &c.recs[1]
 	slab := c.slabSize()
-	// A page takes at most limit hits: records past as many finds are
-	// left to this goroutine, which reads at most one of them.
+	// A page takes at most limit hits: the records of finds past as many
+	// that pass the filters are left to this goroutine, which reads at
+	// most one of them (once the page is full, the rest are not offered).
 	recordMax := math.MaxInt
 	if c.p.limit > 0 {
 		recordMax = c.p.limit
@@ -450,6 +451,15 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 				m, err := rc.read(c.e.st, seq, slab)
 				if err != nil {
 					return err
+				}
+				if m == nil || !c.p.filter.match(m) {
+					// Gone since the index saw it, or filtered out:
+					// no hit, and its place in the slab is given back
+					// (a filtered count would keep one a find).
+					if m != nil {
+						rc.unread()
+					}
+					return nil
 				}
 				f.m, f.recorded = m, true
 			}

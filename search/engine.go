@@ -82,17 +82,6 @@ func (e *Engine) search(ctx context.Context, req *Request, limit int) (*Response
 // p.req asks for one, and its hits' snippets within budget (0: the
 // default). It also returns the seq the page ended at, for the next page.
 func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Time) (*Response, uint64, error) {
-	resp, hits, last, err := e.collect(ctx, p)
-	if err != nil {
-		return nil, 0, err
-	}
-	e.fill(p, hits, budget, resp, start)
-	return resp, last, nil
-}
-
-// collect is run but for the hits' parts: the page's hits, its cursor and
-// count in resp (its Hits still empty), and the seq it ended at.
-func (e *Engine) collect(ctx context.Context, p *prepared) (*Response, found, uint64, error) {
 	req := p.req
 	resp := &Response{Hits: []Hit{}}
 	var hits found
@@ -105,7 +94,7 @@ func (e *Engine) collect(ctx context.Context, p *prepared) (*Response, found, ui
 		hits, last, more, err = e.searchAll(ctx, p, &resp.Stats)
 	}
 	if err != nil {
-		return nil, found{}, 0, err
+		return nil, 0, err
 	}
 	if more {
 		resp.Cursor = encodeCursor(p.hash(), last)
@@ -133,22 +122,17 @@ func (e *Engine) collect(ctx context.Context, p *prepared) (*Response, found, ui
 			n += rest
 		}
 		if err != nil {
-			return nil, found{}, 0, err
+			return nil, 0, err
 		}
 		resp.Total = &n
 	}
-	return resp, hits, last, nil
-}
-
-// fill gives resp the parts of hits (snippets within budget, 0: the
-// default; titles) and its time since start.
-func (e *Engine) fill(p *prepared, hits found, budget int, resp *Response, start time.Time) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
 	resp.Truncated = e.fillHits(p, hits, budget, resp)
 	e.describeHits(resp.Hits)
 	resp.Stats.TookMs = float64(time.Since(start).Microseconds()) / 1000
+	return resp, last, nil
 }
 
 // SearchPages runs a literal search and hands its answer to fn a page at a
@@ -169,7 +153,7 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 	return e.eachPage(ctx, req, func(used int) int {
 		left -= used
 		return max(left, 1) // a budget of 0 would mean the default: 1 leaves no room
-	}, false, fn)
+	}, fn)
 }
 
 // ListAll hands every hit of req to fn in pages of Options.PageHits, as
@@ -184,7 +168,7 @@ func (e *Engine) SearchPages(ctx context.Context, req *Request, fn func(*Respons
 func (e *Engine) ListAll(ctx context.Context, req *Request, fn func(*Response) error) error {
 	per := int(min(int64(budgetOf(req))*int64(e.opts.PageHits)/MaxLimit, math.MaxInt32))
 	per = max(per, 1)
-	return e.eachPage(ctx, req, func(int) int { return per }, true, fn)
+	return e.eachPage(ctx, req, func(int) int { return per }, fn)
 }
 
 // budgetOf is the snippet budget req asks for, or the default.
@@ -200,11 +184,8 @@ func budgetOf(req *Request) int {
 // entries arrive; in branch scope the branch stays that of the first
 // page), so that the caller need hold only one page however many hits
 // there are. budget gives each page's snippet budget, told the characters
-// the snippets of the page before used (0 for the first). With overlap
-// (a budget that does not depend on the page before), a page's hits are
-// filled (snippets, titles) on a goroutine of their own while the next
-// page is searched; fn still gets the pages one at a time, in order.
-func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used int) int, overlap bool, fn func(*Response) error) error {
+// the snippets of the page before used (0 for the first).
+func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used int) int, fn func(*Response) error) error {
 	page := *req
 	page.All, page.Limit = false, 0
 	prepare := func() (*prepared, error) {
@@ -218,55 +199,23 @@ func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used in
 	if err != nil {
 		return err
 	}
-	// A branch-scope search keeps one prepared search for every page,
-	// which a page being filled would share with the next being searched.
-	overlap = overlap && page.Scope != ScopeBranch
-	var filling *pageFill // the page before, being filled (with overlap)
-	handOn := func() error {
-		if filling == nil {
-			return nil
-		}
-		<-filling.done
-		resp := filling.resp
-		filling = nil
-		return fn(resp)
-	}
-	defer func() {
-		if filling != nil {
-			<-filling.done
-		}
-	}()
 	used := 0
 	for {
-		start := time.Now()
-		resp, hits, last, err := e.collect(ctx, p)
+		resp, last, err := e.run(ctx, p, budget(used), time.Now())
 		if err != nil {
 			return err
 		}
-		if overlap {
-			f := &pageFill{resp: resp, done: make(chan struct{})}
-			go func(p *prepared, b int) {
-				defer close(f.done)
-				e.fill(p, hits, b, resp, start)
-			}(p, budget(0))
-			if err := handOn(); err != nil {
-				return err
-			}
-			filling = f
-		} else {
-			e.fill(p, hits, budget(used), resp, start)
-			used = 0
-			for _, h := range resp.Hits {
-				for _, sn := range h.Snippets {
-					used += utf8.RuneCountInString(sn.Text)
-				}
-			}
-			if err := fn(resp); err != nil {
-				return err
+		used = 0
+		for _, h := range resp.Hits {
+			for _, sn := range h.Snippets {
+				used += utf8.RuneCountInString(sn.Text)
 			}
 		}
+		if err := fn(resp); err != nil {
+			return err
+		}
 		if resp.Cursor == "" {
-			return handOn()
+			return nil
 		}
 		page.Count = false
 		if page.Scope == ScopeBranch {
@@ -284,11 +233,4 @@ func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used in
 			return err
 		}
 	}
-}
-
-// pageFill is a page whose hits a goroutine is filling; done is closed
-// when it is ready.
-type pageFill struct {
-	resp *Response
-	done chan struct{}
 }

@@ -48,6 +48,10 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		s := &slots[j]
 		return true, s.read(c.p, r, seqs[j], ar, seen, func() (err error) {
 			s.m, err = rc.read(c.e.st, seqs[j], slab)
+			if s.m != nil && !c.p.filter.match(s.m) {
+				rc.unread() // filtered out: no hit (see acceptRecorded)
+				s.m = nil
+			}
 			return err
 		})
 	}

@@ -15,8 +15,9 @@ import (
 // stops walking them. Each session is read, walked and written under the
 // write lock, so that entries added meanwhile are not lost or missed. A
 // server calls it once at start; it returns how many records it
-// completed. The writes are not synced: a crash loses only work the next
-// call does again.
+// completed, and the errors of sessions it could not complete (it goes on
+// past them). The writes are not synced: a crash loses only work the
+// next call does again.
 func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
 	if s.readOnly {
 		return 0, nil
@@ -26,6 +27,7 @@ func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, si := range infos {
 		if si.FirstUserKnown {
 			continue
@@ -34,14 +36,19 @@ func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
 			return n, err
 		}
 		done, err := s.knowFirstUser(si.ID)
+		if errors.Is(err, ErrWritesStopped) {
+			return n, err // every session would fail the same way
+		}
 		if err != nil {
-			return n, fmt.Errorf("store: keep the first user message of session %s: %w", si.ID, err)
+			// This session's titles go on walking; the others need not.
+			errs = append(errs, fmt.Errorf("store: keep the first user message of session %s: %w", si.ID, err))
+			continue
 		}
 		if done {
 			n++
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
 // knowFirstUser is KnowFirstUsers for one session: false when it is gone

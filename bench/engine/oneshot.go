@@ -23,6 +23,7 @@ type oneShot struct {
 	// pageMem and allMem are each run's highest anonymous memory and
 	// peak RSS, sampled (see sampleMemory); none when sampling failed.
 	pageMem, allMem []benchkit.Memory
+	memErr          error // why they are none
 	errs            int
 	firstErr        string
 	names           []string // the needles, parallel to page and all
@@ -63,16 +64,27 @@ func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 	}
 	o.rgPage = benchkit.RgTimes(corpus, needles, 50)
 	o.rgAll = benchkit.RgAll(corpus, needles)
-	sample := func(nd string, args ...string) (benchkit.Memory, bool) {
+	// The timed runs counted failures already: a run that fails here
+	// leaves the memory unsampled, and says why.
+	sample := func(nd string, args ...string) (benchkit.Memory, error) {
 		cmd, errb := command(nd, args...)
 		m, err := sampleMemory(cmd)
-		return m, !failed(nd, err, errb)
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+			err = nil // nothing matched
+		}
+		if err != nil {
+			err = fmt.Errorf("%q: %v: %s", nd, err, strings.TrimSpace(errb.String()))
+		}
+		return m, err
 	}
 	for _, nd := range needles {
-		pm, ok1 := sample(nd, "--limit", "50")
-		am, ok2 := sample(nd, "--all")
-		if !ok1 || !ok2 {
-			o.pageMem, o.allMem = nil, nil
+		pm, err := sample(nd, "--limit", "50")
+		var am benchkit.Memory
+		if err == nil {
+			am, err = sample(nd, "--all")
+		}
+		if err != nil {
+			o.pageMem, o.allMem, o.memErr = nil, nil, err
 			break
 		}
 		o.pageMem, o.allMem = append(o.pageMem, pm), append(o.allMem, am)
@@ -129,6 +141,9 @@ func (o oneShot) print(slowN int) {
 	}
 	line("first page (--limit 50)", o.page, o.rgPage, "rg stopped at 50 lines")
 	line("every hit (--all)", o.all, o.rgAll, "rg printing every line")
+	if o.memErr != nil {
+		fmt.Printf("  memory: not sampled, a run failed: %v\n", o.memErr)
+	}
 	if len(o.allMem) > 0 {
 		fmt.Printf("  memory (each run again, untimed, /proc sampled every 2 ms), anonymous p50 / max, peak RSS with file-backed pages p50 / max:\n")
 		fmt.Printf("    first page %.0f / %.0f MB, %.0f / %.0f MB; --all %.0f / %.0f MB, %.0f / %.0f MB\n",

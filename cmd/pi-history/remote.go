@@ -76,8 +76,12 @@ func (g *globals) orRemote(open func() (*service.Service, error)) (*service.Serv
 			return nil, c, nil
 		}
 		var locked *datadir.LockedError
-		if rerr != err || !errors.As(err, &locked) || time.Since(start) >= lockWait {
+		if rerr != err || !errors.As(err, &locked) {
 			return nil, nil, rerr
+		}
+		if time.Since(start) >= lockWait {
+			return nil, nil, fmt.Errorf("waited %s for %s, which holds %s and is no server this command can use; run the command again once it has ended, or use another --data: %w",
+				lockWait, holder(locked.PID), locked.Dir, datadir.ErrLocked)
 		}
 		if !told && time.Since(start) >= lockTell {
 			fmt.Fprintf(g.stderr, "pi-history: waiting for %s, which holds %s (up to %s)\n", holder(locked.PID), locked.Dir, lockWait)

@@ -526,7 +526,7 @@ func TestACommandWaitsForAnotherHoldingTheDataDirectory(t *testing.T) {
 	}
 	defer lock.Release()
 	_, errOut, code := e.cli("search", "--color", "never", "waiting needle")
-	if code != 2 || !strings.Contains(errOut, "is in use by process") {
-		t.Fatalf("search that waited past lockWait: exit %d, stderr %q; want exit 2 naming the holder", code, errOut)
+	if code != 2 || !strings.Contains(errOut, "waited 100ms for process") || !strings.Contains(errOut, "run the command again") {
+		t.Fatalf("search that waited past lockWait: exit %d, stderr %q; want exit 2 saying how long it waited, for which process, and what to do", code, errOut)
 	}
 }

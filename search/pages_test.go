@@ -1,0 +1,106 @@
+package search
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestListAllGivesEachPageItsOwnBudget: ListAll hands over the hits
+// SearchPages does, in the same pages, but each page gets the budget that
+// its hits asked for MaxLimit at a time would have had, so the last page's
+// hits get snippets as the first's do.
+func TestListAllGivesEachPageItsOwnBudget(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
+	e.catchUp(t)
+	const size, budget = 5, 100000
+	perPage := budget * size / MaxLimit
+	req := Request{Needle: "a", Scope: ScopeAll, All: true, Budget: budget}
+	want := everyHit(t, e, req, size)
+	e.eng.opts.PageHits = size
+	var got []uint64
+	var perPageChars []int
+	err := e.eng.ListAll(context.Background(), &req, func(page *Response) error {
+		got = append(got, hitSeqs(page.Hits)...)
+		chars := 0
+		for _, h := range page.Hits {
+			for _, sn := range h.Snippets {
+				chars += utf8.RuneCountInString(sn.Text)
+			}
+		}
+		perPageChars = append(perPageChars, chars)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ListAll handed over %d hits, SearchPages %d: want the same hits in the same order", len(got), len(want))
+	}
+	if len(perPageChars) < 10 {
+		t.Fatalf("%d pages; the test needs many", len(perPageChars))
+	}
+	for i, c := range perPageChars {
+		if c == 0 || c > perPage {
+			t.Errorf("page %d of %d: %d snippet characters; want some, at most its own budget of %d", i+1, len(perPageChars), c, perPage)
+		}
+	}
+}
+
+// TestListAllDescribesHitsAsSearchPagesDoes: in every scope, ListAll's
+// hits come out in the same order and described the same (title,
+// project, branch, leaves, matches) as SearchPages' pages.
+func TestListAllDescribesHitsAsSearchPagesDoes(t *testing.T) {
+	e := newEnv(t)
+	importFamily(t, e, rand.New(rand.NewPCG(7, 8)), "list", 300, 200)
+	e.eng.opts.PageHits = 7
+	type described struct {
+		Seq                  uint64
+		Title, Cwd           string
+		OnCurrentBranch      bool
+		Leaves               string
+		Matches              int
+		Session, Entry, Role string
+	}
+	describe := func(hits []Hit) []described {
+		var out []described
+		for _, h := range hits {
+			out = append(out, described{h.Seq, h.Title, h.Cwd, h.OnCurrentBranch, strings.Join(h.Leaves, ","), h.Matches, h.Session, h.Entry, h.Role})
+		}
+		return out
+	}
+	for _, scope := range []Scope{ScopeAll, ScopeSession, ScopeLineage, ScopeBranch} {
+		t.Run(string(scope), func(t *testing.T) {
+			req := Request{Needle: "a", Scope: scope, All: true}
+			if scope != ScopeAll {
+				req.Session = "list-root"
+			}
+			var want, got []described
+			if err := e.eng.SearchPages(context.Background(), &req, func(page *Response) error {
+				want = append(want, describe(page.Hits)...)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			pages := 0
+			if err := e.eng.ListAll(context.Background(), &req, func(page *Response) error {
+				pages++
+				got = append(got, describe(page.Hits)...)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if pages < 5 {
+				t.Fatalf("%d pages; the test needs several", pages)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("ListAll's %d hits differ from SearchPages' %d", len(got), len(want))
+			}
+		})
+	}
+}
