@@ -173,15 +173,21 @@ func (g *globals) openServiceWith(how openHow) (*service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A command that reads keeps to a server's default budget; imports and
-	// maintenance keep the store's defaults, sized for writing much.
+	// A command that reads keeps to a server's default budget, with a
+	// smaller block cache (decision 480: it reads most blocks once);
+	// imports and maintenance keep the store's defaults, sized for
+	// writing much.
 	var mem service.Memory
 	if how.reading {
 		mem = service.SplitMemory(service.ServeMemoryBytes())
+		mem.Cache = min(mem.Cache, oneShotCacheBytes)
 	}
 	return service.Open(service.Options{DataDir: dir, SessionsDirs: sd, Log: g.log, Bulk: how.bulk, FlushBytes: flush,
 		MustExist: !how.create, ReadOnly: how.readOnly, ReserveBytes: reserve, Memory: mem, Brief: how.reading})
 }
+
+// oneShotCacheBytes is the most block cache a command that reads keeps.
+const oneShotCacheBytes = 16 << 20
 
 // reserveBytes reads PI_HISTORY_RESERVE_MB, the free space under which the
 // store refuses writes (store.Options.ReserveBytes): 0 when unset (the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/store"
 )
 
 // searchJournal: one session whose first branch (b1) was abandoned, a text
@@ -528,5 +530,32 @@ func TestACommandWaitsForAnotherHoldingTheDataDirectory(t *testing.T) {
 	_, errOut, code := e.cli("search", "--color", "never", "waiting needle")
 	if code != 2 || !strings.Contains(errOut, "waited 100ms for process") || !strings.Contains(errOut, "run the command again") {
 		t.Fatalf("search that waited past lockWait: exit %d, stderr %q; want exit 2 saying how long it waited, for which process, and what to do", code, errOut)
+	}
+}
+
+// TestCommandsThatReadKeepASmallBlockCache: a command that reads opens the
+// store with at most oneShotCacheBytes of block cache (it reads most
+// blocks once), one that writes with the store's default.
+func TestCommandsThatReadKeepASmallBlockCache(t *testing.T) {
+	e := newTestEnv(t)
+	e.journal("p", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}`)
+	e.importAll(false)
+	g := &globals{data: e.data, log: slog.New(slog.DiscardHandler), stderr: io.Discard}
+	for _, c := range []struct {
+		how  openHow
+		want int64
+	}{
+		{openHow{reading: true}, oneShotCacheBytes},
+		{openHow{}, store.DefaultCacheBytes},
+	} {
+		svc, err := g.openServiceWith(c.how)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := svc.Store.CacheBytes()
+		svc.Close()
+		if got != c.want {
+			t.Errorf("opened %+v: block cache %d MiB, want %d MiB", c.how, got>>20, c.want>>20)
+		}
 	}
 }
