@@ -217,8 +217,7 @@ func (c *collector) judge(m *store.Meta) (*store.Meta, bool) {
 }
 
 // acceptRecorded is accept for a hit whose text was kept and whose
-// record was read already, by a helper goroutine (m nil: the entry was
-// dropped since the index saw it).
+// record was read already, by a helper goroutine (m nil: see readHit).
 func (c *collector) acceptRecorded(seq uint64, text hitText, m *store.Meta) bool {
 	if m == nil {
 		return false
@@ -270,6 +269,18 @@ func (rc *recorder) read(st *store.Store, seq uint64, slab int) (*store.Meta, er
 		return nil, err
 	}
 	return m, nil
+}
+
+// readHit is read for a hit a helper goroutine found: its record when
+// the entry is still there and passes f, else nil, the place given back
+// (so that a filtered count keeps no record a find).
+func (rc *recorder) readHit(st *store.Store, seq uint64, slab int, f *filter) (*store.Meta, error) {
+	m, err := rc.read(st, seq, slab)
+	if m != nil && !f.match(m) {
+		rc.unread()
+		m = nil
+	}
+	return m, err
 }
 
 // unread gives back the place read took last.
@@ -419,10 +430,9 @@ func (c *collector) scanInOrder(ctx context.Context, ranges []store.SeqRange) er
 // work then was the price of asking it.
 func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRange) error {
 	type find struct {
-		seq      uint64
-		text     hitText
-		m        *store.Meta // its record, when recorded
-		recorded bool
+		seq  uint64
+		text hitText
+		m    *store.Meta // its record, when the helper read it
 	}
 	var (
 		stop    atomic.Bool
@@ -448,20 +458,11 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 		found := func(seq uint64, text hitText) error {
 			f := find{seq: seq, text: text}
 			if len(finds) < recordMax {
-				m, err := rc.read(c.e.st, seq, slab)
-				if err != nil {
-					return err
+				m, err := rc.readHit(c.e.st, seq, slab, &c.p.filter)
+				if err != nil || m == nil {
+					return err // m nil: gone since the index saw it, or filtered out
 				}
-				if m == nil || !c.p.filter.match(m) {
-					// Gone since the index saw it, or filtered out:
-					// no hit, and its place in the slab is given back
-					// (a filtered count would keep one a find).
-					if m != nil {
-						rc.unread()
-					}
-					return nil
-				}
-				f.m, f.recorded = m, true
+				f.m = m
 			}
 			finds = append(finds, f)
 			return nil
@@ -508,7 +509,7 @@ func (c *collector) scanHalves(ctx context.Context, first, second []store.SeqRan
 	c.st.Scanned += scanned
 	c.st.BytesScanned += nbytes
 	for _, f := range finds {
-		if f.recorded {
+		if f.m != nil {
 			c.acceptRecorded(f.seq, f.text, f.m)
 		} else if _, err := c.acceptKept(f.seq, f.text); err != nil {
 			return err

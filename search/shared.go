@@ -47,11 +47,7 @@ func (c *collector) scanShared(ctx context.Context, ranges []store.SeqRange) err
 		}
 		s := &slots[j]
 		return true, s.read(c.p, r, seqs[j], ar, seen, func() (err error) {
-			s.m, err = rc.read(c.e.st, seqs[j], slab)
-			if s.m != nil && !c.p.filter.match(s.m) {
-				rc.unread() // filtered out: no hit (see acceptRecorded)
-				s.m = nil
-			}
+			s.m, err = rc.readHit(c.e.st, seqs[j], slab, &c.p.filter)
 			return err
 		})
 	}
@@ -135,7 +131,7 @@ type sharedSlot struct {
 	size   int         // its length
 	isHit  bool        // it holds the needle
 	hit    hitText     // what the hit keeps of it
-	m      *store.Meta // a hit's record (nil: the entry is gone)
+	m      *store.Meta // a hit's record (nil: the entry is gone, or filtered out)
 }
 
 // read fills s with what the text of seq holds for p, read with r (a text
