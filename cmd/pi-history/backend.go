@@ -3,10 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	pihistory "github.com/pi-history/pi-history"
 
@@ -81,25 +77,4 @@ func (g *globals) backend() (backend, error) {
 		return &remoteBackend{History: c.History(), c: c}, nil
 	}
 	return &localBackend{Engine: search.New(svc.Store, svc.Index), svc: svc}, nil
-}
-
-// holder names the process pid for people: its command line where the
-// system shows it ("pi-history import ..." says what is waited for).
-func holder(pid int) string {
-	if pid <= 0 {
-		return "another process"
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || len(b) == 0 {
-		return fmt.Sprintf("process %d", pid)
-	}
-	args := strings.Fields(strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " "))
-	if len(args) > 0 {
-		args[0] = filepath.Base(args[0])
-	}
-	line := strings.Join(args, " ")
-	if r := []rune(line); len(r) > 60 {
-		line = string(r[:60]) + "…"
-	}
-	return fmt.Sprintf("process %d (%s)", pid, line)
 }

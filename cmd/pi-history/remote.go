@@ -9,6 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	pihistory "github.com/pi-history/pi-history"
@@ -99,6 +102,27 @@ var (
 	lockTell = 500 * time.Millisecond
 	lockPoll = 20 * time.Millisecond
 )
+
+// holder names the process pid for people: its command line where the
+// system shows it ("pi-history import ..." says what is waited for).
+func holder(pid int) string {
+	if pid <= 0 {
+		return "another process"
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return fmt.Sprintf("process %d", pid)
+	}
+	args := strings.Fields(strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " "))
+	if len(args) > 0 {
+		args[0] = filepath.Base(args[0])
+	}
+	line := strings.Join(args, " ")
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:60]) + "…"
+	}
+	return fmt.Sprintf("process %d (%s)", pid, line)
+}
 
 // remoteBackend answers through the API, as client.History does: a bad or
 // unknown parameter comes back as the *pihistory.Error the engine returns
