@@ -35,8 +35,8 @@ func treeBytes(dir, suffix string) int64 {
 // imported is an import's figures.
 type imported struct {
 	seconds  float64
-	peakRSS  int64 // bytes, the kernel's high-water mark
-	peakAnon int64 // sampled each 200 ms
+	peakRSS  int64 // bytes, the kernel's high-water mark (VmHWM), as last sampled
+	peakAnon int64 // sampled every 100 ms (benchkit.RunSampled)
 	entries  int
 }
 
@@ -48,29 +48,12 @@ func importCorpus(bin, corpus, data string) (imported, error) {
 	cmd := exec.Command(bin, "import", "--json", "--data", data, corpus)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return im, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	for waiting := true; waiting; {
-		select {
-		case err = <-done:
-			waiting = false
-		case <-time.After(200 * time.Millisecond):
-			if m, e := benchkit.ReadMemory(cmd.Process.Pid); e == nil {
-				im.peakAnon = max(im.peakAnon, m.Anon)
-			}
-		}
-	}
+	m, err := benchkit.RunSampled(cmd, 100*time.Millisecond)
 	im.seconds = time.Since(t0).Seconds()
 	if err != nil {
 		return im, fmt.Errorf("pi-history import %s: %v: %s", corpus, err, strings.TrimSpace(errb.String()))
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		im.peakRSS = ru.Maxrss << 10
-	}
+	im.peakAnon, im.peakRSS = m.Anon, m.Peak
 	var sum struct {
 		Entries int `json:"entries"`
 	}

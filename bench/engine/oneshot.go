@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/pi-history/pi-history/bench/internal/benchkit"
@@ -21,7 +20,7 @@ type oneShot struct {
 	page, all     []float64 // ms
 	rgPage, rgAll []float64
 	// pageMem and allMem are each run's highest anonymous memory and
-	// peak RSS, sampled (see sampleMemory); none when sampling failed.
+	// peak RSS, sampled (benchkit.RunSampled); none when sampling failed.
 	pageMem, allMem []benchkit.Memory
 	memErr          error // why they are none
 	errs            int
@@ -68,7 +67,7 @@ func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 	// leaves the memory unsampled, and says why.
 	sample := func(nd string, args ...string) (benchkit.Memory, error) {
 		cmd, errb := command(nd, args...)
-		m, err := sampleMemory(cmd)
+		m, err := benchkit.RunSampled(cmd, 2*time.Millisecond)
 		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
 			err = nil // nothing matched
 		}
@@ -90,34 +89,6 @@ func measureOneShot(bin, data, corpus string, needles []string) oneShot {
 		o.pageMem, o.allMem = append(o.pageMem, pm), append(o.allMem, am)
 	}
 	return o
-}
-
-// sampleMemory runs cmd and reads its /proc status every 2 ms until it
-// ends: the highest anonymous memory seen, and the process's own peak RSS
-// (VmHWM, which the kernel keeps) as last read. The sampling takes CPU
-// from the run, which is why it is not timed. (The peak RSS wait4 reports
-// is no use here: on Linux a child started with vfork, as Go starts
-// commands, inherits the parent's peak.)
-func sampleMemory(cmd *exec.Cmd) (benchkit.Memory, error) {
-	if err := cmd.Start(); err != nil {
-		return benchkit.Memory{}, err
-	}
-	var peak benchkit.Memory
-	var done atomic.Bool
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for !done.Load() {
-			if m, err := benchkit.ReadMemory(cmd.Process.Pid); err == nil {
-				peak.Anon, peak.File, peak.Peak = max(peak.Anon, m.Anon), max(peak.File, m.File), max(peak.Peak, m.Peak)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
-	err := cmd.Wait()
-	done.Store(true)
-	<-sampled
-	return peak, err
 }
 
 // memPct is the p-th percentile of one figure of ms, in MB.

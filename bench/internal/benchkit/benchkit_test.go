@@ -2,9 +2,53 @@ package benchkit
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
+
+// TestMain lets the test binary stand in for a measured command: with
+// BENCHKIT_CHILD_MB set it holds that many MB of touched memory for a
+// moment and exits.
+func TestMain(m *testing.M) {
+	if v := os.Getenv("BENCHKIT_CHILD_MB"); v != "" {
+		mb, _ := strconv.Atoi(v)
+		b := make([]byte, mb<<20)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		time.Sleep(300 * time.Millisecond)
+		os.Stdout.Write(b[:1])
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunSampledSeesTheChildsOwnMemory: a child holding 96 MB is seen
+// holding at least that (anonymous, and its own peak RSS), and a small
+// child's peak is not its parent's, however large the parent is.
+func TestRunSampledSeesTheChildsOwnMemory(t *testing.T) {
+	ballast := make([]byte, 200<<20) // the parent's RSS, which wait4's peak would carry over
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	for _, c := range []struct{ mb, least, most int64 }{{96, 96, 190}, {1, 1, 150}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "BENCHKIT_CHILD_MB="+strconv.FormatInt(c.mb, 10))
+		m, err := RunSampled(cmd, 2*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Anon < c.least<<20 || m.Peak < m.Anon || m.Peak > c.most<<20 {
+			t.Errorf("a child holding %d MB: anonymous %d MB, peak RSS %d MB; want anonymous at least %d MB, peak at least that and at most %d MB",
+				c.mb, m.Anon>>20, m.Peak>>20, c.least, c.most)
+		}
+	}
+	_ = ballast[len(ballast)-1]
+}
 
 func TestPctPicksTheElementAtRank(t *testing.T) {
 	hundred := make([]float64, 100)

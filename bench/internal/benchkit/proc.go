@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // Memory is a process's resident memory by kind, in bytes, as
@@ -75,6 +78,33 @@ func ReadMemory(pid int) (Memory, error) {
 		return Memory{}, err
 	}
 	return ParseStatus(bytes.NewReader(b))
+}
+
+// RunSampled runs cmd, reading its /proc status every so often until it
+// ends: the highest anonymous and file-backed memory seen, and the
+// process's own peak RSS (VmHWM) as last read. The peak RSS wait4 reports
+// will not do: on Linux a child that Go starts with vfork inherits its
+// parent's. Sampling takes CPU from the run; time a run without it.
+func RunSampled(cmd *exec.Cmd, every time.Duration) (Memory, error) {
+	if err := cmd.Start(); err != nil {
+		return Memory{}, err
+	}
+	var peak Memory
+	var done atomic.Bool
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for !done.Load() {
+			if m, err := ReadMemory(cmd.Process.Pid); err == nil {
+				peak.Anon, peak.File, peak.Peak = max(peak.Anon, m.Anon), max(peak.File, m.File), max(peak.Peak, m.Peak)
+			}
+			time.Sleep(every)
+		}
+	}()
+	err := cmd.Wait()
+	done.Store(true)
+	<-sampled
+	return peak, err
 }
 
 // ParseCPUTicks returns the user plus system CPU time, in clock ticks,
