@@ -16,11 +16,16 @@ import (
 // write lock, so that entries added meanwhile are not lost or missed. A
 // server calls it once at start; it returns how many records it
 // completed, and the errors of sessions it could not complete (it goes on
-// past them). The writes are not synced: a crash loses only work the
-// next call does again.
+// past them). Once a pass leaves none behind, a mark says so and later
+// calls return at once, without reading every record at each start. The
+// writes are not synced: a crash loses only work the next call does
+// again.
 func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
 	if s.readOnly {
 		return 0, nil
+	}
+	if _, err := s.getMeta(firstUsersMark); err == nil {
+		return 0, nil // a pass found nothing left to do: records made since know
 	}
 	infos, err := s.Sessions()
 	if err != nil {
@@ -48,8 +53,20 @@ func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
 			n++
 		}
 	}
+	if len(errs) == 0 {
+		// Records made from here on know at once, so no pass is needed
+		// again (a record an older version rewrites, after a downgrade,
+		// goes on walking: slower titles, the same ones).
+		if err := s.db.Set(append([]byte{tagMeta}, firstUsersMark...), nil, pebble.NoSync); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return n, errors.Join(errs...)
 }
+
+// firstUsersMark names the meta key set once KnowFirstUsers completed
+// every session record.
+const firstUsersMark = "firstusers"
 
 // knowFirstUser is KnowFirstUsers for one session: false when it is gone
 // or knows already.

@@ -163,7 +163,7 @@ func TestAnOlderSessionRecordIsWalked(t *testing.T) {
 // TestSessionRecordsThatDoNotKnowAreCompletedOnce: KnowFirstUsers gives
 // records written before sessions kept their first user message the seq
 // the walk finds (a user message, none), leaves records that know alone,
-// and has nothing left to do when called again.
+// and after a complete pass returns at once.
 func TestSessionRecordsThatDoNotKnowAreCompletedOnce(t *testing.T) {
 	st, err := Open(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
@@ -211,5 +211,22 @@ func TestSessionRecordsThatDoNotKnowAreCompletedOnce(t *testing.T) {
 	}
 	if n, err := st.KnowFirstUsers(context.Background()); err != nil || n != 0 {
 		t.Fatalf("KnowFirstUsers again = %d, %v; want nothing left to do", n, err)
+	}
+	// Once a pass completed every record, later ones read none: a record
+	// that does not know (one an older version rewrote) is left to walk.
+	si, _ := st.Session("s0")
+	si.FirstUser, si.FirstUserKnown = 0, false
+	b, _ := json.Marshal(si)
+	if err := st.db.Set(sessionKey(tagSession, "s0"), b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.KnowFirstUsers(context.Background()); err != nil || n != 0 {
+		t.Fatalf("KnowFirstUsers after a complete pass = %d, %v; want it to return at once", n, err)
+	}
+	if si, _ := st.Session("s0"); si.FirstUserKnown {
+		t.Fatal("a pass ran after a complete one: the record was completed again")
+	}
+	if got, err := st.FirstUser(si); err != nil || got != want["s0"] {
+		t.Fatalf("FirstUser of a record left to walk = %d, %v; want %d", got, err, want["s0"])
 	}
 }
