@@ -241,6 +241,45 @@ func (s *Service) Reindex(ctx context.Context, progress func(stage string, done,
 	return s.Index.Rebuild(ctx, report)
 }
 
+// Upkeep says what opening the data directory for writing would do at
+// once, or "" when nothing: what a killed reindex left (tidyReindex), the
+// store's own (store.Store.Upkeep), or entries the index has not taken in (after a kill, or a file it could not
+// use). A service opened for reading only searches correctly meanwhile,
+// scanning what the index lacks, but does it again on every open.
+func (s *Service) Upkeep() (string, error) {
+	for _, name := range []string{"index.rebuild", "index.old"} {
+		if _, err := os.Stat(filepath.Join(s.Dir, name)); err == nil {
+			return "what a killed reindex left to clear (" + name + ")", nil
+		}
+	}
+	if why, err := s.Store.Upkeep(); why != "" || err != nil {
+		return why, err
+	}
+	if n := index.Lag(s.Index.IndexedThrough(), s.Store.LastSeq()); n > 0 {
+		return fmt.Sprintf("%d entries for the index to take in", n), nil
+	}
+	return "", nil
+}
+
+// Settle waits until no upkeep is due (Upkeep says ""), or ctx ends: the
+// index's catch-up runs in the background of a service opened for
+// writing.
+func (s *Service) Settle(ctx context.Context) error {
+	for {
+		ch := s.Index.Changed()
+		why, err := s.Upkeep()
+		if err != nil || why == "" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("upkeep still due (%s): %w", why, ctx.Err())
+		case <-ch:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // WaitIndexed blocks until the index covers every entry stored so far, or
 // ctx ends.
 func (s *Service) WaitIndexed(ctx context.Context) error {

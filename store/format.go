@@ -77,3 +77,30 @@ func (s *Store) dropSearchData() error {
 	}
 	return nil
 }
+
+// Upkeep says what an open that may write would change in the store at
+// once, or "" when nothing: the search data of earlier builds to delete,
+// the texts a move left behind, entries removed since they were stored
+// that the index has still to forget. A command that only reads opens the
+// store for reading only when nothing is due (cmd/pi-history's
+// openExisting); a store opened for reading only sees these as they are.
+func (s *Store) Upkeep() (string, error) {
+	v, err := s.getMeta(formatKey)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	if len(v) != 8 || binary.BigEndian.Uint64(v) < formatNoSearchData {
+		return "the search data of an earlier version to delete", nil
+	}
+	if _, err := s.getMeta(movedMark); err == nil {
+		return "texts moved to the text file to delete from the store", nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	if seqs, err := s.Deleted(1); err != nil {
+		return "", err
+	} else if len(seqs) > 0 {
+		return "removed entries for the index to forget", nil
+	}
+	return "", nil
+}

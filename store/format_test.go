@@ -182,3 +182,56 @@ func TestANewStoreGetsOnlyTheFormatMarker(t *testing.T) {
 		t.Errorf("a new store holds %v, want [%s]", keys, want)
 	}
 }
+
+// TestUpkeepNamesWhatAnOpenForWritingWouldDo: a store fresh from its
+// writes has nothing due; one holding an earlier build's search data, or
+// entries removed that the index has not forgotten, says so until an open
+// that may write, or the index, has done it.
+func TestUpkeepNamesWhatAnOpenForWritingWouldDo(t *testing.T) {
+	due := func(st *Store, want string) {
+		t.Helper()
+		why, err := st.Upkeep()
+		if err != nil || !strings.Contains(why, want) || (want == "") != (why == "") {
+			t.Fatalf("Upkeep() = %q, %v; want %q", why, err, want)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	st := openBulk(t, dir, 1<<30)
+	due(st, "")
+	v1 := bulkBatch("/j/a.jsonl", "a", 0, 10, 100, true)
+	v1.Header.Version = 1
+	if _, err := st.Apply(v1); err != nil {
+		t.Fatal(err)
+	}
+	due(st, "")
+	rewrite := bulkBatch("/j/a.jsonl", "a", 100, 5, 50, true)
+	rewrite.Replace = true
+	if _, err := st.Apply(rewrite); err != nil {
+		t.Fatal(err)
+	}
+	due(st, "removed entries for the index to forget")
+	seqs, err := st.Deleted(100)
+	if err != nil || st.ClearDeleted(seqs) != nil {
+		t.Fatal(err)
+	}
+	due(st, "")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = OpenWith(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plantSearchData(t, st, st.LastSeq(), 8)
+	due(st, "the search data of an earlier version")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = OpenWith(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	due(st, "")
+}

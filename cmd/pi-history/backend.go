@@ -68,8 +68,12 @@ func sessionArg(ctx context.Context, b backend, arg string) (string, error) {
 
 // backend opens the data directory for a command that reads, or answers
 // through the server that owns it (see orRemote).
-func (g *globals) backend() (backend, error) {
-	svc, c, err := g.existingOrRemote()
+func (g *globals) backend() (backend, error) { return g.backendWith(true) }
+
+// backendWith is backend, sharing the data directory only with share (see
+// existingOrRemoteWith).
+func (g *globals) backendWith(share bool) (backend, error) {
+	svc, c, err := g.existingOrRemoteWith(share)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/term"
 
@@ -116,7 +118,14 @@ func (g *globals) dataDir() (string, error) { return datadir.Resolve(g.data) }
 // --data, nothing imported yet), is an error, not a new and empty store
 // that answers "no match"; one this process cannot write to (a read-only
 // file system, a copy without write permission) is opened for reading only.
-func (g *globals) openExisting() (*service.Service, error) {
+//
+// With share, it is opened for reading only first, under a shared lock:
+// nothing is written (no new Pebble log and manifest, no syncs), and other
+// commands that read open it alongside. When that open finds upkeep due
+// (service.Service.Upkeep: entries the index lacks after a kill, say), it
+// is opened again for writing, so that the upkeep is done once rather
+// than on every command (decision 490).
+func (g *globals) openExisting(share bool) (*service.Service, error) {
 	dir, err := g.dataDir()
 	if err != nil {
 		return nil, err
@@ -129,6 +138,23 @@ func (g *globals) openExisting() (*service.Service, error) {
 	if errors.Is(err, fs.ErrNotExist) && errors.Is(serr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no pi-history data in %s: nothing was imported there; run 'pi-history import' (or 'pi-history serve') first, or check --data and PI_HISTORY_DATA", dir)
 	}
+	if share {
+		svc, err := g.openServiceWith(openHow{readOnly: true, reading: true})
+		if errors.Is(err, datadir.ErrLocked) {
+			return nil, err // a server or a writer holds it
+		}
+		why := ""
+		if err == nil {
+			if why, err = svc.Upkeep(); err == nil && why == "" {
+				return svc, nil
+			}
+			svc.Close()
+		}
+		g.log.Debug("opening the data directory for writing", "dir", dir, "upkeep", why, "err", err)
+		if why != "" {
+			return g.openToSettle(dir)
+		}
+	}
 	svc, err := g.openServiceWith(openHow{reading: true})
 	if err != nil && cannotWrite(err) {
 		g.log.Debug("the data directory cannot be written; opening it for reading only", "dir", dir, "err", err)
@@ -136,6 +162,32 @@ func (g *globals) openExisting() (*service.Service, error) {
 	}
 	return svc, err
 }
+
+// openToSettle opens dir for writing for a command that reads, and waits
+// up to settleWait for the upkeep found due to be done (the index catching
+// up after a kill, say), so that the commands after it open dir for
+// reading only. Past that the command goes on: its answers are exact
+// either way, and the next command that writes goes on with the upkeep.
+func (g *globals) openToSettle(dir string) (*service.Service, error) {
+	svc, err := g.openServiceWith(openHow{reading: true})
+	if err != nil {
+		if cannotWrite(err) {
+			g.log.Debug("the data directory cannot be written; opening it for reading only", "dir", dir, "err", err)
+			return g.openServiceWith(openHow{readOnly: true, reading: true})
+		}
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleWait)
+	defer cancel()
+	if err := svc.Settle(ctx); err != nil {
+		g.log.Debug("going on before the data directory's upkeep is done", "dir", dir, "err", err)
+	}
+	return svc, nil
+}
+
+// settleWait is how long a command that reads waits for upkeep it found
+// due (openToSettle).
+const settleWait = 5 * time.Second
 
 // cannotWrite says err is a refusal to write: a read-only file system or
 // no permission.

@@ -57,9 +57,16 @@ func (g *globals) openOrRemote() (svc *service.Service, c *client.Client, err er
 }
 
 // existingOrRemote is openOrRemote for a command that only reads: see
-// openExisting.
+// openExisting (with share).
 func (g *globals) existingOrRemote() (svc *service.Service, c *client.Client, err error) {
-	return g.orRemote(g.openExisting)
+	return g.existingOrRemoteWith(true)
+}
+
+// existingOrRemoteWith is existingOrRemote, sharing the data directory
+// only with share: a command that may build on disk what it reads (the
+// session word index of 'sessions --match') does not.
+func (g *globals) existingOrRemoteWith(share bool) (svc *service.Service, c *client.Client, err error) {
+	return g.orRemote(func() (*service.Service, error) { return g.openExisting(share) })
 }
 
 // orRemote opens the data directory with open, or when a server owns it

@@ -181,7 +181,8 @@ func runSessions(g *globals, args []string) error {
 	if len(args) > 0 {
 		return usagef("sessions takes no arguments")
 	}
-	b, err := g.backend()
+	// A word search builds or catches up the session word index on disk.
+	b, err := g.backendWith(sessionsMatch == nil)
 	if err != nil {
 		return err
 	}

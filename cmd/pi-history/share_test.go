@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-history/pi-history/datadir"
+)
+
+// dirState lists every file under dir with its size and modification time,
+// a line each, in path order.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		lines = append(lines, fmt.Sprintf("%s %d %s", rel, info.Size(), info.ModTime().Format(time.RFC3339Nano)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// stateDiff names the lines of a that b lacks and those of b that a lacks.
+func stateDiff(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var out []string
+	for l := range ma {
+		if !mb[l] {
+			out = append(out, "- "+l)
+		}
+	}
+	for l := range mb {
+		if !ma[l] {
+			out = append(out, "+ "+l)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func shareEnv(t *testing.T) *testEnv {
+	e := newTestEnv(t)
+	e.journal("p", "s1", `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}`,
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"find the shared needle"}}`,
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":"the shared needle is here"}]}}`)
+	e.importAll(false)
+	return e
+}
+
+// TestCommandsThatReadWriteNothingToTheDataDirectory: after an import, the
+// commands that only read open the data directory for reading only
+// (decision 490): no file in it is created, changed or removed.
+func TestCommandsThatReadWriteNothingToTheDataDirectory(t *testing.T) {
+	e := shareEnv(t)
+	before := dirState(t, e.data)
+	for _, args := range [][]string{
+		{"search", "--color", "never", "shared needle"},
+		{"search", "--all", "--count", "--json", "shared needle"},
+		{"show", "s1"},
+		{"export", "--format", "md", "s1"},
+		{"sessions"},
+		{"stats"},
+	} {
+		out := e.mustCLI(args...)
+		if args[0] == "search" && !strings.Contains(out, "shared needle") {
+			t.Errorf("%v found nothing: %q", args, out)
+		}
+		if diff := stateDiff(before, dirState(t, e.data)); diff != "" {
+			t.Fatalf("pi-history %s changed the data directory:\n%s", strings.Join(args, " "), diff)
+		}
+	}
+}
+
+// TestCommandsThatReadRunBesideEachOther: a command that reads does not
+// wait for another that reads (both hold the lock shared); a writer is
+// still waited for (TestACommandWaitsForAnotherHoldingTheDataDirectory).
+func TestCommandsThatReadRunBesideEachOther(t *testing.T) {
+	e := shareEnv(t)
+	defer func(w, tell, poll time.Duration) { lockWait, lockTell, lockPoll = w, tell, poll }(lockWait, lockTell, lockPoll)
+	lockWait, lockTell, lockPoll = 200*time.Millisecond, time.Millisecond, time.Millisecond
+	other, err := datadir.AcquireWith(e.data, datadir.Mode{Shared: true}) // another reader
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release()
+	out, errOut, code := e.cli("search", "--color", "never", "shared needle")
+	if code != 0 || !strings.Contains(out, "«shared needle»") {
+		t.Fatalf("search beside another reader: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if strings.Contains(errOut, "waiting") {
+		t.Errorf("search waited for another reader: %q", errOut)
+	}
+}
+
+// TestAReadingCommandDoesTheUpkeepOnce: when the index lacks entries (its
+// open run was not saved: a server killed after taking entries in), the
+// first command that reads opens the data directory for writing and
+// waits for the index to catch up; the next one finds nothing due and
+// writes nothing.
+func TestAReadingCommandDoesTheUpkeepOnce(t *testing.T) {
+	e := shareEnv(t)
+	saved := filepath.Join(e.data, "index", "open.pg")
+	if err := os.Remove(saved); err != nil {
+		t.Fatalf("the import left no saved open run to remove: %v", err)
+	}
+	for i := range 2 {
+		before := dirState(t, e.data)
+		if out := e.mustCLI("search", "--color", "never", "shared needle"); !strings.Contains(out, "«shared needle»") {
+			t.Fatalf("search %d found nothing: %q", i+1, out)
+		}
+		diff := stateDiff(before, dirState(t, e.data))
+		if i == 0 && !strings.Contains(diff, "+ index/open.pg") {
+			t.Fatalf("the first search after the open run was lost did not save it again; the directory changed by:\n%s", diff)
+		}
+		if i == 1 && diff != "" {
+			t.Fatalf("the second search changed the data directory:\n%s", diff)
+		}
+	}
+}
