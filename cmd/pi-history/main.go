@@ -300,10 +300,9 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// heapLimit is the Go heap the process tries to stay under unless
-// GOMEMLIMIT says otherwise: a backstop for large imports, where Bleve
-// holds batches' analysed terms. A lower limit (512 MiB) cut the peak RSS
-// of a 351 MB import by a third but cost ~20% more CPU in the collector.
+// heapLimit is the Go heap a command tries to stay under unless GOMEMLIMIT
+// says otherwise (serve sets its own from --memory-mb): a backstop for
+// imports, whose batches and the index's open run live in the Go heap.
 const heapLimit = 768 << 20
 
 func main() {
@@ -592,10 +591,9 @@ Start here:
 Environment:
   PI_HISTORY_DATA                data directory (as --data)
   PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR   where Pi keeps sessions
-  GOMEMLIMIT                     Go heap target (default 768MiB; serve: 2GiB
-                                 plus its block cache)
-  GOGC                           collector pace (serve: 25, so that searches
-                                 reuse memory instead of faulting in new pages)
+  GOMEMLIMIT                     Go heap target (default 768MiB; serve: its
+                                 --memory-mb less Pebble's cache and memtables)
+  GOGC                           collector pace (default 100; search --all: 400)
   PI_HISTORY_FLUSH_KB            what an import keeps in memory between flushes
                                  (default 16384); a killed import reads that
                                  much again next time

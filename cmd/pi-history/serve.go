@@ -177,14 +177,9 @@ func serveOnce(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := service.Open(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, Memory: mem, ReserveBytes: reserve,
+	svc, err := g.openToServe(service.Options{DataDir: dir, SessionsDirs: sessions, Log: g.log, Memory: mem, ReserveBytes: reserve,
 		FollowSessions: true})
 	if err != nil {
-		if errors.Is(err, datadir.ErrLocked) {
-			if si, rerr := client.ReadServerInfo(dir); rerr == nil {
-				return fmt.Errorf("%w\n(a server is recorded at %s, pid %d)", err, si.URL, si.PID)
-			}
-		}
 		return err
 	}
 	defer svc.Close()
@@ -383,3 +378,38 @@ func megabytes(flag string, mb int, def func() int64) (int64, error) {
 	}
 	return int64(mb) << 20, nil
 }
+
+// openToServe opens the data directory for serve. While another command
+// holds it (a search reading it, an import) and no server answers for it,
+// it waits up to serveLockWait, saying so once, rather than failing: the
+// Pi extension starts serve whenever it finds none, whatever else runs.
+func (g *globals) openToServe(o service.Options) (*service.Service, error) {
+	start, told := time.Now(), false
+	for {
+		svc, err := service.Open(o)
+		var locked *datadir.LockedError
+		if err == nil || !errors.As(err, &locked) {
+			return svc, err
+		}
+		if c, si, derr := client.Discover(o.DataDir); derr == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			herr := c.Health(ctx)
+			cancel()
+			if herr == nil {
+				return nil, fmt.Errorf("%w\n(a server answers at %s, pid %d: use it, or stop it first)", err, si.URL, si.PID)
+			}
+		}
+		if time.Since(start) >= serveLockWait {
+			return nil, fmt.Errorf("waited %s for %s, which holds %s; start serve again once it has ended: %w", serveLockWait, holder(locked.PID), locked.Dir, err)
+		}
+		if !told {
+			g.log.Info("waiting for another process holding the data directory", "holder", holder(locked.PID), "dir", locked.Dir, "upTo", serveLockWait.String())
+			told = true
+		}
+		time.Sleep(lockPoll)
+	}
+}
+
+// serveLockWait is how long serve waits for another process holding the
+// data directory (openToServe). Tests shorten it.
+var serveLockWait = 30 * time.Second

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pi-history/pi-history/datadir"
+	"github.com/pi-history/pi-history/service"
 )
 
 // dirState lists every file under dir with its size and modification time,
@@ -139,5 +141,53 @@ func TestAReadingCommandDoesTheUpkeepOnce(t *testing.T) {
 		if i == 1 && diff != "" {
 			t.Fatalf("the second search changed the data directory:\n%s", diff)
 		}
+	}
+}
+
+// TestServeWaitsForACommandHoldingTheDataDirectory: serve started while a
+// command holds the data directory waits for it, saying so, up to
+// serveLockWait; past it, it fails saying for whom it waited; with a server
+// answering for the directory it fails at once, naming it.
+func TestServeWaitsForACommandHoldingTheDataDirectory(t *testing.T) {
+	e := shareEnv(t)
+	defer func(w, poll time.Duration) { serveLockWait, lockPoll = w, poll }(serveLockWait, lockPoll)
+	serveLockWait, lockPoll = 5*time.Second, 5*time.Millisecond
+	var logs strings.Builder
+	g := &globals{log: slog.New(slog.NewTextHandler(&logs, nil))}
+
+	reader, err := datadir.AcquireWith(e.data, datadir.Mode{Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		reader.Release()
+	}()
+	start := time.Now()
+	svc, err := g.openToServe(service.Options{DataDir: e.data})
+	if err != nil {
+		t.Fatalf("serve beside a command that ended after 200 ms: %v", err)
+	}
+	svc.Close()
+	if waited := time.Since(start); waited < 150*time.Millisecond || !strings.Contains(logs.String(), "waiting for another process") {
+		t.Errorf("serve opened after %s, logging %q; want it to wait for the reader and say so", waited, logs.String())
+	}
+
+	serveLockWait = 50 * time.Millisecond
+	writer, err := datadir.Acquire(e.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.openToServe(service.Options{DataDir: e.data})
+	writer.Release()
+	if err == nil || !strings.Contains(err.Error(), "waited 50ms for process") || !strings.Contains(err.Error(), "start serve again") {
+		t.Fatalf("serve while a command held the directory past the wait: %v; want how long it waited, for whom, and what to do", err)
+	}
+
+	e.serve()
+	start = time.Now()
+	_, err = g.openToServe(service.Options{DataDir: e.data})
+	if err == nil || !strings.Contains(err.Error(), "a server answers at "+e.url) || time.Since(start) > time.Second {
+		t.Fatalf("serve beside a running server: %v after %s; want at once an error naming it", err, time.Since(start))
 	}
 }
