@@ -67,7 +67,7 @@ func sessionArg(ctx context.Context, b backend, arg string) (string, error) {
 }
 
 // backend opens the data directory for a command that reads, or answers
-// through the server that owns it (see orRemote).
+// through the server that owns it (see orRemoteUntil).
 func (g *globals) backend() (backend, error) { return g.backendWith(true) }
 
 // backendWith is backend, sharing the data directory only with share (see

@@ -207,7 +207,7 @@ func exportArchive(g *globals) error {
 	var partial partialFile
 	ctx, stop := interruptible(partial.remove)
 	defer stop()
-	svc, c, err := g.existingOrRemote()
+	svc, c, err := g.existingOrRemoteUntil(ctx)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func runImport(g *globals, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	svc, remote, err := g.openOrRemote()
+	svc, remote, err := g.openOrRemote(ctx)
 	if err != nil {
 		return err
 	}

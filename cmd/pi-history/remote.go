@@ -52,8 +52,8 @@ func (g *globals) remoteClient(openErr error) (*client.Client, error) {
 // openOrRemote opens the data directory (creating it, for a bulk load:
 // an import), or returns a client for the server that owns it: exactly one
 // of svc and c is non-nil.
-func (g *globals) openOrRemote() (svc *service.Service, c *client.Client, err error) {
-	return g.orRemote(func() (*service.Service, error) { return g.openServiceWith(openHow{create: true, bulk: true}) })
+func (g *globals) openOrRemote(ctx context.Context) (svc *service.Service, c *client.Client, err error) {
+	return g.orRemoteUntil(ctx, func() (*service.Service, error) { return g.openServiceWith(openHow{create: true, bulk: true}) })
 }
 
 // existingOrRemote is openOrRemote for a command that only reads: see
@@ -66,15 +66,22 @@ func (g *globals) existingOrRemote() (svc *service.Service, c *client.Client, er
 // only with share: a command that may build on disk what it reads (the
 // session word index of 'sessions --match') does not.
 func (g *globals) existingOrRemoteWith(share bool) (svc *service.Service, c *client.Client, err error) {
-	return g.orRemote(func() (*service.Service, error) { return g.openExisting(share) })
+	return g.orRemoteUntil(context.Background(), func() (*service.Service, error) { return g.openExisting(share) })
 }
 
-// orRemote opens the data directory with open, or when a server owns it
-// returns a client for that server. While another command holds the
+// existingOrRemoteUntil is existingOrRemote for a command that handles
+// Ctrl-C itself: a wait for the data directory ends when ctx does.
+func (g *globals) existingOrRemoteUntil(ctx context.Context) (svc *service.Service, c *client.Client, err error) {
+	return g.orRemoteUntil(ctx, func() (*service.Service, error) { return g.openExisting(true) })
+}
+
+// orRemoteUntil opens the data directory with open, or when a server owns
+// it returns a client for that server. While another command holds the
 // directory and no server answers for it (most often a one-shot command
 // just as short), it waits up to lockWait, saying so after lockTell,
-// rather than failing at once.
-func (g *globals) orRemote(open func() (*service.Service, error)) (*service.Service, *client.Client, error) {
+// rather than failing at once; the wait ends early when ctx does (a
+// command's Ctrl-C handler cancels it).
+func (g *globals) orRemoteUntil(ctx context.Context, open func() (*service.Service, error)) (*service.Service, *client.Client, error) {
 	start, told := time.Now(), false
 	for {
 		svc, err := open()
@@ -97,7 +104,11 @@ func (g *globals) orRemote(open func() (*service.Service, error)) (*service.Serv
 			fmt.Fprintf(g.stderr, "pi-history: waiting for %s, which holds %s (up to %s)\n", holder(locked.PID), locked.Dir, lockWait)
 			told = true
 		}
-		time.Sleep(lockPoll)
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("interrupted while waiting for %s, which holds %s: %w", holder(locked.PID), locked.Dir, ctx.Err())
+		case <-time.After(lockPoll):
+		}
 	}
 }
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -189,5 +192,31 @@ func TestServeWaitsForACommandHoldingTheDataDirectory(t *testing.T) {
 	_, err = g.openToServe(service.Options{DataDir: e.data})
 	if err == nil || !strings.Contains(err.Error(), "a server answers at "+e.url) || time.Since(start) > time.Second {
 		t.Fatalf("serve beside a running server: %v after %s; want at once an error naming it", err, time.Since(start))
+	}
+}
+
+// TestAWaitForTheDataDirectoryEndsWithItsContext: a command waiting for
+// another holding the data directory stops waiting when its context ends
+// (an import's or an archive export's Ctrl-C), saying so, instead of
+// waiting out lockWait.
+func TestAWaitForTheDataDirectoryEndsWithItsContext(t *testing.T) {
+	e := shareEnv(t)
+	defer func(w, poll time.Duration) { lockWait, lockPoll = w, poll }(lockWait, lockPoll)
+	lockWait, lockPoll = 5*time.Second, 5*time.Millisecond
+	writer, err := datadir.Acquire(e.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Release()
+	g := &globals{data: e.data, log: slog.New(slog.DiscardHandler), stderr: io.Discard}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err = g.existingOrRemoteUntil(ctx)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "interrupted while waiting for process") {
+		t.Fatalf("a wait whose context ended: %v; want it interrupted, naming what it waited for", err)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("the wait went on %s after its context ended", waited)
 	}
 }
