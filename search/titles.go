@@ -1,6 +1,8 @@
 package search
 
 import (
+	"context"
+	"fmt"
 	"sync"
 
 	"github.com/pi-history/pi-history/index"
@@ -64,4 +66,23 @@ func (e *Engine) describeHits(hits []Hit) {
 		}
 		h.Title, h.Cwd = a.title, a.cwd
 	}
+}
+
+// WarmTitles works out every session's title and project into the cache
+// (Title), so that the first searches after a server starts describe their
+// hits without reading each session's record and first message: the
+// bench's first searches read those for most of their hits. It returns how
+// many sessions it did, and stops when ctx ends.
+func (e *Engine) WarmTitles(ctx context.Context) (int, error) {
+	sessions, err := e.st.Sessions()
+	if err != nil {
+		return 0, fmt.Errorf("search: read the sessions to warm their titles: %w", err)
+	}
+	for i, si := range sessions {
+		if err := ctx.Err(); err != nil {
+			return i, err
+		}
+		e.Title(si)
+	}
+	return len(sessions), nil
 }

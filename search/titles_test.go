@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -97,5 +98,42 @@ func TestSessionsAndHitsCarryTitleAndProject(t *testing.T) {
 	resp, err = e.eng.Search(t.Context(), &Request{Needle: "second needle", Scope: ScopeAll, Limit: 10})
 	if err != nil || len(resp.Hits) != 1 || resp.Hits[0].Title != "Renamed" {
 		t.Errorf("after a rename: %v, hits %+v; want the title Renamed", err, resp.Hits)
+	}
+}
+
+// TestWarmTitlesKeepsEverySessionsTitle: after WarmTitles a fresh engine
+// holds every session's title and project as Title would work them out,
+// until the session is written to; a cancelled warm-up stops.
+func TestWarmTitlesKeepsEverySessionsTitle(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	for i, text := range []string{"first needle session", "second one", ""} {
+		id := "s" + strconv.Itoa(i)
+		lines := []string{`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p/` + id + `"}`}
+		if text != "" {
+			lines = append(lines, `{"type":"message","id":"u`+id+`","parentId":null,"timestamp":"2026-01-01T10:00:01.000Z","message":{"role":"user","content":`+strconv.Quote(text)+`}}`)
+		}
+		p := filepath.Join(dir, id+".jsonl")
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.importFile(t, p)
+	}
+	eng := New(e.st, e.ix)
+	n, err := eng.WarmTitles(t.Context())
+	if err != nil || n != 3 {
+		t.Fatalf("WarmTitles = %d, %v; want 3 sessions", n, err)
+	}
+	want := map[string]string{"s0": "first needle session", "s1": "second one", "s2": ""}
+	for id, title := range want {
+		a, ok := eng.cachedAbout(id, e.st.SessionGeneration(id))
+		if !ok || a.title != title || a.cwd != "/p/"+id {
+			t.Errorf("session %s after the warm-up: cached %v, %+v; want title %q, project /p/%s", id, ok, a, title, id)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if n, err := New(e.st, e.ix).WarmTitles(ctx); n != 0 || err == nil {
+		t.Errorf("WarmTitles with its context ended = %d, %v; want 0 and the context's error", n, err)
 	}
 }

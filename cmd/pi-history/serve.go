@@ -244,7 +244,8 @@ func serveOnce(g *globals, args []string) error {
 		}
 	}
 	logins := webui.NewLogins()
-	srv, err := newAPIServer(g, svc, serverParts{token: token, addr: addr, allow: allow, watcher: watcher, serial: serial, done: ctx.Done(), logins: logins})
+	engine := search.New(svc.Store, svc.Index)
+	srv, err := newAPIServer(g, svc, serverParts{token: token, addr: addr, allow: allow, watcher: watcher, serial: serial, done: ctx.Done(), logins: logins, engine: engine})
 	if err != nil {
 		ln.Close()
 		return err
@@ -286,7 +287,7 @@ func serveOnce(g *globals, args []string) error {
 			case <-wctx.Done():
 			}
 		}
-		preload(wctx, g, svc)
+		preload(wctx, g, svc, engine)
 	}()
 	g.log.Info("serving", "url", info.URL, "data", dir, "sessions", strings.Join(sessions, string(os.PathListSeparator)), "watch", watcher != nil, "memoryMB", mem.Total>>20, "cacheMB", mem.Cache>>20, "memTableMB", mem.MemTable>>20, "goLimitMB", mem.GoLimit>>20)
 	// Like Jupyter: a URL that logs a browser in once (the code is single-use
@@ -311,15 +312,24 @@ func serveOnce(g *globals, args []string) error {
 	return nil
 }
 
-// preload warms svc for search (service.Warm) and logs what it did. It
-// stops when ctx ends.
-func preload(ctx context.Context, g *globals, svc *service.Service) {
+// preload warms svc for search (service.Warm), then the engine's titles
+// (search.Engine.WarmTitles), and logs what it did. It stops when ctx
+// ends.
+func preload(ctx context.Context, g *globals, svc *service.Service, engine *search.Engine) {
 	w, err := svc.Warm(ctx)
+	var titles int
+	var titleTime time.Duration
+	if err == nil {
+		t0 := time.Now()
+		titles, err = engine.WarmTitles(ctx)
+		titleTime = time.Since(t0)
+	}
 	switch {
 	case err != nil && ctx.Err() == nil:
 		g.log.Warn("searches will load from disk what was not preloaded", "err", err)
 	case err == nil:
-		g.log.Info("preloaded for search", "branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond))
+		g.log.Info("preloaded for search", "branches", w.Branches, "branchTime", w.BranchTime.Round(time.Millisecond),
+			"titles", titles, "titleTime", titleTime.Round(time.Millisecond))
 	}
 }
 
@@ -331,13 +341,17 @@ type serverParts struct {
 	serial      *ingest.Serial  // nil: a new one
 	done        <-chan struct{} // closed when the server stops (ends the web UI's event streams)
 	logins      *webui.Logins   // nil: a new one
+	engine      *search.Engine  // nil: a new one
 }
 
 // newAPIServer wires everything 'serve' answers over svc: the /v1 API, the
 // notebook and rollover routes, POST /v1/ui/login-code for 'pi-history
 // open', and the web UI with its login cookie.
 func newAPIServer(g *globals, svc *service.Service, p serverParts) (*api.Server, error) {
-	engine := search.New(svc.Store, svc.Index)
+	engine := p.engine
+	if engine == nil {
+		engine = search.New(svc.Store, svc.Index)
+	}
 	contextRoutes := api.NewContextRoutes(svc.Store, engine, svc.Dir, g.log)
 	logins := p.logins
 	if logins == nil {
