@@ -375,7 +375,11 @@ func (x *Index) markBad(f *postingFile, err error) {
 	defer x.fmu.Unlock()
 	if _, ok := x.bad[f.path]; !ok {
 		x.bad[f.path] = err
-		x.log.Error("index: a postings file failed its checks; searches read every text of its range until it is rebuilt", "file", filepath.Base(f.path), "err", err)
+		msg := "index: a postings file failed its checks; searches read every text of its range until it is rebuilt"
+		if x.readOnly {
+			msg += " (this process reads the data directory only: a server, an import, compact or reindex will rebuild it)"
+		}
+		x.log.Error(msg, "file", filepath.Base(f.path), "err", err)
 	}
 }
 
