@@ -80,8 +80,10 @@ func (s *Store) dropSearchData() error {
 
 // Upkeep says what an open that may write would change in the store at
 // once, or "" when nothing: the search data of earlier builds to delete,
-// the texts a move left behind, entries removed since they were stored
-// that the index has still to forget. A command that only reads opens the
+// the texts a move left behind, writes a killed process left in Pebble's
+// log (a store opened for reading only reads them again at every open),
+// entries removed since they were stored that the index has still to
+// forget. A command that only reads opens the
 // store for reading only when nothing is due (cmd/pi-history's
 // openExisting); a store opened for reading only sees these as they are.
 func (s *Store) Upkeep() (string, error) {
@@ -96,6 +98,13 @@ func (s *Store) Upkeep() (string, error) {
 		return "texts moved to the text file to delete from the store", nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return "", err
+	}
+	if s.readOnly && s.db.Metrics().MemTable.Count > 1 {
+		// What Pebble read back from its log at open, past its first
+		// memtable: a process that ended without closing the store (a
+		// kill) left it unflushed, and every open for reading only reads
+		// it again. (Less fits the first memtable, and costs as little.)
+		return "writes in Pebble's log to flush into its tables", nil
 	}
 	if seqs, err := s.Deleted(1); err != nil {
 		return "", err

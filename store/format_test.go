@@ -235,3 +235,38 @@ func TestUpkeepNamesWhatAnOpenForWritingWouldDo(t *testing.T) {
 	defer st.Close()
 	due(st, "")
 }
+
+// TestUpkeepNamesWritesLeftInPebblesLog: a store a process left without
+// closing it (killed) holds writes in Pebble's log that an open for
+// reading only reads again every time; Upkeep says so, when they fill more
+// than the first memtable, until a store opened for writing has closed
+// (and flushed) them.
+func TestUpkeepNamesWritesLeftInPebblesLog(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := OpenWith(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(bulkBatch("/j/a.jsonl", "a", 0, 2000, 100, true)); err != nil {
+		t.Fatal(err)
+	}
+	reading := func(want string) {
+		t.Helper()
+		ro, err := OpenWith(dir, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if got := ro.LastSeq(); got != 2000 {
+			t.Fatalf("opened for reading only, the store holds %d entries; want 2000", got)
+		}
+		if why, err := ro.Upkeep(); err != nil || why != want {
+			t.Fatalf("Upkeep() = %q, %v; want %q", why, err, want)
+		}
+	}
+	reading("writes in Pebble's log to flush into its tables") // st still open: as if killed
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reading("")
+}
