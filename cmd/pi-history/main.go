@@ -179,15 +179,26 @@ func (g *globals) openToSettle(dir string) (*service.Service, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleWait)
 	defer cancel()
-	if err := svc.Settle(ctx); err != nil {
+	quick, cancelQuick := context.WithTimeout(ctx, settleTell)
+	err = svc.Settle(quick)
+	cancelQuick()
+	if err != nil && ctx.Err() == nil {
+		why, _ := svc.Upkeep()
+		fmt.Fprintf(g.stderr, "pi-history: bringing %s up to date first (%s; up to %s)\n", dir, why, settleWait)
+		err = svc.Settle(ctx)
+	}
+	if err != nil {
 		g.log.Debug("going on before the data directory's upkeep is done", "dir", dir, "err", err)
 	}
 	return svc, nil
 }
 
 // settleWait is how long a command that reads waits for upkeep it found
-// due (openToSettle).
-const settleWait = 5 * time.Second
+// due (openToSettle); it says so after settleTell. Tests shorten them.
+var (
+	settleWait = 5 * time.Second
+	settleTell = 500 * time.Millisecond
+)
 
 // cannotWrite says err is a refusal to write: a read-only file system or
 // no permission.

@@ -220,3 +220,41 @@ func TestAWaitForTheDataDirectoryEndsWithItsContext(t *testing.T) {
 		t.Errorf("the wait went on %s after its context ended", waited)
 	}
 }
+
+// TestAReadingCommandSaysWhenUpkeepTakesLong: a command that finds the
+// index missing (its files deleted, as after a disk was cleaned) rebuilds
+// it before answering and, past settleTell, says what it is doing; its
+// answer is whole.
+func TestAReadingCommandSaysWhenUpkeepTakesLong(t *testing.T) {
+	e := newTestEnv(t)
+	lines := []string{`{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}`}
+	parent := "null"
+	for i := range 20000 {
+		id := fmt.Sprintf("e%07d", i)
+		lines = append(lines, fmt.Sprintf(`{"type":"message","id":"%s","parentId":%s,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"entry %d of a long session"}}`, id, parent, i))
+		parent = `"` + id + `"`
+	}
+	e.journal("p", "big", lines...)
+	e.importAll(false)
+	ents, err := os.ReadDir(filepath.Join(e.data, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ents {
+		os.Remove(filepath.Join(e.data, "index", d.Name()))
+	}
+	defer func(w, tell time.Duration) { settleWait, settleTell = w, tell }(settleWait, settleTell)
+	settleWait, settleTell = time.Minute, time.Millisecond
+	out, errOut, code := e.cli("search", "--count", "--color", "never", "of a long session")
+	if code != 0 || !strings.Contains(out, "20000 hits in all") {
+		t.Fatalf("search after the index was deleted: exit %d\nstdout: %.300s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "bringing "+e.data+" up to date first (") || !strings.Contains(errOut, "entries for the index to take in") {
+		t.Errorf("a long upkeep said nothing of itself: %q", errOut)
+	}
+	before := dirState(t, e.data)
+	e.mustCLI("search", "--count", "of a long session")
+	if diff := stateDiff(before, dirState(t, e.data)); diff != "" {
+		t.Errorf("the search after the upkeep changed the data directory:\n%s", diff)
+	}
+}
