@@ -129,8 +129,11 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	resp.Truncated = e.fillHits(p, hits, budget, resp)
-	e.describeHits(resp.Hits)
+	// The session records fillHits read to learn branches, for
+	// describeHits to title hits with.
+	reads := map[string]*store.SessionRead{}
+	resp.Truncated = e.fillHits(p, hits, budget, resp, reads)
+	e.describeHits(resp.Hits, reads)
 	resp.Stats.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	return resp, last, nil
 }

@@ -20,7 +20,7 @@ import (
 // first, as a page of thousands runs out of budget long before its end),
 // their references in one string. With one of each per hit, a first page
 // of 50 made 376 objects; this way 273.
-func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) bool {
+func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response, reads map[string]*store.SessionRead) bool {
 	truncated := false
 	// The least a snippet takes: the needle and a little context (see
 	// snippets).
@@ -34,6 +34,7 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 	var curSession string
 	var cur []uint64
 	var curErr error
+	var read *store.SessionRead
 	for i, m := range metas {
 		h := Hit{Session: m.Session, Entry: m.ID, Type: m.Type, Role: m.Role, CustomType: m.Extra.CustomType,
 			ToolName: m.Extra.ToolName, Timestamp: m.Timestamp, Window: m.Window, Ref: refs[i], Seq: m.Seq, Snippets: []Snippet{}}
@@ -56,7 +57,10 @@ func (e *Engine) fillHits(p *prepared, hits found, budget int, resp *Response) b
 		} else {
 			if i == 0 || m.Session != curSession {
 				curSession = m.Session
-				cur, curErr = e.st.CurrentBranchSeqs(m.Session)
+				cur, read, curErr = e.st.CurrentBranchSeqsRead(m.Session)
+				if read != nil {
+					reads[m.Session] = read
+				}
 			}
 			if curErr == nil {
 				_, h.OnCurrentBranch = slices.BinarySearch(cur, m.Seq)

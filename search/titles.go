@@ -54,13 +54,22 @@ func (e *Engine) cachedAbout(sid string, gen uint64) (about, bool) {
 }
 
 // describeHits gives each hit its session's title and project: from the
-// cache while the session is unchanged, else from its record once.
-func (e *Engine) describeHits(hits []Hit) {
+// cache while the session is unchanged, else from its record once (the one
+// in reads when it is as current: fillHits read it).
+func (e *Engine) describeHits(hits []Hit, reads map[string]*store.SessionRead) {
 	for i := range hits {
 		h := &hits[i]
-		a, ok := e.cachedAbout(h.Session, e.st.SessionGeneration(h.Session))
+		gen := e.st.SessionGeneration(h.Session)
+		a, ok := e.cachedAbout(h.Session, gen)
 		if !ok {
-			if si, err := e.st.Session(h.Session); err == nil {
+			var si *store.SessionInfo
+			var err error
+			if r := reads[h.Session]; r != nil && r.Generation == gen {
+				si = r.Info
+			} else {
+				si, err = e.st.Session(h.Session)
+			}
+			if err == nil {
 				a = about{title: e.Title(si), cwd: si.Cwd}
 			}
 		}

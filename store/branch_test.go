@@ -138,3 +138,24 @@ func keepAndReopen(t *testing.T, st *Store, sid string, v []byte) *Store {
 	}
 	return reopenStore(t, st)
 }
+
+// TestABranchReadGivesTheRecordItRead: CurrentBranchSeqsRead returns the
+// session's record, with the generation before the read, when it had to
+// read it, and none once the branch is known; after a change the record
+// read is the new one, under the new generation.
+func TestABranchReadGivesTheRecordItRead(t *testing.T) {
+	st := pushTexts(t, []string{"root", "second"}) // e000 → e001
+	gen := st.SessionGeneration("s")
+	seqs, read, err := st.CurrentBranchSeqsRead("s")
+	if err != nil || fmt.Sprint(seqs) != "[1 2]" || read == nil || read.Info.ID != "s" || read.Info.LeafSeq != 2 || read.Generation != gen {
+		t.Fatalf("first read: %v, %+v, %v; want [1 2] and the record (leaf 2) under generation %d", seqs, read, err, gen)
+	}
+	if seqs, read, err := st.CurrentBranchSeqsRead("s"); err != nil || fmt.Sprint(seqs) != "[1 2]" || read != nil {
+		t.Fatalf("second read: %v, %+v, %v; want [1 2] and no record (the branch is known)", seqs, read, err)
+	}
+	pushMore(t, st, "e001", "c%03d", []string{"third"})
+	seqs, read, err = st.CurrentBranchSeqsRead("s")
+	if err != nil || fmt.Sprint(seqs) != "[1 2 3]" || read == nil || read.Info.LeafSeq != 3 || read.Generation != st.SessionGeneration("s") || read.Generation == gen {
+		t.Fatalf("after a change: %v, %+v, %v; want [1 2 3] and the new record under the new generation", seqs, read, err)
+	}
+}

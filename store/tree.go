@@ -96,11 +96,21 @@ func (s *Store) Tree(sid string) (*SessionTree, error) {
 // when the session changes. A branch worked out is also kept in the store
 // (see tagBranch) for the next process.
 func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
+	seqs, _, err := s.CurrentBranchSeqsRead(sid)
+	return seqs, err
+}
+
+// CurrentBranchSeqsRead is CurrentBranchSeqs, also returning the session's
+// record when it had to read it (nil when the branch was known), with the
+// session's generation (SessionGeneration) as it was before the read: a
+// caller that needs the record too reads it once.
+func (s *Store) CurrentBranchSeqsRead(sid string) ([]uint64, *SessionRead, error) {
 	if b, ok := s.trees.getBranch(sid); ok {
-		return b, nil
+		return b, nil, nil
 	}
 	gen := s.trees.generation(sid)
 	var seqs []uint64
+	var read *SessionRead
 	if t := s.trees.get(sid); t != nil {
 		for _, m := range t.Metas {
 			if t.OnCurrentBranch(m.ID) {
@@ -110,13 +120,14 @@ func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
 	} else {
 		si, err := s.Session(sid)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		read = &SessionRead{Info: si, Generation: gen}
 		if saved, ok := s.savedBranch(sid, si.LeafSeq); ok {
 			seqs = saved
 		} else {
 			if seqs, err = s.branchSeqs(sid); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			s.branchWalks.Add(1)
 			slices.Sort(seqs)
@@ -125,7 +136,15 @@ func (s *Store) CurrentBranchSeqs(sid string) ([]uint64, error) {
 	}
 	slices.Sort(seqs)
 	s.trees.putBranch(sid, seqs, gen)
-	return seqs, nil
+	return seqs, read, nil
+}
+
+// SessionRead is a session's record as read, with the session's generation
+// (Store.SessionGeneration) taken before the read: the record is current
+// while the generation is.
+type SessionRead struct {
+	Info       *SessionInfo
+	Generation uint64
 }
 
 // branchSeqs works out the seqs of the path to sid's last entry (its
