@@ -16,6 +16,9 @@ func SessionTitle(st *store.Store, si *store.SessionInfo) string {
 	if strings.TrimSpace(si.Name) != "" {
 		return si.Name // whole: lists cut it to their width, hovers show it all
 	}
+	if si.FirstUserKnown && si.FirstTitle != "" {
+		return si.FirstTitle // kept with the record since the message was stored
+	}
 	first, err := st.FirstUser(si)
 	if err != nil || first == 0 {
 		return ""

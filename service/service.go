@@ -133,7 +133,7 @@ func Open(o Options) (*Service, error) {
 			if n, err := st.KnowFirstUsers(ctx); err != nil && ctx.Err() == nil {
 				s.Log.Warn("sessions: cannot keep their first user messages; titles walk their records instead", "err", err)
 			} else if n > 0 {
-				s.Log.Info("sessions: kept the first user message of sessions stored by an older version", "sessions", n)
+				s.Log.Info("sessions: kept the first user message and its title of sessions stored by an older version", "sessions", n)
 			}
 			s.followSessionWords(ctx)
 		}()

@@ -7,12 +7,15 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/pi-history/pi-history/journal"
 )
 
 // KnowFirstUsers gives every session record that does not know the seq
 // of its first user message (one written before sessions kept it,
-// decision 460) the seq the walk of its records finds, so that its title
-// stops walking them. Each session is read, walked and written under the
+// decision 460), or that message's title line, the seq the walk of its
+// records finds and the line, so that its title stops walking them and
+// reading the message. Each session is read, walked and written under the
 // write lock, so that entries added meanwhile are not lost or missed. A
 // server calls it once at start; it returns how many records it
 // completed, and the errors of sessions it could not complete (it goes on
@@ -34,7 +37,7 @@ func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
 	n := 0
 	var errs []error
 	for _, si := range infos {
-		if si.FirstUserKnown {
+		if knowsFirstUser(si) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -65,8 +68,9 @@ func (s *Store) KnowFirstUsers(ctx context.Context) (int, error) {
 }
 
 // firstUsersMark names the meta key set once KnowFirstUsers completed
-// every session record.
-const firstUsersMark = "firstusers"
+// every session record, titles included (the pass before titles were kept
+// set "firstusers"; a store marked so gets one more).
+const firstUsersMark = "firsttitles"
 
 // knowFirstUser is KnowFirstUsers for one session: false when it is gone
 // or knows already.
@@ -80,17 +84,30 @@ func (s *Store) knowFirstUser(sid string) (bool, error) {
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
-	if err != nil || si.FirstUserKnown {
+	if err != nil || knowsFirstUser(si) {
 		return false, err
 	}
 	first, err := s.FirstUser(si)
 	if err != nil {
 		return false, err
 	}
-	si.FirstUser, si.FirstUserKnown = first, true
+	si.FirstUser, si.FirstUserKnown, si.FirstTitle = first, true, ""
+	if first != 0 {
+		text, err := s.Text(first)
+		if err != nil {
+			return false, err
+		}
+		si.FirstTitle = journal.TitleLine(text, journal.TitleRunes)
+	}
 	sib, err := json.Marshal(si)
 	if err != nil {
 		return false, err
 	}
 	return true, s.db.Set(sessionKey(tagSession, sid), sib, pebble.NoSync)
+}
+
+// knowsFirstUser says whether si knows its first user message and, when
+// it has one, the message's title line.
+func knowsFirstUser(si *SessionInfo) bool {
+	return si.FirstUserKnown && (si.FirstUser == 0 || si.FirstTitle != "")
 }

@@ -68,6 +68,7 @@ func TestASessionKeepsItsFirstUserMessageAsTheWalkFindsIt(t *testing.T) {
 		{name: "the first entry replaced by a user message", batches: [][]string{{"a", "a", "u"}}, replace: "u", want: 0, known: false},
 		{name: "the first user message replaced by another kind", batches: [][]string{{"u", "a", "u"}}, replace: "a", want: 2, known: false},
 		{name: "replaced by the same kind", batches: [][]string{{"a", "u"}}, replace: "a", want: 1, known: true},
+		{name: "the first user message edited", batches: [][]string{{"u", "a", "u"}}, replace: "u", want: 0, known: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,6 +104,9 @@ func TestASessionKeepsItsFirstUserMessageAsTheWalkFindsIt(t *testing.T) {
 			if tc.replace != "" {
 				e := firstUserEntry(tc.replace, "e0")
 				e.Raw = append(e.Raw[:len(e.Raw)-1], `,"edited":true}`...)
+				if e.Text != "" {
+					e.Text = "edited " + e.Text
+				}
 				offset += 100
 				if _, err := st.Apply(&FileBatch{Path: "/x/s.jsonl", Entries: []*journal.Entry{e}, State: FileState{Offset: offset}}); err != nil {
 					t.Fatal(err)
@@ -129,6 +133,18 @@ func TestASessionKeepsItsFirstUserMessageAsTheWalkFindsIt(t *testing.T) {
 			}
 			if si.FirstUserKnown != tc.known {
 				t.Fatalf("record knows its first user message: %v, want %v (record %+v)", si.FirstUserKnown, tc.known, si)
+			}
+			// The title line kept with it is the message's as stored now.
+			wantTitle := ""
+			if tc.known && want != 0 {
+				text, err := st.Text(want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantTitle = journal.TitleLine(text, journal.TitleRunes)
+			}
+			if si.FirstTitle != wantTitle {
+				t.Fatalf("record keeps the title %q, want %q", si.FirstTitle, wantTitle)
 			}
 		})
 	}
@@ -162,8 +178,9 @@ func TestAnOlderSessionRecordIsWalked(t *testing.T) {
 
 // TestSessionRecordsThatDoNotKnowAreCompletedOnce: KnowFirstUsers gives
 // records written before sessions kept their first user message the seq
-// the walk finds (a user message, none), leaves records that know alone,
-// and after a complete pass returns at once.
+// the walk finds (a user message, none) and its title line, gives records
+// that knew the seq but not the title the title, and after a complete
+// pass returns at once.
 func TestSessionRecordsThatDoNotKnowAreCompletedOnce(t *testing.T) {
 	st, err := Open(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
@@ -187,7 +204,13 @@ func TestSessionRecordsThatDoNotKnowAreCompletedOnce(t *testing.T) {
 		}
 		want[sid] = si.FirstUser
 		if sid == "s2" {
-			continue // stays a record that knows
+			// What the build before titles wrote: the seq, no title.
+			si.FirstTitle = ""
+			b, _ := json.Marshal(si)
+			if err := st.db.Set(sessionKey(tagSession, sid), b, nil); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		}
 		// What an older version wrote: no first user message.
 		si.FirstUser, si.FirstUserKnown = 0, false
@@ -200,13 +223,14 @@ func TestSessionRecordsThatDoNotKnowAreCompletedOnce(t *testing.T) {
 		t.Fatalf("the sessions' first user messages as kept = %v; the test expects s0 and s2 to have one", want)
 	}
 	n, err := st.KnowFirstUsers(context.Background())
-	if err != nil || n != 2 {
-		t.Fatalf("KnowFirstUsers = %d, %v; want the 2 records that did not know completed", n, err)
+	if err != nil || n != 3 {
+		t.Fatalf("KnowFirstUsers = %d, %v; want the 3 records that did not know (2 the seq, 1 the title) completed", n, err)
 	}
+	titles := map[string]string{"s0": "text of s0-e2", "s1": "", "s2": "text of s2-e0"}
 	for sid, seq := range want {
 		si, err := st.Session(sid)
-		if err != nil || !si.FirstUserKnown || si.FirstUser != seq {
-			t.Fatalf("session %s after KnowFirstUsers: %+v, %v; want it to know seq %d", sid, si, err, seq)
+		if err != nil || !si.FirstUserKnown || si.FirstUser != seq || si.FirstTitle != titles[sid] {
+			t.Fatalf("session %s after KnowFirstUsers: %+v, %v; want it to know seq %d, titled %q", sid, si, err, seq, titles[sid])
 		}
 	}
 	if n, err := st.KnowFirstUsers(context.Background()); err != nil || n != 0 {

@@ -67,6 +67,19 @@ type SessionInfo struct {
 	// of another kind, does not know it (see Store.FirstUser).
 	FirstUser      uint64 `json:"firstUser,omitempty"`
 	FirstUserKnown bool   `json:"firstUserKnown,omitempty"`
+	// FirstTitle is the title line of that message (journal.TitleLine),
+	// kept with it so that a title costs no read of the message: "" when
+	// the store does not know it (a record written before it was kept;
+	// see index.SessionTitle).
+	FirstTitle string `json:"firstTitle,omitempty"`
+}
+
+// titleFrom keeps the title line of e, stored as m, when m is the
+// session's first user message.
+func (si *SessionInfo) titleFrom(m *Meta, e *journal.Entry) {
+	if si.FirstUserKnown && si.FirstUser != 0 && m.Seq == si.FirstUser {
+		si.FirstTitle = journal.TitleLine(e.Text, journal.TitleRunes)
+	}
 }
 
 // TitleScan is how many entries from a session's start are looked at for

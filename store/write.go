@@ -397,7 +397,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 		}
 		if old != nil {
 			if old.isUserMessage() != m.isUserMessage() {
-				si.FirstUserKnown = false // replaced by an entry of another kind: walk
+				si.FirstUserKnown, si.FirstTitle = false, "" // replaced by an entry of another kind: walk
 			}
 			oldRaw, ok := batchRaw[old.Seq]
 			if !ok {
@@ -415,6 +415,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 				if err := s.putEntry(b, m, e); err != nil {
 					return err
 				}
+				si.titleFrom(m, e)
 				if !sameBytes {
 					if err := b.Set(seqKey(tagDeleted, m.Seq), nil, nil); err != nil {
 						return err
@@ -435,6 +436,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 				if err := s.putEntry(b, m, e); err != nil {
 					return err
 				}
+				si.titleFrom(m, e)
 				if err := b.Set(seqKey(tagDeleted, m.Seq), nil, nil); err != nil {
 					return err
 				}
@@ -463,6 +465,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 		res.Added++
 		if si.FirstUserKnown && si.FirstUser == 0 && si.Entries < TitleScan && m.isUserMessage() {
 			si.FirstUser = m.Seq
+			si.titleFrom(m, e)
 		}
 		si.Entries++
 		if m.Searchable() {
