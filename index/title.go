@@ -3,7 +3,6 @@ package index
 import (
 	"strings"
 
-	"github.com/pi-history/pi-history/journal"
 	"github.com/pi-history/pi-history/store"
 )
 
@@ -16,16 +15,9 @@ func SessionTitle(st *store.Store, si *store.SessionInfo) string {
 	if strings.TrimSpace(si.Name) != "" {
 		return si.Name // whole: lists cut it to their width, hovers show it all
 	}
-	if si.FirstUserKnown && si.FirstTitle != "" {
-		return si.FirstTitle // kept with the record since the message was stored
-	}
-	first, err := st.FirstUser(si)
-	if err != nil || first == 0 {
-		return ""
-	}
-	text, err := st.Text(first)
+	title, err := st.FirstTitle(si)
 	if err != nil {
 		return ""
 	}
-	return journal.TitleLine(text, journal.TitleRunes)
+	return title
 }

@@ -87,18 +87,11 @@ func (s *Store) knowFirstUser(sid string) (bool, error) {
 	if err != nil || knowsFirstUser(si) {
 		return false, err
 	}
-	first, err := s.FirstUser(si)
+	first, title, err := s.firstUserTitle(si)
 	if err != nil {
 		return false, err
 	}
-	si.FirstUser, si.FirstUserKnown, si.FirstTitle = first, true, ""
-	if first != 0 {
-		text, err := s.Text(first)
-		if err != nil {
-			return false, err
-		}
-		si.FirstTitle = journal.TitleLine(text, journal.TitleRunes)
-	}
+	si.FirstUser, si.FirstUserKnown, si.FirstTitle = first, true, title
 	sib, err := json.Marshal(si)
 	if err != nil {
 		return false, err
@@ -110,4 +103,30 @@ func (s *Store) knowFirstUser(sid string) (bool, error) {
 // it has one, the message's title line.
 func knowsFirstUser(si *SessionInfo) bool {
 	return si.FirstUserKnown && (si.FirstUser == 0 || si.FirstTitle != "")
+}
+
+// FirstTitle returns the title line (journal.TitleLine) of session si's
+// first user message among its first TitleScan entries, "" when it has
+// none: from the record when it knows it, else worked out from the
+// session's records and the message's text.
+func (s *Store) FirstTitle(si *SessionInfo) (string, error) {
+	_, title, err := s.firstUserTitle(si)
+	return title, err
+}
+
+// firstUserTitle returns the seq of si's first user message (FirstUser)
+// and its title line (FirstTitle).
+func (s *Store) firstUserTitle(si *SessionInfo) (uint64, string, error) {
+	if knowsFirstUser(si) {
+		return si.FirstUser, si.FirstTitle, nil
+	}
+	first, err := s.FirstUser(si)
+	if err != nil || first == 0 {
+		return 0, "", err
+	}
+	text, err := s.Text(first)
+	if err != nil {
+		return 0, "", err
+	}
+	return first, journal.TitleLine(text, journal.TitleRunes), nil
 }
