@@ -208,6 +208,12 @@ func (c *collector) judge(m *store.Meta) (*store.Meta, bool) {
 	if !c.p.filter.match(m) {
 		return nil, false
 	}
+	return c.confirm(m)
+}
+
+// confirm is judge for a hit m that passed the filters: counted as
+// confirmed, and m when the page still has room for it.
+func (c *collector) confirm(m *store.Meta) (*store.Meta, bool) {
 	c.st.Confirmed++
 	if c.full() {
 		c.more = true
@@ -217,12 +223,13 @@ func (c *collector) judge(m *store.Meta) (*store.Meta, bool) {
 }
 
 // acceptRecorded is accept for a hit whose text was kept and whose
-// record was read already, by a helper goroutine (m nil: see readHit).
+// record was read, and filtered, already (m nil: gone or filtered out;
+// see readHit).
 func (c *collector) acceptRecorded(seq uint64, text hitText, m *store.Meta) bool {
 	if m == nil {
 		return false
 	}
-	m, ok := c.judge(m)
+	m, ok := c.confirm(m)
 	if m != nil {
 		c.add(seq, m, text)
 	}
