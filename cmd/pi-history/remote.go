@@ -82,6 +82,16 @@ func (g *globals) existingOrRemoteUntil(ctx context.Context) (svc *service.Servi
 // rather than failing at once; the wait ends early when ctx does (a
 // command's Ctrl-C handler cancels it).
 func (g *globals) orRemoteUntil(ctx context.Context, open func() (*service.Service, error)) (*service.Service, *client.Client, error) {
+	return g.waitToOpen(ctx, lockWait, func(locked *datadir.LockedError) {
+		fmt.Fprintf(g.stderr, "pi-history: waiting for %s, which holds %s (up to %s)\n", holder(locked.PID), locked.Dir, lockWait)
+	}, open)
+}
+
+// waitToOpen calls open until it opens the data directory, fails other
+// than by another process holding it, or a server answers for the
+// directory (then the server's client is returned), for at most wait;
+// tell is called once when the wait passes lockTell.
+func (g *globals) waitToOpen(ctx context.Context, wait time.Duration, tell func(*datadir.LockedError), open func() (*service.Service, error)) (*service.Service, *client.Client, error) {
 	start, told := time.Now(), false
 	for {
 		svc, err := open()
@@ -96,12 +106,12 @@ func (g *globals) orRemoteUntil(ctx context.Context, open func() (*service.Servi
 		if rerr != err || !errors.As(err, &locked) {
 			return nil, nil, rerr
 		}
-		if time.Since(start) >= lockWait {
+		if time.Since(start) >= wait {
 			return nil, nil, fmt.Errorf("waited %s for %s, which holds %s and is no server this command can use; run the command again once it has ended, or use another --data: %w",
-				lockWait, holder(locked.PID), locked.Dir, datadir.ErrLocked)
+				wait, holder(locked.PID), locked.Dir, datadir.ErrLocked)
 		}
 		if !told && time.Since(start) >= lockTell {
-			fmt.Fprintf(g.stderr, "pi-history: waiting for %s, which holds %s (up to %s)\n", holder(locked.PID), locked.Dir, lockWait)
+			tell(locked)
 			told = true
 		}
 		select {

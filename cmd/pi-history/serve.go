@@ -395,33 +395,17 @@ func megabytes(flag string, mb int, def func() int64) (int64, error) {
 
 // openToServe opens the data directory for serve. While another command
 // holds it (a search reading it, an import) and no server answers for it,
-// it waits up to serveLockWait, saying so once, rather than failing: the
-// Pi extension starts serve whenever it finds none, whatever else runs.
+// it waits up to serveLockWait, logging so, rather than failing: the Pi
+// extension starts serve whenever it finds none, whatever else runs. A
+// server answering for it is an error naming it.
 func (g *globals) openToServe(o service.Options) (*service.Service, error) {
-	start, told := time.Now(), false
-	for {
-		svc, err := service.Open(o)
-		var locked *datadir.LockedError
-		if err == nil || !errors.As(err, &locked) {
-			return svc, err
-		}
-		if c, si, derr := client.Discover(o.DataDir); derr == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			herr := c.Health(ctx)
-			cancel()
-			if herr == nil {
-				return nil, fmt.Errorf("%w\n(a server answers at %s, pid %d: use it, or stop it first)", err, si.URL, si.PID)
-			}
-		}
-		if time.Since(start) >= serveLockWait {
-			return nil, fmt.Errorf("waited %s for %s, which holds %s; start serve again once it has ended: %w", serveLockWait, holder(locked.PID), locked.Dir, err)
-		}
-		if !told {
-			g.log.Info("waiting for another process holding the data directory", "holder", holder(locked.PID), "dir", locked.Dir, "upTo", serveLockWait.String())
-			told = true
-		}
-		time.Sleep(lockPoll)
+	svc, c, err := g.waitToOpen(context.Background(), serveLockWait, func(locked *datadir.LockedError) {
+		g.log.Info("waiting for another process holding the data directory", "holder", holder(locked.PID), "dir", locked.Dir, "upTo", serveLockWait.String())
+	}, func() (*service.Service, error) { return service.Open(o) })
+	if c != nil {
+		return nil, fmt.Errorf("%w\n(a server answers at %s: use it, or stop it first)", datadir.ErrLocked, c.BaseURL())
 	}
+	return svc, err
 }
 
 // serveLockWait is how long serve waits for another process holding the

@@ -153,10 +153,10 @@ func TestAReadingCommandDoesTheUpkeepOnce(t *testing.T) {
 // answering for the directory it fails at once, naming it.
 func TestServeWaitsForACommandHoldingTheDataDirectory(t *testing.T) {
 	e := shareEnv(t)
-	defer func(w, poll time.Duration) { serveLockWait, lockPoll = w, poll }(serveLockWait, lockPoll)
-	serveLockWait, lockPoll = 5*time.Second, 5*time.Millisecond
+	defer func(w, tell, poll time.Duration) { serveLockWait, lockTell, lockPoll = w, tell, poll }(serveLockWait, lockTell, lockPoll)
+	serveLockWait, lockTell, lockPoll = 5*time.Second, 10*time.Millisecond, 5*time.Millisecond
 	var logs strings.Builder
-	g := &globals{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	g := &globals{data: e.data, log: slog.New(slog.NewTextHandler(&logs, nil))}
 
 	reader, err := datadir.AcquireWith(e.data, datadir.Mode{Shared: true})
 	if err != nil {
@@ -183,7 +183,7 @@ func TestServeWaitsForACommandHoldingTheDataDirectory(t *testing.T) {
 	}
 	_, err = g.openToServe(service.Options{DataDir: e.data})
 	writer.Release()
-	if err == nil || !strings.Contains(err.Error(), "waited 50ms for process") || !strings.Contains(err.Error(), "start serve again") {
+	if err == nil || !strings.Contains(err.Error(), "waited 50ms for process") || !strings.Contains(err.Error(), "run the command again") {
 		t.Fatalf("serve while a command held the directory past the wait: %v; want how long it waited, for whom, and what to do", err)
 	}
 
