@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
+	"github.com/pi-history/pi-history/store"
 )
 
 func TestFirstLineMakesAShortOneLineTitle(t *testing.T) {
@@ -135,5 +136,35 @@ func TestWarmTitlesKeepsEverySessionsTitle(t *testing.T) {
 	cancel()
 	if n, err := New(e.st, e.ix).WarmTitles(ctx); n != 0 || err == nil {
 		t.Errorf("WarmTitles with its context ended = %d, %v; want 0 and the context's error", n, err)
+	}
+}
+
+// TestHitsAreTitledFromARecordReadOnlyWhileItIsCurrent: describeHits takes
+// a session's title from the record fillHits read (reads) while the
+// session's generation is the one it was read under, and reads the record
+// again when it is not.
+func TestHitsAreTitledFromARecordReadOnlyWhileItIsCurrent(t *testing.T) {
+	e := newEnv(t)
+	p := filepath.Join(t.TempDir(), "s0.jsonl")
+	lines := `{"type":"session","version":3,"id":"s0","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/p/s0"}` + "\n" +
+		`{"type":"message","id":"u0","parentId":null,"timestamp":"2026-01-01T10:00:01.000Z","message":{"role":"user","content":"the stored title"}}` + "\n"
+	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.importFile(t, p)
+	gen := e.st.SessionGeneration("s0")
+	planted := &store.SessionInfo{ID: "s0", Cwd: "/planted", Name: "a planted record"}
+	for _, c := range []struct {
+		gen        uint64
+		title, cwd string
+	}{
+		{gen, "a planted record", "/planted"},
+		{gen + 1, "the stored title", "/p/s0"},
+	} {
+		hits := []Hit{{Session: "s0"}}
+		New(e.st, e.ix).describeHits(hits, map[string]*store.SessionRead{"s0": {Info: planted, Generation: c.gen}})
+		if hits[0].Title != c.title || hits[0].Cwd != c.cwd {
+			t.Errorf("a record read under generation %d (the session's is %d): hit titled %q in %q; want %q in %q", c.gen, gen, hits[0].Title, hits[0].Cwd, c.title, c.cwd)
+		}
 	}
 }
