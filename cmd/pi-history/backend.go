@@ -66,14 +66,11 @@ func sessionArg(ctx context.Context, b backend, arg string) (string, error) {
 	return id, err
 }
 
-// backend opens the data directory for a command that reads, or answers
-// through the server that owns it (see orRemoteUntil).
-func (g *globals) backend() (backend, error) { return g.backendWith(true) }
-
-// backendWith is backend, sharing the data directory only with share (see
-// existingOrRemoteWith).
-func (g *globals) backendWith(share bool) (backend, error) {
-	svc, c, err := g.existingOrRemoteWith(share)
+// backend opens the data directory for a command that reads (sharing it
+// unless share is false: see existingOrRemote), or answers through the
+// server that owns it (see orRemoteUntil).
+func (g *globals) backend(share bool) (backend, error) {
+	svc, c, err := g.existingOrRemote(context.Background(), share)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func runExport(g *globals, args []string) error {
 	if f.out == "" && f.zstd && isTerminal(g.stdout) {
 		return usagef("refusing to write compressed data to a terminal; use -o FILE or redirect stdout")
 	}
-	svc, c, err := g.existingOrRemote()
+	svc, c, err := g.existingOrRemote(context.Background(), true)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func exportArchive(g *globals) error {
 	var partial partialFile
 	ctx, stop := interruptible(partial.remove)
 	defer stop()
-	svc, c, err := g.existingOrRemoteUntil(ctx)
+	svc, c, err := g.existingOrRemote(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -56,23 +56,13 @@ func (g *globals) openOrRemote(ctx context.Context) (svc *service.Service, c *cl
 	return g.orRemoteUntil(ctx, func() (*service.Service, error) { return g.openServiceWith(openHow{create: true, bulk: true}) })
 }
 
-// existingOrRemote is openOrRemote for a command that only reads: see
-// openExisting (with share).
-func (g *globals) existingOrRemote() (svc *service.Service, c *client.Client, err error) {
-	return g.existingOrRemoteWith(true)
-}
-
-// existingOrRemoteWith is existingOrRemote, sharing the data directory
-// only with share: a command that may build on disk what it reads (the
-// session word index of 'sessions --match') does not.
-func (g *globals) existingOrRemoteWith(share bool) (svc *service.Service, c *client.Client, err error) {
-	return g.orRemoteUntil(context.Background(), func() (*service.Service, error) { return g.openExisting(share) })
-}
-
-// existingOrRemoteUntil is existingOrRemote for a command that handles
-// Ctrl-C itself: a wait for the data directory ends when ctx does.
-func (g *globals) existingOrRemoteUntil(ctx context.Context) (svc *service.Service, c *client.Client, err error) {
-	return g.orRemoteUntil(ctx, func() (*service.Service, error) { return g.openExisting(true) })
+// existingOrRemote is openOrRemote for a command that only reads (see
+// openExisting): sharing the data directory unless share is false (a
+// command that may build on disk what it reads, as 'sessions --match'
+// builds the session word index), and waiting for it until ctx ends (a
+// command that handles Ctrl-C itself passes the context its handler ends).
+func (g *globals) existingOrRemote(ctx context.Context, share bool) (svc *service.Service, c *client.Client, err error) {
+	return g.orRemoteUntil(ctx, func() (*service.Service, error) { return g.openExisting(share) })
 }
 
 // orRemoteUntil opens the data directory with open, or when a server owns

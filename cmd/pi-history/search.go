@@ -156,7 +156,7 @@ func runSearch(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := g.backend()
+	b, err := g.backend(true)
 	if err != nil {
 		return err
 	}

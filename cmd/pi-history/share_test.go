@@ -212,7 +212,7 @@ func TestAWaitForTheDataDirectoryEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, _, err = g.existingOrRemoteUntil(ctx)
+	_, _, err = g.existingOrRemote(ctx, true)
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "interrupted while waiting for process") {
 		t.Fatalf("a wait whose context ended: %v; want it interrupted, naming what it waited for", err)
 	}

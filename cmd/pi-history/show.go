@@ -89,7 +89,7 @@ func runShow(g *globals, args []string) error {
 		return usagef("give SESSION or SESSION/ENTRY")
 	}
 	sid, eid, _ := strings.Cut(args[0], "/")
-	b, err := g.backend()
+	b, err := g.backend(true)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func runSessions(g *globals, args []string) error {
 		return usagef("sessions takes no arguments")
 	}
 	// A word search builds or catches up the session word index on disk.
-	b, err := g.backendWith(sessionsMatch == nil)
+	b, err := g.backend(sessionsMatch == nil)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ Example:
 			if len(args) > 0 {
 				return usagef("stats takes no arguments")
 			}
-			svc, remote, err := g.existingOrRemote()
+			svc, remote, err := g.existingOrRemote(context.Background(), true)
 			if err != nil {
 				return err
 			}
