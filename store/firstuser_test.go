@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/pi-history/pi-history/journal"
@@ -72,11 +71,7 @@ func TestASessionKeepsItsFirstUserMessageAsTheWalkFindsIt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := Open(filepath.Join(t.TempDir(), "store"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openTemp(t)
 			h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
 			var all []*journal.Entry
 			var offset int64
@@ -161,11 +156,7 @@ func TestAnOlderSessionRecordIsWalked(t *testing.T) {
 	if si.FirstUserKnown || si.FirstUser != 0 {
 		t.Fatalf("an older record decodes as %+v; want it not to know its first user message", si)
 	}
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
 	es := []*journal.Entry{firstUserEntry("m", "e0"), firstUserEntry("a", "e1"), firstUserEntry("u", "e2")}
 	if _, err := st.Apply(&FileBatch{Path: "/x/s.jsonl", Header: h, Entries: es, State: FileState{Offset: 10}}); err != nil {
@@ -182,11 +173,7 @@ func TestAnOlderSessionRecordIsWalked(t *testing.T) {
 // that knew the seq but not the title the title, and after a complete
 // pass returns at once.
 func TestSessionRecordsThatDoNotKnowAreCompletedOnce(t *testing.T) {
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	want := map[string]uint64{}
 	for i, kinds := range [][]string{{"m", "a", "u"}, {"m", "a"}, {"u"}} {
 		sid := fmt.Sprintf("s%d", i)

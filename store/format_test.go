@@ -164,11 +164,7 @@ func TestOpenRemovesTheSearchDataOfEarlierVersions(t *testing.T) {
 // TestANewStoreGetsOnlyTheFormatMarker: a store created empty records its
 // format and holds nothing else.
 func TestANewStoreGetsOnlyTheFormatMarker(t *testing.T) {
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	it, err := st.db.NewIter(nil)
 	if err != nil {
 		t.Fatal(err)

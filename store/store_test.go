@@ -15,11 +15,7 @@ import (
 // TestTreeIsNeverStaleAfterACommit pushes entries while other goroutines
 // load the session's tree: after each push returns, the tree has it.
 func TestTreeIsNeverStaleAfterACommit(t *testing.T) {
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -65,11 +61,7 @@ func TestTreeIsNeverStaleAfterACommit(t *testing.T) {
 // trees loaded to work them out are not kept (a million entries' worth of
 // records and entries cost the collector ~100 ms a cycle).
 func TestWarmBranchesCachesEveryCurrentBranch(t *testing.T) {
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	for _, sid := range []string{"s1", "s2"} {
 		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
 		// a1 <- a2 <- a3 (abandoned), a2 <- a4 (the leaf: last in the file)
@@ -116,11 +108,7 @@ func TestWarmBranchesCachesEveryCurrentBranch(t *testing.T) {
 // changes it is not returned after it: a pushed entry found in the file,
 // then the session dropped.
 func TestMetaIsNeverStaleAfterACommit(t *testing.T) {
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	meta := st.Meta
 	h := &journal.Header{ID: "s", Version: 3, Raw: []byte(`{"type":"session","id":"s"}`)}
 	entry := func(id, text string, line int) *journal.Entry {
@@ -156,11 +144,7 @@ func TestMetaIsNeverStaleAfterACommit(t *testing.T) {
 // they are, and an order key whose record is missing is an error naming
 // the seq, not a short list.
 func TestSessionMetasReadsRecordsThroughOrderKeys(t *testing.T) {
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	push := func(sid string, ids ...string) {
 		t.Helper()
 		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
@@ -236,11 +220,7 @@ func TestSessionMetasReadsRecordsThroughOrderKeys(t *testing.T) {
 // several flushes and a compaction, no table spans two kinds, and some
 // were moved.
 func TestTablesHoldOneKindOfKeyEach(t *testing.T) {
-	st, err := Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	for f := range 6 {
 		sid := fmt.Sprintf("s%d", f)
 		h := &journal.Header{ID: sid, Version: 3, Raw: []byte(`{"type":"session","id":"` + sid + `"}`)}
@@ -278,4 +258,16 @@ func TestTablesHoldOneKindOfKeyEach(t *testing.T) {
 	if m := st.db.Metrics(); tables < 6 || m.Compact.MoveCount == 0 {
 		t.Errorf("%d tables, %d moved by compactions: want kinds in tables of their own, moved down", tables, m.Compact.MoveCount)
 	}
+}
+
+// openTemp opens a new store in a temporary directory, closed when the
+// test ends.
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
