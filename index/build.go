@@ -71,13 +71,6 @@ func (g *gatherer) keys(text []byte) []uint32 {
 	return ks
 }
 
-// add puts entry off's keys into l.
-func (l postingLists) add(keys []uint32, off uint16) {
-	for _, k := range keys {
-		l[k] = append(l[k], off)
-	}
-}
-
 // CatchUp takes in every stored entry above the mark, writing runs as they
 // fill and merging runs into segments, and rebuilds the files found
 // corrupt. progress, if set, is called now and then with the mark. It
@@ -167,7 +160,7 @@ func (x *Index) flush(ctx context.Context, through uint64) error {
 	x.bmu.Lock()
 	x.files = append(x.files, f)
 	x.gen++
-	x.open = openRun{lo: lo + run, lists: make(postingLists, len(x.open.lists))}
+	x.open = openRun{lo: lo + run, lists: newPostingLists(x.open.lists.size())}
 	x.through.Store(max(x.through.Load(), through))
 	x.bmu.Unlock()
 	x.fmu.Unlock()
@@ -356,7 +349,7 @@ func (x *Index) rebuildOpen() error {
 	x.bmu.Lock()
 	defer x.bmu.Unlock()
 	lo, through := x.open.lo, x.through.Load()
-	lists := postingLists{}
+	lists := newPostingLists(0)
 	err := x.st.ScanTexts(lo, through, false, func(seq uint64, text []byte) bool {
 		lists.add(g.keys(text), uint16(seq-lo))
 		return true
@@ -420,7 +413,7 @@ func (x *Index) rebuild(ctx context.Context, f *postingFile) error {
 	}()
 	run := uint64(x.runSpan)
 	for lo := f.lo; lo <= f.hi(); lo += run {
-		lists := postingLists{}
+		lists := newPostingLists(0)
 		err := x.st.ScanTexts(lo, lo+run-1, false, func(seq uint64, text []byte) bool {
 			lists.add(g.keys(text), uint16(seq-lo))
 			return true

@@ -12,16 +12,16 @@ import (
 // a bitmap-heavy one) and cut or damaged copies of them.
 func FuzzPostingFileNeverPanics(f *testing.F) {
 	dir := f.TempDir()
-	for _, lists := range []postingLists{
-		{0x616263: {0, 3, 9}, 0x626364: {3}, pairKey | 0x6263: {9}, lastKey | 0x64: {0, 3}},
-		func() postingLists {
-			l := postingLists{}
+	for _, lists := range []*postingLists{
+		listsOf(map[uint32][]uint16{0x616263: {0, 3, 9}, 0x626364: {3}, pairKey | 0x6263: {9}, lastKey | 0x64: {0, 3}}),
+		func() *postingLists {
+			m := map[uint32][]uint16{}
 			for k := uint32(0); k < 300; k++ {
 				for o := uint16(0); o < 64; o += uint16(1 + k%5) {
-					l[k*977] = append(l[k*977], o)
+					m[k*977] = append(m[k*977], o)
 				}
 			}
-			return l
+			return listsOf(m)
 		}(),
 	} {
 		path, err := lists.writeTo(dir, 1, 64)

@@ -71,7 +71,7 @@ type Index struct {
 // run that starts at lo, up to the index's mark.
 type openRun struct {
 	lo    uint64
-	lists postingLists
+	lists *postingLists
 }
 
 // Options configure OpenWith.
@@ -115,7 +115,7 @@ func OpenWith(dir string, st *store.Store, o Options) (*Index, error) {
 	if err := x.load(st.LastSeq()); err != nil {
 		return nil, err
 	}
-	x.open = openRun{lo: x.through.Load() + 1, lists: postingLists{}}
+	x.open = openRun{lo: x.through.Load() + 1, lists: newPostingLists(0)}
 	x.loadOpen(st.LastSeq())
 	return x, nil
 }
@@ -314,30 +314,23 @@ func (x *Index) loadOpen(last uint64) {
 	if f.lo != x.open.lo || f.span != x.runSpan || through > last {
 		return
 	}
-	lists := make(postingLists, f.keys)
+	lists := newPostingLists(0)
 	if err := f.checkAll(); err != nil {
 		return
 	}
-	// The offsets of every list go into a few large arrays, not one
-	// allocation a list: a run holds tens of thousands of keys. Each
-	// list's capacity ends where it does, so that adding to it later
-	// moves it out rather than over the next.
 	var buf []uint16
 	for i := 0; i < f.keys; i++ {
 		c, err := f.entry(i)
 		if err == nil {
-			if cap(buf)-len(buf) < int(x.runSpan) { // a list holds at most a run's offsets
-				buf = make([]uint16, 0, max(1<<16, int(x.runSpan)))
-			}
-			start := len(buf)
-			if buf, err = c.decode(buf); err == nil {
-				lists[f.keyAt(i)] = buf[start:len(buf):len(buf)]
+			if buf, err = c.decode(buf[:0]); err == nil {
+				lists.put(f.keyAt(i), buf)
 				continue
 			}
 		}
 		x.log.Warn("index: the saved open run fails its checks; its entries are read again from the store", "err", err)
 		return
 	}
+	lists.sorted.Store(int64(lists.size())) // a file's keys and offsets are in order
 	x.open.lists = lists
 	x.through.Store(through)
 	loaded = true

@@ -368,12 +368,13 @@ func (q *Query) inOpen(lo, hi uint64, out []store.SeqRange) []store.SeqRange {
 	a, b := uint32(lo-run.lo), uint32(hi-run.lo)
 	if q.short != nil {
 		bm := make([]uint64, (q.ix.runSpan+63)/64)
-		for k, l := range run.lists {
+		run.lists.order() // read as no other reader changes them
+		for _, p := range run.lists.pairs {
+			k, o := uint32(p>>pairShift), uint16(p)
 			for _, kr := range q.short {
 				if k >= kr.lo && k <= kr.hi {
-					for _, o := range l {
-						bm[o>>6] |= 1 << (o & 63)
-					}
+					bm[o>>6] |= 1 << (o & 63)
+					break
 				}
 			}
 		}
@@ -381,7 +382,7 @@ func (q *Query) inOpen(lo, hi uint64, out []store.SeqRange) []store.SeqRange {
 	}
 	lists := make([][]uint16, 0, len(q.keys))
 	for _, k := range q.keys {
-		l := run.lists[k]
+		l := run.lists.get(k, nil)
 		if len(l) == 0 {
 			return out
 		}
@@ -434,7 +435,7 @@ func (q *Query) Nowhere() bool {
 	x.bmu.RLock()
 	defer x.bmu.RUnlock()
 	for _, k := range q.keys {
-		if len(x.open.lists[k]) == 0 {
+		if !x.open.lists.has(k) {
 			return true
 		}
 	}

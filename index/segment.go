@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -480,30 +479,21 @@ func (w *fileWriter) write(dir string) (string, error) {
 	return path, nil
 }
 
-// postingLists is postings being gathered in memory: for each trigram
-// key, the ascending offsets (from a file's lo) of the entries that hold
-// it.
-type postingLists map[uint32][]uint16
-
 // writeTo writes the lists as the file of span seqs from lo.
-func (l postingLists) writeTo(dir string, lo uint64, span uint32) (string, error) {
+func (l *postingLists) writeTo(dir string, lo uint64, span uint32) (string, error) {
 	return l.writeCovering(dir, lo, span, span)
 }
 
 // writeCovering writes the lists as a file of span seqs from lo that
 // answers for the first covered of them (the open run's, when fewer than
 // span: see Index.saveOpen).
-func (l postingLists) writeCovering(dir string, lo uint64, span, covered uint32) (string, error) {
-	keys := make([]uint32, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+func (l *postingLists) writeCovering(dir string, lo uint64, span, covered uint32) (string, error) {
 	w := newFileWriter(lo, span)
 	w.covered = covered
-	for _, k := range keys {
-		w.add(k, l[k])
-	}
+	l.each(func(k uint32, offs []uint16) error {
+		w.add(k, offs)
+		return nil
+	})
 	return w.write(dir)
 }
 

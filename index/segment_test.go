@@ -12,13 +12,14 @@ import (
 // keys between and around them are absent) and opens it.
 func writeKeys(t *testing.T, n int) (*postingFile, []uint32) {
 	t.Helper()
-	l := postingLists{}
+	m := map[uint32][]uint16{}
 	var keys []uint32
 	for k := range n {
 		key := uint32(5 + 3*k)
 		keys = append(keys, key)
-		l[key] = []uint16{uint16(k % 64)}
+		m[key] = []uint16{uint16(k % 64)}
 	}
+	l := listsOf(m)
 	path, err := l.writeTo(t.TempDir(), 1, 64)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,183 @@
+package index
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// postingLists is postings being gathered in memory (the open run, or a
+// run being built again): for each key, the ascending offsets (from a
+// file's lo) of the entries that hold it.
+//
+// They are kept as one array of pairs, key<<16 | offset, appended as
+// entries arrive (an entry's offset is above every offset before it), and
+// put in order by key only when something reads them by key: a write, a
+// lookup. A map of a list per key cost an insertion into a large hash
+// table per trigram of every text, the largest part of an import's CPU
+// (decision 510); an append costs none, and a radix sort of a run's pairs
+// before it is written costs a few passes over them.
+//
+// Writers (add) hold the index's bmu for writing; readers hold it for
+// reading, and may be several: the first to find pairs out of order sorts
+// them under mu, and publishes the sorted length.
+type postingLists struct {
+	mu     sync.Mutex
+	pairs  []uint64
+	sorted atomic.Int64 // pairs[:sorted] are in order
+}
+
+// pairShift puts a key above its offset in a pair.
+const pairShift = 16
+
+// newPostingLists returns empty lists with room for n pairs.
+func newPostingLists(n int) *postingLists {
+	return &postingLists{pairs: make([]uint64, 0, n)}
+}
+
+// add puts entry off's keys into l. off must be above every offset added
+// before.
+func (l *postingLists) add(keys []uint32, off uint16) {
+	for _, k := range keys {
+		l.pairs = append(l.pairs, uint64(k)<<pairShift|uint64(off))
+	}
+}
+
+// put adds key's offsets (ascending, each above the last added for
+// key) to l, for lists built from a file or in tests.
+func (l *postingLists) put(key uint32, offs []uint16) {
+	for _, o := range offs {
+		l.pairs = append(l.pairs, uint64(key)<<pairShift|uint64(o))
+	}
+}
+
+// size is how many pairs l holds.
+func (l *postingLists) size() int { return len(l.pairs) }
+
+// order puts l's pairs in order by key, then offset, if they are not.
+// It writes them back into the same array, so that a reader that found
+// them in order (sorted, then len) reads an array no one changes.
+func (l *postingLists) order() {
+	if int(l.sorted.Load()) == len(l.pairs) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := int(l.sorted.Load())
+	if n == len(l.pairs) {
+		return
+	}
+	tmp := make([]uint64, len(l.pairs))
+	tail := l.pairs[n:]
+	radixSortPairs(tail, tmp[:len(tail)])
+	if n > 0 && l.pairs[n-1] > tail[0] {
+		mergePairs(tmp, l.pairs[:n], tail)
+		copy(l.pairs, tmp)
+	}
+	l.sorted.Store(int64(len(l.pairs)))
+}
+
+// radixSortPairs sorts a by key, keeping the order of equal keys (their
+// offsets ascend already), with tmp as long as a: three passes of nine
+// bits cover keys of up to 27 bits (see pairKey and lastKey).
+func radixSortPairs(a, tmp []uint64) {
+	if len(a) == 0 {
+		return
+	}
+	const bits, buckets = 9, 1 << 9
+	src, dst := a, tmp
+	for pass := range 3 {
+		shift := uint(pairShift + bits*pass)
+		var count [buckets]int
+		for _, p := range src {
+			count[(p>>shift)&(buckets-1)]++
+		}
+		at := 0
+		for i, c := range count {
+			count[i] = at
+			at += c
+		}
+		for _, p := range src {
+			b := (p >> shift) & (buckets - 1)
+			dst[count[b]] = p
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
+}
+
+// mergePairs merges the ordered a and b into out (as long as both).
+func mergePairs(out, a, b []uint64) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] <= b[j] {
+			out[k] = a[i]
+			i++
+		} else {
+			out[k] = b[j]
+			j++
+		}
+		k++
+	}
+	k += copy(out[k:], a[i:])
+	copy(out[k:], b[j:])
+}
+
+// get appends key's offsets to buf and returns it.
+func (l *postingLists) get(key uint32, buf []uint16) []uint16 {
+	l.order()
+	p := l.pairs
+	lo, hi := 0, len(p)
+	first := uint64(key) << pairShift
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p[m] < first {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for ; lo < len(p) && uint32(p[lo]>>pairShift) == key; lo++ {
+		buf = append(buf, uint16(p[lo]))
+	}
+	return buf
+}
+
+// has reports whether some entry holds key.
+func (l *postingLists) has(key uint32) bool {
+	var one [1]uint16
+	return len(l.get(key, one[:0])) > 0
+}
+
+// each calls fn with every key in order and its offsets; offs is valid
+// only during the call.
+func (l *postingLists) each(fn func(key uint32, offs []uint16) error) error {
+	l.order()
+	var offs []uint16
+	p := l.pairs
+	for i := 0; i < len(p); {
+		key := uint32(p[i] >> pairShift)
+		offs = offs[:0]
+		for ; i < len(p) && uint32(p[i]>>pairShift) == key; i++ {
+			offs = append(offs, uint16(p[i]))
+		}
+		if err := fn(key, offs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyCount is how many distinct keys l holds.
+func (l *postingLists) keyCount() int {
+	l.order()
+	n := 0
+	for i, p := range l.pairs {
+		if i == 0 || p>>pairShift != l.pairs[i-1]>>pairShift {
+			n++
+		}
+	}
+	return n
+}
