@@ -604,7 +604,7 @@ Environment:
   PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR   where Pi keeps sessions
   GOMEMLIMIT                     Go heap target (default 768MiB; serve: its
                                  --memory-mb less Pebble's cache and memtables)
-  GOGC                           collector pace (default 100; search --all: 400)
+  GOGC                           collector pace (default 100; search: 400)
   PI_HISTORY_FLUSH_KB            what an import keeps in memory between flushes
                                  (default 16384); a killed import reads that
                                  much again next time

@@ -156,6 +156,9 @@ func runSearch(g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Before the store and index open: their opening allocates most of
+	// what a first page's run does.
+	procmem.TuneOneShot()
 	b, err := g.backend(true)
 	if err != nil {
 		return err
@@ -165,7 +168,6 @@ func runSearch(g *globals, args []string) error {
 		return err
 	}
 	if sf.all {
-		procmem.TuneOneShot()
 		// The current branch is pinned to its leaf of now: each page
 		// would otherwise work it out again, and a leaf moved to another
 		// branch midway (Pi's /tree) would mix two branches' hits.

@@ -32,16 +32,18 @@ func TuneServe(limit int64) {
 	}
 }
 
-// OneShotGCPercent is the collector's pace in a one-shot command that
-// streams many results (search --all), unless GOGC is set. Its heap holds a
-// page or two of hits, so at the default pace it collects many times over
-// one such command; a slower pace costs
-// it a little more memory for less time
-// (docs/measurements/2026-12-07-goals-with-the-text-file.md).
+// OneShotGCPercent is the collector's pace in a one-shot search, unless
+// GOGC is set. With --all its heap holds a page or two of hits, so at the
+// default pace it collects many times over one such command
+// (docs/measurements/2026-12-07-goals-with-the-text-file.md); a first page
+// collected four times at the default pace, mostly garbage of opening the
+// store and index, on a kernel where each collection's signals and wake-ups
+// are dear (docs/measurements/2026-12-07-a-slower-kernel.md). A slower pace
+// costs a few megabytes for less time.
 const OneShotGCPercent = 400
 
-// TuneOneShot sets the collector's pace of a one-shot command that streams
-// many results (OneShotGCPercent), unless GOGC says otherwise.
+// TuneOneShot sets the collector's pace of a one-shot search
+// (OneShotGCPercent), unless GOGC says otherwise.
 func TuneOneShot() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(OneShotGCPercent)
