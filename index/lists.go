@@ -54,8 +54,11 @@ func (l *postingLists) put(key uint32, offs []uint16) {
 func (l *postingLists) size() int { return len(l.pairs) }
 
 // order puts l's pairs in order by key, then offset, if they are not.
-// It writes them back into the same array, so that a reader that found
-// them in order (sorted, then len) reads an array no one changes.
+// It sorts the pairs added since the last time in a copy (in a server, a
+// few entries' worth) and merges them back from the end of the same
+// array, so that a reader that found them in order (sorted, then len)
+// reads an array no one changes, and a search after an append allocates
+// no copy of the whole run.
 func (l *postingLists) order() {
 	if int(l.sorted.Load()) == len(l.pairs) {
 		return
@@ -66,13 +69,9 @@ func (l *postingLists) order() {
 	if n == len(l.pairs) {
 		return
 	}
-	tmp := make([]uint64, len(l.pairs))
-	tail := l.pairs[n:]
-	radixSortPairs(tail, tmp[:len(tail)])
-	if n > 0 && l.pairs[n-1] > tail[0] {
-		mergePairs(tmp, l.pairs[:n], tail)
-		copy(l.pairs, tmp)
-	}
+	tail := append([]uint64(nil), l.pairs[n:]...)
+	radixSortPairs(tail, make([]uint64, len(tail)))
+	mergeBack(l.pairs, n, tail)
 	l.sorted.Store(int64(len(l.pairs)))
 }
 
@@ -108,21 +107,20 @@ func radixSortPairs(a, tmp []uint64) {
 	}
 }
 
-// mergePairs merges the ordered a and b into out (as long as both).
-func mergePairs(out, a, b []uint64) {
-	i, j, k := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		if a[i] <= b[j] {
-			out[k] = a[i]
-			i++
+// mergeBack merges the ordered pairs[:n] and tail (as long as the rest
+// of pairs) into pairs, from the end: each write lands at or past the
+// prefix pair it could overwrite, which has been read by then.
+func mergeBack(pairs []uint64, n int, tail []uint64) {
+	i, j := n-1, len(tail)-1
+	for k := len(pairs) - 1; j >= 0; k-- {
+		if i >= 0 && pairs[i] > tail[j] {
+			pairs[k] = pairs[i]
+			i--
 		} else {
-			out[k] = b[j]
-			j++
+			pairs[k] = tail[j]
+			j--
 		}
-		k++
 	}
-	k += copy(out[k:], a[i:])
-	copy(out[k:], b[j:])
 }
 
 // get appends key's offsets to buf and returns it.
@@ -168,16 +166,4 @@ func (l *postingLists) each(fn func(key uint32, offs []uint16) error) error {
 		}
 	}
 	return nil
-}
-
-// keyCount is how many distinct keys l holds.
-func (l *postingLists) keyCount() int {
-	l.order()
-	n := 0
-	for i, p := range l.pairs {
-		if i == 0 || p>>pairShift != l.pairs[i-1]>>pairShift {
-			n++
-		}
-	}
-	return n
 }

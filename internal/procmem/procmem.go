@@ -36,10 +36,10 @@ func TuneServe(limit int64) {
 // GOGC is set. With --all its heap holds a page or two of hits, so at the
 // default pace it collects many times over one such command
 // (docs/measurements/2026-12-07-goals-with-the-text-file.md); a first page
-// collected four times at the default pace, mostly garbage of opening the
-// store and index, on a kernel where each collection's signals and wake-ups
-// are dear (docs/measurements/2026-12-07-a-slower-kernel.md). A slower pace
-// costs a few megabytes for less time.
+// collects several times at the default pace, mostly the garbage of
+// opening the store and index, and each collection's signals and wake-ups
+// cost time (docs/measurements/2026-12-07-a-slower-kernel.md). A slower
+// pace costs a few megabytes for less time.
 const OneShotGCPercent = 400
 
 // TuneOneShot sets the collector's pace of a one-shot search
