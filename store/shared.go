@@ -49,11 +49,14 @@ func sharedKey(ref []byte) []byte {
 
 // putText writes seq's searchable text into b: inline when short, else as
 // a reference to the text stored once (written now when no entry held it
-// before). Whatever seq held before, text or reference, is deleted.
-func (s *Store) putText(b *pebble.Batch, seq uint64, text string) error {
+// before). Whatever seq held before, text or reference, is deleted, unless
+// seq is fresh (it never held either).
+func (s *Store) putText(b *pebble.Batch, seq uint64, text string, fresh bool) error {
 	if s.sharedMin <= 0 || len(text) < s.sharedMin {
-		if err := b.Delete(refKey(seq), nil); err != nil {
-			return err
+		if !fresh {
+			if err := b.Delete(refKey(seq), nil); err != nil {
+				return err
+			}
 		}
 		return b.Set(seqKey(tagText, seq), []byte(text), nil)
 	}
@@ -61,8 +64,10 @@ func (s *Store) putText(b *pebble.Batch, seq uint64, text string) error {
 	if err != nil {
 		return fmt.Errorf("store: store the text of entry seq %d once: %w", seq, err)
 	}
-	if err := b.Delete(seqKey(tagText, seq), nil); err != nil {
-		return err
+	if !fresh {
+		if err := b.Delete(seqKey(tagText, seq), nil); err != nil {
+			return err
+		}
 	}
 	return b.Set(refKey(seq), ref[:], nil)
 }
@@ -281,7 +286,7 @@ func (s *Store) shareChunk(lo, hi uint64) (int, error) {
 		if len(v) < s.sharedMin {
 			continue
 		}
-		if err := s.putText(b, binary.BigEndian.Uint64(it.Key()[1:]), string(v)); err != nil {
+		if err := s.putText(b, binary.BigEndian.Uint64(it.Key()[1:]), string(v), false); err != nil {
 			it.Close()
 			return 0, err
 		}

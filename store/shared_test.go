@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/pi-history/pi-history/journal"
 )
 
@@ -371,4 +374,68 @@ func TestMetaReaderReadsWhatMetaIntoReads(t *testing.T) {
 		}
 		r.Close()
 	}
+}
+
+// TestNewEntriesWriteNoDeletionsOfTheirTexts: entries stored under fresh
+// seqs, with short, long and no searchable text, leave no deletion in the
+// texts' and references' key ranges (each would be a tombstone that text
+// lookups step over until a compaction drops it), while a rewritten
+// journal, whose entries keep their seqs, still deletes what they held.
+func TestNewEntriesWriteNoDeletionsOfTheirTexts(t *testing.T) {
+	st, err := OpenWith(filepath.Join(t.TempDir(), "store"), Options{SharedTextMin: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	texts := []string{"short", strings.Repeat("long text ", 4), "", "tiny", strings.Repeat("other long ", 3), ""}
+	if _, err := st.Apply(textBatch("/j/a.jsonl", "a", texts, true)); err != nil {
+		t.Fatal(err)
+	}
+	if n := textDeletions(t, st); n != 0 {
+		t.Fatalf("storing %d new entries wrote %d deletions of texts or references; want none", len(texts), n)
+	}
+	checkTexts(t, st, nonEmpty(texts), "after new entries")
+
+	edited := []string{strings.Repeat("now long ", 3), "now short", "", "tiny", "", "added"}
+	fb := textBatch("/j/a.jsonl", "a", edited, true)
+	fb.Replace = true
+	if _, err := st.Apply(fb); err != nil {
+		t.Fatal(err)
+	}
+	if n := textDeletions(t, st); n == 0 {
+		t.Fatal("a rewritten journal wrote no deletions of the texts its entries held")
+	}
+	checkTexts(t, st, nonEmpty(edited), "after the journal was rewritten")
+}
+
+// nonEmpty maps the non-empty texts of one batch of a new store to their
+// seqs (from 1).
+func nonEmpty(texts []string) map[uint64]string {
+	want := bySeq(texts)
+	for seq, text := range want {
+		if text == "" {
+			delete(want, seq)
+		}
+	}
+	return want
+}
+
+// textDeletions counts the point deletions Pebble holds for keys of the
+// inline texts and the references.
+func textDeletions(t *testing.T, st *Store) int {
+	t.Helper()
+	n := 0
+	for _, tag := range []byte{tagText, tagRef} {
+		err := st.db.ScanInternal(context.Background(), block.CategoryUnknown, []byte{tag}, []byte{tag + 1},
+			func(k *pebble.InternalKey, _ pebble.LazyValue, _ pebble.IteratorLevel) error {
+				if k.Kind() == pebble.InternalKeyKindDelete || k.Kind() == pebble.InternalKeyKindSingleDelete {
+					n++
+				}
+				return nil
+			}, nil, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
 }

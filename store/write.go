@@ -412,7 +412,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 				// The file now holds an entry that was pushed earlier: keep
 				// its seq (and place), take the file's bytes and line.
 				m.Seq = old.Seq
-				if err := s.putEntry(b, m, e); err != nil {
+				if err := s.putEntry(b, m, e, false); err != nil {
 					return err
 				}
 				si.titleFrom(m, e)
@@ -433,7 +433,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 				// the entry (Pi's v2 to v3 migration, an edited line): it
 				// keeps its seq (and place) and takes the file's bytes.
 				m.Seq = old.Seq
-				if err := s.putEntry(b, m, e); err != nil {
+				if err := s.putEntry(b, m, e, false); err != nil {
 					return err
 				}
 				si.titleFrom(m, e)
@@ -457,7 +457,7 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 		}
 		m.Seq = s.nextSeq
 		s.nextSeq++
-		if err := s.putEntry(b, m, e); err != nil {
+		if err := s.putEntry(b, m, e, true); err != nil {
 			return err
 		}
 		batchIDs[e.ID] = m
@@ -483,7 +483,11 @@ func (s *Store) addEntries(b *pebble.Batch, si *SessionInfo, path string, entrie
 	return nil
 }
 
-func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
+// putEntry writes entry e under m.Seq into b. A fresh seq (one just
+// taken from nextSeq) has held nothing, so its text goes in without the
+// deletions of what an earlier version of the entry may have left: each
+// would be a tombstone that lookups step over until a compaction drops it.
+func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry, fresh bool) error {
 	enc := m.encode(nil)
 	if err := b.Set(seqKey(tagEntry, m.Seq), enc, nil); err != nil {
 		return err
@@ -497,8 +501,11 @@ func (s *Store) putEntry(b *pebble.Batch, m *Meta, e *journal.Entry) error {
 	if err := b.Set(seqKey(tagRaw, m.Seq), e.Raw, nil); err != nil {
 		return err
 	}
-	if e.Searchable {
-		return s.putText(b, m.Seq, e.Text)
+	switch {
+	case e.Searchable:
+		return s.putText(b, m.Seq, e.Text, fresh)
+	case fresh:
+		return nil
 	}
 	return deleteText(b, m.Seq)
 }
