@@ -330,7 +330,7 @@ func (x *Index) loadOpen(last uint64) {
 		x.log.Warn("index: the saved open run fails its checks; its entries are read again from the store", "err", err)
 		return
 	}
-	lists.sorted.Store(int64(lists.size())) // a file's keys and offsets are in order
+	lists.markOrdered() // a file's keys and offsets are in order
 	x.open.lists = lists
 	x.through.Store(through)
 	loaded = true

@@ -20,14 +20,28 @@ import (
 // Writers (add) hold the index's bmu for writing; readers hold it for
 // reading, and may be several: the first to find pairs out of order sorts
 // them under mu, and publishes the sorted length.
+//
+// The ordered pairs lie in two parts: pairs[:base], the older, and
+// pairs[base:sorted], the pairs added since base moved. New pairs are
+// merged into the newer part alone, and that part into the older only
+// once it has grown past an eighth of it: a server that searches after
+// every append then moves a few entries' pairs each time, not the whole
+// run. Every offset of the newer part is above every offset of the older
+// (offsets ascend as entries arrive), so a key's list is its offsets in
+// the older part followed by those in the newer.
 type postingLists struct {
 	mu     sync.Mutex
 	pairs  []uint64
-	sorted atomic.Int64 // pairs[:sorted] are in order
+	base   atomic.Int64 // pairs[:base] are in order
+	sorted atomic.Int64 // pairs[base:sorted] are in order
 }
 
 // pairShift puts a key above its offset in a pair.
 const pairShift = 16
+
+// newerShare is the fraction, as a divisor, of the older part the newer
+// may grow to before it is merged into the older.
+const newerShare = 8
 
 // newPostingLists returns empty lists with room for n pairs.
 func newPostingLists(n int) *postingLists {
@@ -50,15 +64,21 @@ func (l *postingLists) put(key uint32, offs []uint16) {
 	}
 }
 
+// markOrdered says that l's pairs, put in key order, are in order.
+func (l *postingLists) markOrdered() {
+	l.base.Store(int64(len(l.pairs)))
+	l.sorted.Store(int64(len(l.pairs)))
+}
+
 // size is how many pairs l holds.
 func (l *postingLists) size() int { return len(l.pairs) }
 
-// order puts l's pairs in order by key, then offset, if they are not.
-// It sorts the pairs added since the last time in a copy (in a server, a
-// few entries' worth) and merges them back from the end of the same
-// array, so that a reader that found them in order (sorted, then len)
-// reads an array no one changes, and a search after an append allocates
-// no copy of the whole run.
+// order puts the pairs added since the last time in order, in a copy,
+// and merges them into the newer part from the end of the same array
+// (moving that part into the older when it has grown enough), so that a
+// reader that found them in order (sorted, then len) reads an array no
+// one changes, and a search after an append allocates no copy of the
+// whole run.
 func (l *postingLists) order() {
 	if int(l.sorted.Load()) == len(l.pairs) {
 		return
@@ -69,9 +89,16 @@ func (l *postingLists) order() {
 	if n == len(l.pairs) {
 		return
 	}
+	b := int(l.base.Load())
 	tail := append([]uint64(nil), l.pairs[n:]...)
 	radixSortPairs(tail, make([]uint64, len(tail)))
-	mergeBack(l.pairs, n, tail)
+	mergeBack(l.pairs[b:], n-b, tail)
+	if newer := len(l.pairs) - b; b == 0 || newer > b/newerShare {
+		if b > 0 {
+			mergeBack(l.pairs, b, append([]uint64(nil), l.pairs[b:]...))
+		}
+		l.base.Store(int64(len(l.pairs)))
+	}
 	l.sorted.Store(int64(len(l.pairs)))
 }
 
@@ -126,7 +153,14 @@ func mergeBack(pairs []uint64, n int, tail []uint64) {
 // get appends key's offsets to buf and returns it.
 func (l *postingLists) get(key uint32, buf []uint16) []uint16 {
 	l.order()
-	p := l.pairs
+	b := int(l.base.Load())
+	buf = appendOffsets(buf, l.pairs[:b], key)
+	return appendOffsets(buf, l.pairs[b:], key)
+}
+
+// appendOffsets appends the offsets of key's pairs in the ordered p to
+// buf.
+func appendOffsets(buf []uint16, p []uint64, key uint32) []uint16 {
 	lo, hi := 0, len(p)
 	first := uint64(key) << pairShift
 	for lo < hi {
@@ -149,17 +183,30 @@ func (l *postingLists) has(key uint32) bool {
 	return len(l.get(key, one[:0])) > 0
 }
 
-// each calls fn with every key in order and its offsets; offs is valid
-// only during the call.
+// each calls fn with every key in order and its offsets, walking the two
+// ordered parts together; offs is valid only during the call.
 func (l *postingLists) each(fn func(key uint32, offs []uint16) error) error {
 	l.order()
+	b := int(l.base.Load())
+	older, newer := l.pairs[:b], l.pairs[b:]
 	var offs []uint16
-	p := l.pairs
-	for i := 0; i < len(p); {
-		key := uint32(p[i] >> pairShift)
+	i, j := 0, 0
+	for i < len(older) || j < len(newer) {
+		var key uint32
+		switch {
+		case j == len(newer):
+			key = uint32(older[i] >> pairShift)
+		case i == len(older):
+			key = uint32(newer[j] >> pairShift)
+		default:
+			key = min(uint32(older[i]>>pairShift), uint32(newer[j]>>pairShift))
+		}
 		offs = offs[:0]
-		for ; i < len(p) && uint32(p[i]>>pairShift) == key; i++ {
-			offs = append(offs, uint16(p[i]))
+		for ; i < len(older) && uint32(older[i]>>pairShift) == key; i++ {
+			offs = append(offs, uint16(older[i]))
+		}
+		for ; j < len(newer) && uint32(newer[j]>>pairShift) == key; j++ {
+			offs = append(offs, uint16(newer[j]))
 		}
 		if err := fn(key, offs); err != nil {
 			return err

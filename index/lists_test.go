@@ -44,6 +44,7 @@ func TestPostingListsAnswerAsAMapOfListsDoes(t *testing.T) {
 		{"a run read only at the end", 4096, 300, 0},
 		{"a run read now and then", 4096, 300, 97},
 		{"a run read after every entry", 300, 50, 1},
+		{"a run read every few entries, its newer part merged into the older now and then", 2000, 120, 3},
 		{"the largest offsets", 65536, 3, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,23 +109,76 @@ func TestPostingListsAnswerAsAMapOfListsDoes(t *testing.T) {
 
 // TestPostingListsReadBySeveralReadersAtOnce: readers that find the
 // pairs out of order at the same time sort them once and all read the
-// same answer (run with -race).
+// same answer (run with -race): with everything out of order, with a few
+// entries added to ordered pairs (merged into the newer part), and with
+// enough added that the newer part is merged into the older.
 func TestPostingListsReadBySeveralReadersAtOnce(t *testing.T) {
 	l := newPostingLists(0)
-	for off := range uint16(2000) {
-		l.add([]uint32{uint32(off % 7), 1 << 20}, off)
+	next := uint16(0)
+	addUpTo := func(n uint16) {
+		for ; next < n; next++ {
+			l.add([]uint32{uint32(next % 7), 1 << 20}, next)
+		}
 	}
-	var wg sync.WaitGroup
-	for r := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			k := uint32(r % 7)
-			got := l.get(k, nil)
-			if len(got) == 0 || got[0] != uint16(k) || len(l.get(1<<20, nil)) != 2000 {
-				t.Errorf("reader %d: key %d gave %d offsets from %v", r, k, len(got), got[:min(len(got), 1)])
+	for _, step := range []struct {
+		upTo uint16
+		base int64 // where the older part ends: two pairs an entry
+	}{{2000, 4000}, {2010, 4000}, {2100, 4000}, {2400, 4800}} {
+		upTo := step.upTo
+		addUpTo(upTo)
+		var wg sync.WaitGroup
+		for r := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				k := uint32(r % 7)
+				got := l.get(k, nil)
+				want := (int(upTo) - int(k) + 6) / 7
+				if len(got) != want || got[0] != uint16(k) || !slices.IsSorted(got) || len(l.get(1<<20, nil)) != int(upTo) {
+					t.Errorf("after %d entries, reader %d: key %d gave %d offsets from %v; want %d", upTo, r, k, len(got), got[:min(len(got), 1)], want)
+				}
+			}()
+		}
+		wg.Wait()
+		if b := l.base.Load(); b != step.base || l.sorted.Load() != 2*int64(upTo) {
+			t.Errorf("after %d entries the older part ends at pair %d and the newer at %d; want %d and %d", upTo, b, l.sorted.Load(), step.base, 2*int(upTo))
+		}
+	}
+}
+
+// BenchmarkOpenRunReadAfterEachAppend is a server's open run between
+// appends: a run of 3,000 entries of 200 trigrams each, then per
+// iteration one more entry and a read by key, which puts it in order.
+// (go test -run X -bench OpenRun -benchmem ./index/)
+func BenchmarkOpenRunReadAfterEachAppend(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	l := newPostingLists(0)
+	keys := make([]uint32, 200)
+	entry := func(off uint16) {
+		for i := range keys {
+			keys[i] = rng.Uint32N(1 << 24)
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		l.add(keys, off)
+		keys = keys[:cap(keys)]
+	}
+	for off := range uint16(3000) {
+		entry(off)
+	}
+	l.get(0, nil)
+	b.ResetTimer()
+	for i := range b.N {
+		if i%1000 == 999 {
+			b.StopTimer() // a run ends; the next starts from 3,000 entries
+			l = newPostingLists(0)
+			for off := range uint16(3000) {
+				entry(off)
 			}
-		}()
+			l.get(0, nil)
+			b.StartTimer()
+		}
+		entry(uint16(3000 + i%1000))
+		l.get(keys[0], nil)
 	}
-	wg.Wait()
 }
