@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,11 +13,19 @@ import (
 // keys between and around them are absent) and opens it.
 func writeKeys(t *testing.T, n int) (*postingFile, []uint32) {
 	t.Helper()
-	m := map[uint32][]uint16{}
 	var keys []uint32
 	for k := range n {
-		key := uint32(5 + 3*k)
-		keys = append(keys, key)
+		keys = append(keys, uint32(5+3*k))
+	}
+	return writeTheseKeys(t, keys), keys
+}
+
+// writeTheseKeys writes a file of keys (ascending, distinct) and opens
+// it.
+func writeTheseKeys(t *testing.T, keys []uint32) *postingFile {
+	t.Helper()
+	m := map[uint32][]uint16{}
+	for k, key := range keys {
 		m[key] = []uint16{uint16(k % 64)}
 	}
 	l := listsOf(m)
@@ -29,17 +38,46 @@ func writeKeys(t *testing.T, n int) (*postingFile, []uint32) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.close() })
-	return f, keys
+	return f
 }
 
 // TestLookupsThroughPageKeysMatchBisectingTheDirectory: for files of one
-// directory page, a page and one key, and many pages, search answers
-// every key, every absent key between, below and above them exactly as
-// bisecting the whole directory does, and through the page keys.
+// directory page, a page and one key, and many pages, with keys evenly
+// spaced, clustered (as trigrams of text are) or spread at random, search
+// answers every key, every absent key between, below and above them
+// exactly as bisecting the whole directory does, and through the page
+// keys.
 func TestLookupsThroughPageKeysMatchBisectingTheDirectory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	distinct := func(n int, pick func() uint32) []uint32 {
+		seen := map[uint32]bool{}
+		for len(seen) < n {
+			seen[pick()] = true
+		}
+		keys := make([]uint32, 0, n)
+		for k := range seen {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	var files [][]uint32
 	for _, n := range []int{1, 2, dirPage - 1, dirPage, dirPage + 1, 5*dirPage + 17, 12 * dirPage} {
-		f, keys := writeKeys(t, n)
-		probes := []uint32{0, 4, keys[n-1] + 1, ^uint32(0)}
+		_, keys := writeKeys(t, n)
+		files = append(files, keys)
+		files = append(files, distinct(n, func() uint32 { return rng.Uint32N(1 << 24) }))
+		files = append(files, distinct(n, func() uint32 {
+			// Runs of near keys far apart, and a few outliers.
+			if rng.IntN(50) == 0 {
+				return rng.Uint32N(lastKey | 0xff) // up to the last-byte keys
+			}
+			return uint32(rng.IntN(8))<<20 | rng.Uint32N(uint32(n)+8)
+		}))
+	}
+	for _, keys := range files {
+		n := len(keys)
+		f := writeTheseKeys(t, keys)
+		probes := []uint32{0, 4, keys[n-1] + 1, ^uint32(0), 1 << 23, rng.Uint32()}
 		for _, k := range keys {
 			probes = append(probes, k, k+1, k-1)
 		}
@@ -149,5 +187,55 @@ func TestADamagedContainerFailsEveryReadAndASoundOneIsCheckedOnce(t *testing.T) 
 	}
 	if !g.sound.has(sound) || g.sound.has(damaged) {
 		t.Fatal("the sound container is not marked checked, or the damaged one is")
+	}
+}
+
+// BenchmarkDirectoryLookups looks keys up in a file's directory as a
+// query resolves a needle's trigrams: three in four present, the rest
+// random. The file is PI_HISTORY_BENCH_POSTINGS when set (a segment of a
+// real index, say), else one of a million random 24-bit keys.
+// (go test -run X -bench DirectoryLookups -benchmem ./index/)
+func BenchmarkDirectoryLookups(b *testing.B) {
+	var f *postingFile
+	if path := os.Getenv("PI_HISTORY_BENCH_POSTINGS"); path != "" {
+		var err error
+		if f, err = openFile(path); err != nil {
+			b.Fatal(err)
+		}
+		defer f.close()
+	} else {
+		rng := rand.New(rand.NewPCG(3, 4))
+		m := map[uint32][]uint16{}
+		for len(m) < 1_000_000 {
+			m[rng.Uint32N(1<<24)] = []uint16{uint16(rng.IntN(64))}
+		}
+		path, err := listsOf(m).writeTo(b.TempDir(), 1, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if f, err = openFile(path); err != nil {
+			b.Fatal(err)
+		}
+		defer f.close()
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	probes := make([]uint32, 1<<16)
+	for i := range probes {
+		if i%4 == 3 {
+			probes[i] = rng.Uint32N(1 << 24)
+		} else {
+			probes[i] = f.keyAt(rng.IntN(f.keys))
+		}
+	}
+	for _, k := range probes { // check every page once, untimed
+		if _, err := f.search(k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := f.search(probes[i%len(probes)]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
