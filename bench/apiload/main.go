@@ -8,7 +8,8 @@
 // -c concurrent clients for -duration, while a writer appends entries to live
 // journals that the server's watcher reads. At the end it checks that every
 // entry the writer appended is searchable, and prints searches/s, latency
-// percentiles, the process's CPU time per search and errors.
+// percentiles, the process's CPU time per search, its memory at the end of
+// the load (Go heap, anonymous, RSS, peak RSS) and errors.
 //
 // Client and server share the machine, so by default the searchers use a
 // lean HTTP/1.1 client (-client raw, see rawSearcher) that checks every
@@ -40,6 +41,7 @@ import (
 
 	"github.com/pi-history/pi-history/api"
 	"github.com/pi-history/pi-history/api/client"
+	"github.com/pi-history/pi-history/bench/internal/benchkit"
 	"github.com/pi-history/pi-history/ingest"
 	"github.com/pi-history/pi-history/search"
 	"github.com/pi-history/pi-history/service"
@@ -280,6 +282,12 @@ func run(corpus, needleList string, nSessions, perSession, conc int, duration ti
 	if len(lat) > 0 && cpu > 0 {
 		fmt.Printf("cpu: %.0fµs per search (this process, client and server, user+sys; %.2f of %d cores busy)\n",
 			float64(cpu.Microseconds())/float64(len(lat)), cpu.Seconds()/took.Seconds(), runtime.NumCPU())
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if m, err := benchkit.ReadMemory(os.Getpid()); err == nil {
+		fmt.Printf("memory at the end of the load (this process, client and server): Go heap %s MB, anonymous %s MB, RSS %s MB (file-backed %s MB), peak RSS %s MB\n",
+			benchkit.MB(int64(ms.HeapInuse)), benchkit.MB(m.Anon), benchkit.MB(m.RSS), benchkit.MB(m.File), benchkit.MB(m.Peak))
 	}
 	fmt.Printf("errors: %d", errs.Load())
 	if v := firstErr.Load(); v != nil {
