@@ -93,7 +93,7 @@ func (l *postingLists) order() {
 	tail := append([]uint64(nil), l.pairs[n:]...)
 	radixSortPairs(tail, make([]uint64, len(tail)))
 	mergeBack(l.pairs[b:], n-b, tail)
-	if newer := len(l.pairs) - b; b == 0 || newer > b/newerShare {
+	if newer := len(l.pairs) - b; newer > b/newerShare {
 		if b > 0 {
 			mergeBack(l.pairs, b, append([]uint64(nil), l.pairs[b:]...))
 		}

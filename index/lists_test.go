@@ -167,6 +167,7 @@ func BenchmarkOpenRunReadAfterEachAppend(b *testing.B) {
 		entry(off)
 	}
 	l.get(0, nil)
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		if i%1000 == 999 {
@@ -181,4 +182,5 @@ func BenchmarkOpenRunReadAfterEachAppend(b *testing.B) {
 		entry(uint16(3000 + i%1000))
 		l.get(keys[0], nil)
 	}
+	reportMemory(b)
 }

@@ -13,11 +13,17 @@ import (
 // keys between and around them are absent) and opens it.
 func writeKeys(t *testing.T, n int) (*postingFile, []uint32) {
 	t.Helper()
-	var keys []uint32
-	for k := range n {
-		keys = append(keys, uint32(5+3*k))
-	}
+	keys := evenKeys(n)
 	return writeTheseKeys(t, keys), keys
+}
+
+// evenKeys returns n keys, every third uint32 from 5.
+func evenKeys(n int) []uint32 {
+	keys := make([]uint32, n)
+	for k := range keys {
+		keys[k] = uint32(5 + 3*k)
+	}
+	return keys
 }
 
 // writeTheseKeys writes a file of keys (ascending, distinct) and opens
@@ -63,8 +69,7 @@ func TestLookupsThroughPageKeysMatchBisectingTheDirectory(t *testing.T) {
 	}
 	var files [][]uint32
 	for _, n := range []int{1, 2, dirPage - 1, dirPage, dirPage + 1, 5*dirPage + 17, 12 * dirPage} {
-		_, keys := writeKeys(t, n)
-		files = append(files, keys)
+		files = append(files, evenKeys(n))
 		files = append(files, distinct(n, func() uint32 { return rng.Uint32N(1 << 24) }))
 		files = append(files, distinct(n, func() uint32 {
 			// Runs of near keys far apart, and a few outliers.
@@ -232,10 +237,12 @@ func BenchmarkDirectoryLookups(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		if _, err := f.search(probes[i%len(probes)]); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportMemory(b)
 }
