@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -334,7 +335,7 @@ func (c *collector) scan(ctx context.Context, lo, hi uint64) error {
 		}
 		return c.scanRanges(ctx, ranges)
 	}
-	w := uint64(scanWindow)
+	w := uint64(cmp.Or(c.p.firstWindow, scanWindow))
 	if c.p.limit == 0 {
 		w = math.MaxUint64 // every hit: the candidates of the whole range at once
 	}
@@ -383,7 +384,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 	switch {
 	case c.p.countOnly && c.p.filter.empty():
 		return c.countOnce(ctx, ranges)
-	case c.st.Scanned >= c.e.opts.ParallelAfter && n >= c.e.opts.ParallelMin:
+	case (c.st.Scanned >= c.e.opts.ParallelAfter || c.p.continued) && n >= c.e.opts.ParallelMin:
 		first, second := store.Split(ranges)
 		if c.p.req.NewestFirst {
 			first, second = second, first

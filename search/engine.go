@@ -82,6 +82,26 @@ func (e *Engine) search(ctx context.Context, req *Request, limit int) (*Response
 // p.req asks for one, and its hits' snippets within budget (0: the
 // default). It also returns the seq the page ended at, for the next page.
 func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Time) (*Response, uint64, error) {
+	sp, err := e.scanPage(ctx, p, start)
+	if err != nil {
+		return nil, 0, err
+	}
+	e.finishPage(sp, budget)
+	return sp.resp, sp.last, nil
+}
+
+// scannedPage is a page whose hits are found (and counted, when asked),
+// before their snippets and titles are worked out (finishPage).
+type scannedPage struct {
+	p     *prepared
+	resp  *Response
+	hits  found
+	last  uint64 // the seq of the page's last hit
+	start time.Time
+}
+
+// scanPage finds the hits of p's page, and counts them when asked.
+func (e *Engine) scanPage(ctx context.Context, p *prepared, start time.Time) (*scannedPage, error) {
 	req := p.req
 	resp := &Response{Hits: []Hit{}}
 	var hits found
@@ -94,7 +114,7 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 		hits, last, more, err = e.searchAll(ctx, p, &resp.Stats)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if more {
 		resp.Cursor = encodeCursor(p.hash(), last)
@@ -122,20 +142,26 @@ func (e *Engine) run(ctx context.Context, p *prepared, budget int, start time.Ti
 			n += rest
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		resp.Total = &n
 	}
+	return &scannedPage{p: p, resp: resp, hits: hits, last: last, start: start}, nil
+}
+
+// finishPage works out the snippets (within budget characters) and titles
+// of sp's hits.
+func (e *Engine) finishPage(sp *scannedPage, budget int) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
 	// The session records fillHits read to learn branches, for
 	// describeHits to title hits with.
 	reads := map[string]*store.SessionRead{}
-	resp.Truncated = e.fillHits(p, hits, budget, resp, reads)
+	resp := sp.resp
+	resp.Truncated = e.fillHits(sp.p, sp.hits, budget, resp, reads)
 	e.describeHits(resp.Hits, reads)
-	resp.Stats.TookMs = float64(time.Since(start).Microseconds()) / 1000
-	return resp, last, nil
+	resp.Stats.TookMs = float64(time.Since(sp.start).Microseconds()) / 1000
 }
 
 // SearchPages runs a literal search and hands its answer to fn a page at a
@@ -188,52 +214,116 @@ func budgetOf(req *Request) int {
 // page), so that the caller need hold only one page however many hits
 // there are. budget gives each page's snippet budget, told the characters
 // the snippets of the page before used (0 for the first).
+//
+// The next page's hits are found on another goroutine while this one
+// works out a page's snippets and titles and hands it to fn: finding them
+// keeps both cores busy only part of the time. At most two pages are
+// held, one being found and one being finished or handed over.
 func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used int) int, fn func(*Response) error) error {
-	page := *req
-	page.All, page.Limit = false, 0
-	prepare := func() (*prepared, error) {
+	scanned := make(chan *scannedPage)
+	stop := make(chan struct{})
+	scanErr := make(chan error, 1)
+	go func() {
+		defer close(scanned)
+		scanErr <- e.scanPages(ctx, req, scanned, stop)
+	}()
+	used := 0
+	for sp := range scanned {
+		e.finishPage(sp, budget(used))
+		used = snippetChars(sp.resp)
+		if err := fn(sp.resp); err != nil {
+			close(stop)
+			for range scanned {
+				// The scan ends at its next page.
+			}
+			return err
+		}
+	}
+	return <-scanErr
+}
+
+// scanPages finds the hits of req's pages in turn and hands each to
+// scanned, until the last page or until stop is closed.
+func (e *Engine) scanPages(ctx context.Context, req *Request, scanned chan<- *scannedPage, stop <-chan struct{}) error {
+	prepare := func(page Request) (*prepared, error) {
+		page.All, page.Limit = false, 0
 		p, err := e.prepare(&page)
 		if err == nil {
 			p.limit = e.opts.PageHits
 		}
 		return p, err
 	}
-	p, err := prepare()
+	p, err := prepare(*req)
 	if err != nil {
 		return err
 	}
-	used := 0
 	for {
-		resp, last, err := e.run(ctx, p, budget(used), time.Now())
+		if err := ctx.Err(); err != nil {
+			return err // the caller has gone: no page more
+		}
+		sp, err := e.scanPage(ctx, p, time.Now())
 		if err != nil {
 			return err
 		}
-		used = 0
-		for _, h := range resp.Hits {
-			for _, sn := range h.Snippets {
-				used += utf8.RuneCountInString(sn.Text)
-			}
-		}
-		if err := fn(resp); err != nil {
-			return err
-		}
-		if resp.Cursor == "" {
+		cursor, last := sp.resp.Cursor, sp.last
+		select {
+		case scanned <- sp:
+		case <-stop:
 			return nil
 		}
-		page.Count = false
-		if page.Scope == ScopeBranch {
+		if cursor == "" {
+			return nil
+		}
+		next := *p.req
+		next.Count = false
+		width := coveredBy(p, last, e.st.LastSeq())
+		if next.Scope == ScopeBranch {
 			// A branch stays the one of the first page: working it out
 			// again would follow a current leaf that moved to another
 			// branch midway and mix two branches' hits.
-			p.after, p.hasAfter = last, true
-			continue
+			np := *p
+			np.req, np.after, np.hasAfter = &next, last, true
+			p = &np
+		} else {
+			// Other scopes are worked out again from the cursor, so that
+			// entries (and sessions, branches, forks) that arrived
+			// meanwhile are searched too.
+			next.Cursor = cursor
+			if p, err = prepare(next); err != nil {
+				return err
+			}
 		}
-		// Other scopes are worked out again from the cursor, so that
-		// entries (and sessions, branches, forks) that arrived meanwhile
-		// are searched too.
-		page.Cursor = resp.Cursor
-		if p, err = prepare(); err != nil {
-			return err
+		// A page after the first starts with a window an eighth wider
+		// than the seqs the last page spanned, read with both cores at
+		// once (see collector.scan): most such pages fill within it,
+		// where growing from a small window read the first thousands of
+		// candidates on one core.
+		p.continued, p.firstWindow = true, width+width/8
+	}
+}
+
+// coveredBy is how many seqs p's page spanned, from where it started to
+// last, the seq of its last hit (lastSeq the store's last seq).
+func coveredBy(p *prepared, last, lastSeq uint64) uint64 {
+	switch {
+	case p.req.NewestFirst && p.hasAfter:
+		return p.after - min(last, p.after)
+	case p.req.NewestFirst:
+		return lastSeq + 1 - min(last, lastSeq+1)
+	case p.hasAfter:
+		return last - min(last, p.after)
+	default:
+		return last
+	}
+}
+
+// snippetChars is how many characters the snippets of resp's hits hold.
+func snippetChars(resp *Response) int {
+	used := 0
+	for _, h := range resp.Hits {
+		for _, sn := range h.Snippets {
+			used += utf8.RuneCountInString(sn.Text)
 		}
 	}
+	return used
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -100,6 +101,47 @@ func TestListAllDescribesHitsAsSearchPagesDoes(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("ListAll's %d hits differ from SearchPages' %d", len(got), len(want))
+			}
+		})
+	}
+}
+
+// TestPagesStopAtTheFirstErrorOfTheirCaller: when fn fails, SearchPages
+// and ListAll return its error and hand over no page after it (the next
+// page may already be found, on another goroutine); a context cancelled
+// meanwhile ends them with its error within a page.
+func TestPagesStopAtTheFirstErrorOfTheirCaller(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
+	e.catchUp(t)
+	e.eng.opts.PageHits = 5
+	stopped := errors.New("the caller stopped")
+	ways := map[string]func(context.Context, *Request, func(*Response) error) error{
+		"SearchPages": e.eng.SearchPages,
+		"ListAll":     e.eng.ListAll,
+	}
+	for name, pages := range ways {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			err := pages(context.Background(), &Request{Needle: "a", All: true}, func(*Response) error {
+				if calls++; calls == 2 {
+					return stopped
+				}
+				return nil
+			})
+			if !errors.Is(err, stopped) || calls != 2 {
+				t.Fatalf("%s: %v after %d pages; want the caller's error after its second page", name, err, calls)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			calls = 0
+			err = pages(ctx, &Request{Needle: "a", All: true}, func(*Response) error {
+				calls++
+				cancel()
+				return nil
+			})
+			if !errors.Is(err, context.Canceled) || calls > 2 {
+				t.Fatalf("%s: %v after %d pages; want context.Canceled within two pages", name, err, calls)
 			}
 		})
 	}

@@ -80,6 +80,12 @@ type prepared struct {
 	// candidate when one of them may hold it. Nil when the index cannot
 	// narrow the search (no index, or a literal shorter than a trigram).
 	queries []*index.Query
+	// continued says the request's pages before this one were searched
+	// already (eachPage): its scan reads with both cores from the start.
+	// firstWindow, when above 0, is the width of its first window of
+	// seqs (all scope).
+	continued   bool
+	firstWindow uint64
 }
 
 // hash identifies the request for its cursors (see queryHash). It is

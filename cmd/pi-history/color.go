@@ -64,6 +64,20 @@ func (p painter) paint(code, s string) {
 
 func (p painter) plain(s string) { io.WriteString(p.text, s) }
 
+// paintBytes is paint for bytes, which it does not keep.
+func (p painter) paintBytes(code string, b []byte) {
+	if p.on && len(b) > 0 {
+		fmt.Fprintf(p.raw, "\x1b[%sm", code)
+		p.text.Write(b)
+		io.WriteString(p.raw, "\x1b[0m")
+		return
+	}
+	p.text.Write(b)
+}
+
+// plainBytes is plain for bytes, which it does not keep.
+func (p painter) plainBytes(b []byte) { p.text.Write(b) }
+
 // link writes the address u, dimmed and as a terminal hyperlink (OSC 8,
 // which terminals without it ignore) when colouring.
 func (p painter) link(u string) {

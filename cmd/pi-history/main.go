@@ -467,6 +467,21 @@ func (o *outWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteString is Write without copying s first.
+func (o *outWriter) WriteString(s string) (int, error) {
+	var n int
+	var err error
+	if o.bw != nil {
+		n, err = o.bw.WriteString(s)
+	} else {
+		n, err = io.WriteString(o.w, s)
+	}
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
+}
+
 // buffer makes o hold what is written until flush, for a command that
 // prints much in many small writes (a search's every hit: a system call
 // each, which a profile of 'search --all' showed among its largest costs;

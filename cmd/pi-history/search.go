@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -295,49 +296,70 @@ func printHits(p painter, resp *search.Response, asJSON bool) {
 		return
 	}
 	// A page's hits come from a few sessions: each one's description is
-	// worked out once.
+	// worked out once. Each line is put together in buf and written at
+	// once: --all prints hundreds of thousands of them.
 	abouts := map[[2]string]string{}
+	var buf []byte
 	for _, h := range resp.Hits {
 		role := h.Type
 		if h.Role != "" {
 			role = h.Role
 		}
-		branch := ""
-		if !h.OnCurrentBranch {
-			branch = " (off the current branch)"
-		}
-		p.paint(sgrPath, h.Session+"/"+h.Entry)
+		buf = append(append(append(buf[:0], h.Session...), '/'), h.Entry...)
+		p.paintBytes(sgrPath, buf)
 		p.plain("  ")
-		p.paint(sgrDim, fmt.Sprintf("%s  window %d  %s%s", h.Timestamp, h.Window, role, branch))
+		buf = append(append(buf[:0], h.Timestamp...), "  window "...)
+		buf = append(append(strconv.AppendInt(buf, int64(h.Window), 10), "  "...), role...)
+		if !h.OnCurrentBranch {
+			buf = append(buf, " (off the current branch)"...)
+		}
+		p.paintBytes(sgrDim, buf)
 		about, ok := abouts[[2]string{h.Title, h.Cwd}]
 		if !ok {
 			about = hitAbout(h)
 			abouts[[2]string{h.Title, h.Cwd}] = about
 		}
+		buf = buf[:0]
 		if about != "" {
-			p.plain("  " + about)
+			buf = append(append(buf, "  "...), about...)
 		}
 		if h.URL != "" {
 			// A server answered: the entry's page in its web UI, a
 			// hyperlink on a colour terminal, the address otherwise.
-			p.plain("  ")
+			p.plainBytes(append(buf, "  "...))
 			p.link(h.URL)
+			buf = buf[:0]
 		}
-		p.plain("\n")
+		p.plainBytes(append(buf, '\n'))
 		for _, s := range h.Snippets {
-			flat := func(t string) string { return strings.ReplaceAll(t, "\n", "⏎") }
-			p.plain("    …" + flat(s.Text[:s.MatchStart]))
+			buf = appendFlat(append(buf[:0], "    …"...), s.Text[:s.MatchStart])
+			match := s.Text[s.MatchStart:s.MatchEnd]
 			if p.on {
-				p.paint(sgrMatch, flat(s.Text[s.MatchStart:s.MatchEnd]))
+				p.plainBytes(buf)
+				p.paintBytes(sgrMatch, appendFlat(buf[:0], match))
+				buf = buf[:0]
 			} else {
 				open, shut := markers(s.Text)
-				p.plain(open + flat(s.Text[s.MatchStart:s.MatchEnd]) + shut)
+				buf = append(appendFlat(append(buf, open...), match), shut...)
 			}
-			p.plain(flat(s.Text[s.MatchEnd:]) + "…\n")
+			p.plainBytes(append(appendFlat(buf, s.Text[s.MatchEnd:]), "…\n"...))
 		}
 	}
 	if resp.Cursor != "" {
 		p.plain("(more hits: use --limit or --all)\n")
+	}
+}
+
+// appendFlat appends t to b with each line break shown as ⏎, so that a
+// snippet stays on one line.
+func appendFlat(b []byte, t string) []byte {
+	for {
+		i := strings.IndexByte(t, '\n')
+		if i < 0 {
+			return append(b, t...)
+		}
+		b = append(append(b, t[:i]...), "⏎"...)
+		t = t[i+1:]
 	}
 }
 
