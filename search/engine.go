@@ -220,21 +220,21 @@ func budgetOf(req *Request) int {
 // keeps both cores busy only part of the time. At most two pages are
 // held, one being found and one being finished or handed over.
 func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used int) int, fn func(*Response) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	scanned := make(chan *scannedPage)
-	stop := make(chan struct{})
 	scanErr := make(chan error, 1)
 	go func() {
 		defer close(scanned)
-		scanErr <- e.scanPages(ctx, req, scanned, stop)
+		scanErr <- e.scanPages(ctx, req, scanned)
 	}()
 	used := 0
 	for sp := range scanned {
 		e.finishPage(sp, budget(used))
 		used = snippetChars(sp.resp)
 		if err := fn(sp.resp); err != nil {
-			close(stop)
+			cancel() // the page being found is given up
 			for range scanned {
-				// The scan ends at its next page.
 			}
 			return err
 		}
@@ -243,8 +243,8 @@ func (e *Engine) eachPage(ctx context.Context, req *Request, budget func(used in
 }
 
 // scanPages finds the hits of req's pages in turn and hands each to
-// scanned, until the last page or until stop is closed.
-func (e *Engine) scanPages(ctx context.Context, req *Request, scanned chan<- *scannedPage, stop <-chan struct{}) error {
+// scanned, until the last page or until ctx ends.
+func (e *Engine) scanPages(ctx context.Context, req *Request, scanned chan<- *scannedPage) error {
 	prepare := func(page Request) (*prepared, error) {
 		page.All, page.Limit = false, 0
 		p, err := e.prepare(&page)
@@ -268,8 +268,8 @@ func (e *Engine) scanPages(ctx context.Context, req *Request, scanned chan<- *sc
 		cursor, last := sp.resp.Cursor, sp.last
 		select {
 		case scanned <- sp:
-		case <-stop:
-			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		if cursor == "" {
 			return nil
