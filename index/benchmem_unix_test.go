@@ -2,21 +2,13 @@
 
 package index
 
-import (
-	"runtime"
-	"syscall"
-	"testing"
-)
+import "syscall"
 
-// reportMemory adds the Go heap in use and the process's peak RSS at the
-// end of a benchmark to its figures (the house rule: every benchmark
-// prints the memory its speed took).
-func reportMemory(b *testing.B) {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+// peakRSSMB is the process's peak RSS in MB.
+func peakRSSMB() (float64, bool) {
 	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // kB on Linux
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0, false
 	}
+	return float64(ru.Maxrss) / 1024, true // kB on Linux
 }

@@ -384,7 +384,7 @@ func (c *collector) scanRanges(ctx context.Context, ranges []store.SeqRange) err
 	switch {
 	case c.p.countOnly && c.p.filter.empty():
 		return c.countOnce(ctx, ranges)
-	case (c.st.Scanned >= c.e.opts.ParallelAfter || c.p.continued) && n >= c.e.opts.ParallelMin:
+	case (c.st.Scanned >= c.e.opts.ParallelAfter || c.p.firstWindow > 0) && n >= c.e.opts.ParallelMin:
 		first, second := store.Split(ranges)
 		if c.p.req.NewestFirst {
 			first, second = second, first

@@ -298,7 +298,7 @@ func (e *Engine) scanPages(ctx context.Context, req *Request, scanned chan<- *sc
 		// once (see collector.scan): most such pages fill within it,
 		// where growing from a small window read the first thousands of
 		// candidates on one core.
-		p.continued, p.firstWindow = true, width+width/8
+		p.firstWindow = width + width/8
 	}
 }
 

@@ -15,10 +15,7 @@ import (
 // its hits asked for MaxLimit at a time would have had, so the last page's
 // hits get snippets as the first's do.
 func TestListAllGivesEachPageItsOwnBudget(t *testing.T) {
-	e := newEnv(t)
-	r := rand.New(rand.NewPCG(3, 4))
-	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
-	e.catchUp(t)
+	e := oneSessionEnv(t, 3)
 	const size, budget = 5, 100000
 	perPage := budget * size / MaxLimit
 	req := Request{Needle: "a", Scope: ScopeAll, All: true, Budget: budget}
@@ -111,10 +108,7 @@ func TestListAllDescribesHitsAsSearchPagesDoes(t *testing.T) {
 // page may already be found, on another goroutine); a context cancelled
 // meanwhile ends them with its error within a page.
 func TestPagesStopAtTheFirstErrorOfTheirCaller(t *testing.T) {
-	e := newEnv(t)
-	r := rand.New(rand.NewPCG(5, 6))
-	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
-	e.catchUp(t)
+	e := oneSessionEnv(t, 5)
 	e.eng.opts.PageHits = 5
 	stopped := errors.New("the caller stopped")
 	ways := map[string]func(context.Context, *Request, func(*Response) error) error{
@@ -145,4 +139,14 @@ func TestPagesStopAtTheFirstErrorOfTheirCaller(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oneSessionEnv is an env holding one session of 300 random entries
+// (writeJournal, seeded with seed and seed+1), indexed.
+func oneSessionEnv(t *testing.T, seed uint64) *env {
+	t.Helper()
+	e := newEnv(t)
+	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", rand.New(rand.NewPCG(seed, seed+1)), 300, ""))
+	e.catchUp(t)
+	return e
 }

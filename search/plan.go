@@ -80,11 +80,9 @@ type prepared struct {
 	// candidate when one of them may hold it. Nil when the index cannot
 	// narrow the search (no index, or a literal shorter than a trigram).
 	queries []*index.Query
-	// continued says the request's pages before this one were searched
-	// already (eachPage): its scan reads with both cores from the start.
-	// firstWindow, when above 0, is the width of its first window of
-	// seqs (all scope).
-	continued   bool
+	// firstWindow, above 0 for a page after the first of a search for
+	// every hit (eachPage), is the width of its first window of seqs (all
+	// scope); such a page reads with both cores from the start.
 	firstWindow uint64
 }
 

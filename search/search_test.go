@@ -821,10 +821,7 @@ func TestLineageIsAncestorsAndDescendants(t *testing.T) {
 // TestSearchPagesShareOneBudget: the snippet budget of a search for every
 // hit covers the whole answer, not each page.
 func TestSearchPagesShareOneBudget(t *testing.T) {
-	e := newEnv(t)
-	r := rand.New(rand.NewPCG(3, 4))
-	e.importFile(t, writeJournal(t, t.TempDir(), "aaaa-root", r, 300, ""))
-	e.catchUp(t)
+	e := oneSessionEnv(t, 3)
 	e.eng.opts.PageHits = 5
 	chars, pages := 0, 0
 	req := Request{Needle: "a", Scope: ScopeAll, All: true, Budget: 700}

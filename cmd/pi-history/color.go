@@ -53,26 +53,26 @@ type painter struct {
 }
 
 func (p painter) paint(code, s string) {
-	if p.on && s != "" {
-		fmt.Fprintf(p.raw, "\x1b[%sm", code)
-		io.WriteString(p.text, s)
-		io.WriteString(p.raw, "\x1b[0m")
-		return
-	}
-	io.WriteString(p.text, s)
+	p.coloured(code, s != "", func() { io.WriteString(p.text, s) })
 }
 
 func (p painter) plain(s string) { io.WriteString(p.text, s) }
 
 // paintBytes is paint for bytes, which it does not keep.
 func (p painter) paintBytes(code string, b []byte) {
-	if p.on && len(b) > 0 {
+	p.coloured(code, len(b) > 0, func() { p.text.Write(b) })
+}
+
+// coloured runs write, which writes text, between the codes that colour
+// it code when colouring and some is written.
+func (p painter) coloured(code string, some bool, write func()) {
+	if p.on && some {
 		fmt.Fprintf(p.raw, "\x1b[%sm", code)
-		p.text.Write(b)
+		write()
 		io.WriteString(p.raw, "\x1b[0m")
 		return
 	}
-	p.text.Write(b)
+	write()
 }
 
 // plainBytes is plain for bytes, which it does not keep.

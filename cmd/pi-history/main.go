@@ -454,28 +454,22 @@ type outWriter struct {
 }
 
 func (o *outWriter) Write(p []byte) (int, error) {
-	var n int
-	var err error
 	if o.bw != nil {
-		n, err = o.bw.Write(p)
-	} else {
-		n, err = o.w.Write(p)
+		return o.noted(o.bw.Write(p))
 	}
-	if err != nil && o.err == nil {
-		o.err = err
-	}
-	return n, err
+	return o.noted(o.w.Write(p))
 }
 
 // WriteString is Write without copying s first.
 func (o *outWriter) WriteString(s string) (int, error) {
-	var n int
-	var err error
 	if o.bw != nil {
-		n, err = o.bw.WriteString(s)
-	} else {
-		n, err = io.WriteString(o.w, s)
+		return o.noted(o.bw.WriteString(s))
 	}
+	return o.noted(io.WriteString(o.w, s))
+}
+
+// noted keeps err when it is the first, and returns n and err.
+func (o *outWriter) noted(n int, err error) (int, error) {
 	if err != nil && o.err == nil {
 		o.err = err
 	}
